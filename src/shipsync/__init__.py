@@ -1,0 +1,1 @@
+"""shipsync: sync a shipment-tracking JSON:API service into DuckDB."""

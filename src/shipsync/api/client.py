@@ -1,0 +1,146 @@
+"""The client: one object per API key that groups the resource families over one transport.
+
+`AsyncShipsyncClient` is the core; `ShipsyncClient` runs it on a private event-loop thread for
+callers that are synchronous (the CLI, scripts).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from shipsync.api.clock import Clock
+from shipsync.api.custom_fields import CustomFieldDefinitions, CustomFields
+from shipsync.api.documents import Documents
+from shipsync.api.ratelimit import RequestLimiter, shared_limiter
+from shipsync.api.reference_data import DocumentSchemas, MetroAreas
+from shipsync.api.retry import RetryPolicy
+from shipsync.api.tracking_requests import TrackingRequests
+from shipsync.api.transport import ClientStats, Transport
+from shipsync.api.webhooks import Webhooks
+from shipsync.config import RateLimit, Settings
+
+T = TypeVar("T")
+
+
+class AsyncShipsyncClient:
+    """All operations of the service for one API key. Use as `async with`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        rate_limit: RateLimit | None = RateLimit(100, 60),
+        limiter: RequestLimiter | None = None,
+        policy: RetryPolicy | None = None,
+        concurrency: int = 8,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.transport = Transport(
+            base_url,
+            api_key,
+            limiter=limiter or shared_limiter(api_key, rate_limit),
+            policy=policy,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            concurrency=concurrency,
+            http_transport=http_transport,
+            clock=clock,
+            rng=rng,
+        )
+        self.documents = Documents(self.transport)
+        self.metro_areas = MetroAreas(self.transport)
+        self.document_schemas = DocumentSchemas(self.transport)
+        self.tracking_requests = TrackingRequests(self.transport)
+        self.custom_field_definitions = CustomFieldDefinitions(self.transport)
+        self.custom_fields = CustomFields(self.transport)
+        self.webhooks = Webhooks(self.transport)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        limiter: RequestLimiter | None = None,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> Self:
+        return cls(
+            settings.api_url,
+            settings.require_api_key(),
+            rate_limit=settings.rate,
+            limiter=limiter,
+            policy=RetryPolicy(max_retries=settings.max_retries),
+            concurrency=settings.concurrency,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            http_transport=http_transport,
+        )
+
+    def __repr__(self) -> str:
+        return f"AsyncShipsyncClient(base_url={self.transport.base_url!r})"
+
+    @property
+    def stats(self) -> ClientStats:
+        return self.transport.stats
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class ShipsyncClient:
+    """Synchronous facade: `client.run(lambda c: c.documents.get("id"))` or the shortcuts below."""
+
+    def __init__(self, make_client: Callable[[], AsyncShipsyncClient]) -> None:
+        self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
+        self._portal = self._portal_cm.__enter__()
+        self._client = self._portal.call(_construct, make_client)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> ShipsyncClient:
+        return cls(lambda: AsyncShipsyncClient.from_settings(settings, **kwargs))
+
+    @property
+    def stats(self) -> ClientStats:
+        return self._client.stats
+
+    def run(self, operation: Callable[[AsyncShipsyncClient], Awaitable[T]]) -> T:
+        """Run one coroutine built from the async client and return its result."""
+
+        async def call() -> T:
+            return await operation(self._client)
+
+        return self._portal.call(call)
+
+    def close(self) -> None:
+        self._portal.call(self._client.aclose)
+        self._portal_cm.__exit__(None, None, None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+async def _construct(make_client: Callable[[], AsyncShipsyncClient]) -> AsyncShipsyncClient:
+    # The AsyncClient must be created on the portal's loop, where it will be used.
+    return make_client()

@@ -1,0 +1,184 @@
+"""Typed models of the service's resources, with every field the spec lists.
+
+Each model is built from a JSON:API resource dict by `from_resource`: attributes become fields,
+relationships become `Ref`s (or lists of them), `links.self` becomes `self_link`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shipsync.api.jsonapi import JsonObject
+
+
+class Ref(BaseModel):
+    """A relationship's target: `{type, id}`."""
+
+    model_config = ConfigDict(frozen=True)
+    type: str
+    id: str
+
+
+class ApiModel(BaseModel):
+    """Common part of every resource model."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    id: str
+    type: str
+    self_link: str | None = None
+
+    @classmethod
+    def from_resource(cls, resource: JsonObject) -> Self:
+        values: dict[str, Any] = dict(resource.get("attributes") or {})
+        for name, rel in (resource.get("relationships") or {}).items():
+            if isinstance(rel, dict) and "data" in rel:
+                values[name] = rel["data"]
+        links = resource.get("links") or {}
+        for name, link in links.items():
+            values[f"{name}_link"] = link
+        values["id"] = str(resource["id"])
+        values["type"] = resource["type"]
+        return cls.model_validate(values)
+
+
+class DocumentSchema(ApiModel):
+    document_type: str | None = None
+    label: str | None = None
+    schema_version: str | None = None
+    full_version: str | None = None
+    current: bool | None = None
+    draft: bool | None = None
+    active_at: datetime | None = None
+    schema_format: str | None = None
+    description: str | None = None
+    schema_payload: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class CustomField(ApiModel):
+    api_slug: str | None = None
+    value: Any = None
+    display_value: str | None = None
+    entity: Ref | None = None
+    definition: Ref | None = None
+
+
+class CustomFieldDefinition(ApiModel):
+    entity_type: str | None = None
+    api_slug: str | None = None
+    display_name: str | None = None
+    data_type: str | None = None
+    description: str | None = None
+    reference_type: str | None = None
+    validation: dict[str, Any] | None = None
+    default_format: str | None = None
+    default_value: Any = None
+    options: list[Ref] = Field(default_factory=list)
+
+
+class CustomFieldOption(ApiModel):
+    label: str | None = None
+    value: str | None = None
+    position: int | None = None
+
+
+class TrackingRequest(ApiModel):
+    request_number: str | None = None
+    status: str | None = None
+    request_type: str | None = None
+    scac: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    ref_numbers: list[str] | None = None
+    tags: list[str] | None = None
+    failed_reason: str | None = None
+    is_retrying: bool | None = None
+    retry_count: int | None = None
+    tracked_object: Ref | None = None
+    customer: Ref | None = None
+
+
+class Document(ApiModel):
+    name: str | None = None
+    document_type: str | None = None
+    document_type_manual: str | None = None
+    classification_notes: str | None = None
+    source: str | None = None
+    file_name: str | None = None
+    file_content_type: str | None = None
+    file_size_bytes: int | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    account: Ref | None = None
+    user: Ref | None = None
+    email_submission: Ref | None = None
+    last_document_representation: Ref | None = None
+    shipments: list[Ref] = Field(default_factory=list)
+    cargos: list[Ref] = Field(default_factory=list)
+    download_link: str | None = None
+
+
+class MetroArea(ApiModel):
+    name: str | None = None
+    code: str | None = None
+    state_abbr: str | None = None
+    country_code: str | None = None
+    time_zone: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    # The spec: `data` carries one extra string member with an empty name; meaning not shown.
+    unnamed_member: str | None = None
+
+    @classmethod
+    def from_resource(cls, resource: JsonObject) -> Self:
+        model = super().from_resource(resource)
+        extra = resource.get("")
+        model.unnamed_member = extra if isinstance(extra, str) else None
+        return model
+
+
+class WebhookHeader(BaseModel):
+    name: str
+    value: str
+
+
+class Webhook(ApiModel):
+    url: str | None = None
+    active: bool | None = None
+    events: list[str] = Field(default_factory=list)
+    # The secret is kept out of reprs and dumps: it goes only to the local secrets store.
+    secret: str | None = Field(default=None, repr=False, exclude=True)
+    headers: list[WebhookHeader] = Field(default_factory=list)
+
+
+class Included(BaseModel):
+    """Any related resource, kept generic because the spec does not show its fields."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    type: str
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    relationships: dict[str, Any] = Field(default_factory=dict)
+
+
+class DocumentWithIncluded(BaseModel):
+    """One document and the related resources that came with it."""
+
+    document: Document
+    included: list[Included] = Field(default_factory=list)
+
+    def related(self, ref: Ref | None) -> Included | None:
+        if ref is None:
+            return None
+        return next((r for r in self.included if r.type == ref.type and r.id == ref.id), None)
+
+    @property
+    def account_company_name(self) -> str | None:
+        account = self.related(self.document.account)
+        name = account.attributes.get("company_name") if account else None
+        return name if isinstance(name, str) else None

@@ -1,0 +1,284 @@
+"""HTTP transport: auth header, bounded concurrency, the shared limiter, retries and error mapping.
+
+Every request goes through `Transport.request`. httpx exceptions are converted here and never
+escape. Nothing here puts a header value (the API key) into a message or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from shipsync.api.clock import Clock, MonotonicClock
+from shipsync.api.jsonapi import Page, parse_errors, parse_page
+from shipsync.api.ratelimit import RequestLimiter, UnlimitedLimiter
+from shipsync.api.retry import Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
+from shipsync.errors import (
+    ApiError,
+    ApiNetworkError,
+    AuthenticationError,
+    ErrorItem,
+    NotFoundError,
+    OutcomeUnknownError,
+    PermissionDeniedError,
+    RateLimitedError,
+    UpstreamError,
+    ValidationError,
+)
+from shipsync.redaction import redact
+
+log = logging.getLogger("shipsync.api")
+
+MAX_PAGE_SIZE = 100
+USER_AGENT = "shipsync/0.1"
+
+
+@dataclass
+class ClientStats:
+    """Counters for the run ledger: requests sent, 429s received, retries made."""
+
+    requests: int = 0
+    throttled: int = 0
+    retries: int = 0
+    status_counts: dict[int, int] = field(default_factory=dict)
+
+    def count(self, status: int) -> None:
+        self.requests += 1
+        self.status_counts[status] = self.status_counts.get(status, 0) + 1
+
+
+def error_for_status(
+    status: int, errors: tuple[ErrorItem, ...], method: str, path: str
+) -> ApiError:
+    """The one switch from an HTTP status to an error class."""
+    summary = "; ".join(item.describe() for item in errors) or f"HTTP {status}"
+    summary = redact(summary)
+    kwargs: dict[str, Any] = {"status": status, "method": method, "path": path, "errors": errors}
+    if status == 401:
+        return AuthenticationError(f"authentication failed (check SHIPSYNC_API_KEY): {summary}", **kwargs)
+    if status == 403:
+        return PermissionDeniedError(f"permission denied: {summary}", **kwargs)
+    if status == 404:
+        return NotFoundError(f"not found: {summary}", **kwargs)
+    if status in (400, 422):
+        return ValidationError(f"rejected: {summary}", **kwargs)
+    if status == 429:
+        return RateLimitedError(f"rate limited: {summary}", **kwargs)
+    if status >= 500:
+        return UpstreamError(f"service error {status}: {summary}", **kwargs)
+    return ApiError(f"unexpected status {status}: {summary}", **kwargs)
+
+
+def _short_path(url: httpx.URL | str) -> str:
+    parsed = httpx.URL(str(url))
+    return parsed.raw_path.decode("ascii", "replace")
+
+
+class Transport:
+    """Sends requests for one API key; share one per process and key."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        limiter: RequestLimiter | None = None,
+        policy: RetryPolicy | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        concurrency: int = 8,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.limiter = limiter or UnlimitedLimiter()
+        self.policy = policy or RetryPolicy()
+        self.clock = clock or MonotonicClock()
+        self.rng = rng or random.Random()
+        self.stats = ClientStats()
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url + "/",
+            headers={
+                "Authorization": f"Token {api_key}",
+                "Accept": "application/vnd.api+json, application/json",
+                "User-Agent": USER_AGENT,
+            },
+            timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+            transport=http_transport,
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"Transport(base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _url(self, path_or_url: str) -> str:
+        if path_or_url.startswith(("http://", "https://")):
+            return path_or_url
+        return path_or_url.lstrip("/")
+
+    async def request(
+        self,
+        method: str,
+        path_or_url: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json_body: Any = None,
+    ) -> Any:
+        """Send with limiting and retries; return the parsed JSON body (None when empty)."""
+        method = method.upper()
+        url = self._url(path_or_url)
+        display = "/" + url.split("://", 1)[-1].split("/", 1)[-1] if "://" in url else "/" + url
+        attempt = 0
+        while True:
+            attempt += 1
+            failure, response, cause = await self._attempt(method, url, params, json_body)
+            status = response.status_code if response is not None else None
+            retry_after: float | None = None
+            if response is not None and status == 429:
+                self.stats.throttled += 1
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                self.limiter.pause_until_after(
+                    retry_wait(attempt, self.policy, retry_after, self.rng)
+                )
+            if failure is None and response is not None:
+                return self._decode(response, method, display)
+            assert failure is not None
+            if attempt <= self.policy.max_retries and is_retryable(method, failure, status):
+                self.stats.retries += 1
+                if status != 429:  # a 429 already paused the whole key
+                    await self.clock.sleep(retry_wait(attempt, self.policy, None, self.rng))
+                log.debug("retry %d of %s %s after %s", attempt, method, display, status or failure.value)
+                continue
+            raise self._final_error(method, display, failure, response, cause)
+
+    async def _attempt(
+        self, method: str, url: str, params: dict[str, Any] | None, json_body: Any
+    ) -> tuple[Failure | None, httpx.Response | None, str | None]:
+        async with self._semaphore:
+            await self.limiter.acquire()
+            started = time.perf_counter()
+            try:
+                response = await self._client.request(method, url, params=params, json=json_body)
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+                return Failure.NOT_SENT, None, type(exc).__name__
+            except httpx.TimeoutException as exc:
+                return Failure.LOST, None, type(exc).__name__
+            except httpx.HTTPError as exc:
+                return Failure.LOST, None, type(exc).__name__
+            finally:
+                self.limiter.release()
+        self.stats.count(response.status_code)
+        log.debug(
+            "%s %s -> %d in %.1f ms",
+            method,
+            _short_path(response.request.url),
+            response.status_code,
+            (time.perf_counter() - started) * 1000,
+        )
+        if response.status_code >= 400:
+            return Failure.STATUS, response, None
+        return None, response, None
+
+    def _decode(self, response: httpx.Response, method: str, path: str) -> Any:
+        if not response.content or response.status_code == 204:
+            return None
+        content_type = response.headers.get("content-type", "")
+        if "json" not in content_type:
+            raise ApiNetworkError(
+                f"unexpected content type {content_type.split(';')[0] or 'none'!r} "
+                f"(status {response.status_code})",
+                status=response.status_code, method=method, path=path,
+            )
+        try:
+            return json.loads(response.content)
+        except (ValueError, RecursionError):
+            raise ApiNetworkError(
+                f"unreadable JSON body (status {response.status_code})",
+                status=response.status_code, method=method, path=path,
+            ) from None
+
+    def _final_error(
+        self,
+        method: str,
+        path: str,
+        failure: Failure,
+        response: httpx.Response | None,
+        cause: str | None,
+    ) -> ApiError:
+        writes = method not in {"GET", "HEAD", "OPTIONS", "DELETE"}
+        if response is None:
+            if writes and failure is Failure.LOST:
+                return OutcomeUnknownError(
+                    f"connection lost after sending ({cause}); the service may or may not have acted",
+                    method=method, path=path,
+                )
+            return ApiNetworkError(f"network failure ({cause}) after retries", method=method, path=path)
+        status = response.status_code
+        try:
+            body = json.loads(response.content) if response.content else None
+        except (ValueError, RecursionError):
+            body = None
+        error = error_for_status(status, parse_errors(body), method, path)
+        if writes and status >= 500:
+            return OutcomeUnknownError(
+                f"service answered {status} to a write; the service may or may not have acted",
+                status=status, method=method, path=path, errors=error.errors,
+            )
+        return error
+
+    async def get_page(self, path_or_url: str, params: dict[str, Any] | None = None) -> Page:
+        body = await self.request("GET", path_or_url, params=params)
+        try:
+            return parse_page(body)
+        except ValueError as exc:
+            raise ApiNetworkError(f"malformed response: {exc}", method="GET", path=path_or_url) from None
+
+    async def paginate(
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        *,
+        page_size: int = MAX_PAGE_SIZE,
+        max_pages: int | None = None,
+    ) -> AsyncIterator[Page]:
+        """Yield pages, following `links.next` until absent or `max_pages` is reached."""
+        query = dict(params or {})
+        query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
+        page = await self.get_page(path, query)
+        yield page
+        seen = 1
+        while (link := page.next_link) and (max_pages is None or seen < max_pages):
+            page = await self.get_page(link)
+            seen += 1
+            yield page
+
+    async def write_one(self, method: str, path: str, body: Any) -> dict[str, Any]:
+        """POST/PATCH a document and return the one resource the service answered with."""
+        page = await self.write(method, path, body)
+        if page is None or not page.data:
+            raise ApiNetworkError("the service answered a write with no resource", method=method, path=path)
+        return page.data[0]
+
+    async def write(self, method: str, path: str, body: Any) -> Page | None:
+        """POST/PATCH/DELETE a document; return the parsed answer (None when empty)."""
+        answer = await self.request(method, path, json_body=body)
+        if answer is None:
+            return None
+        try:
+            return parse_page(answer)
+        except ValueError as exc:
+            raise ApiNetworkError(f"malformed response: {exc}", method=method, path=path) from None

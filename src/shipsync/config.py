@@ -1,0 +1,102 @@
+"""Settings: read once from the environment (prefix SHIPSYNC_) at the entry point, then passed down."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from shipsync.errors import ConfigError
+from shipsync.redaction import register_secret
+
+PRODUCTION_API_URL = "https://api.terminal49.com/v2"
+DEFAULT_WAREHOUSE = Path("warehouse/shipsync.duckdb")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most `requests` requests in any rolling window of `seconds` seconds."""
+
+    requests: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"{self.requests}/{self.seconds:g}"
+
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")
+
+
+def parse_rate_limit(text: str, *, name: str = "SHIPSYNC_RATE_LIMIT") -> RateLimit | None:
+    """Parse `N/SECONDS`; `0` (or `off`) means no limit. Raises ConfigError naming `name`."""
+    value = text.strip().lower()
+    if value in {"0", "off", "none", ""}:
+        return None
+    match = _RATE.match(value)
+    if not match or int(match.group(1)) < 1 or float(match.group(2)) <= 0:
+        raise ConfigError(f"{name}={text!r} is not a rate: use REQUESTS/SECONDS such as 100/60, or 0 for none")
+    return RateLimit(int(match.group(1)), float(match.group(2)))
+
+
+class Settings(BaseSettings):
+    """Everything configurable, from SHIPSYNC_* variables (or keyword arguments in tests)."""
+
+    model_config = SettingsConfigDict(env_prefix="SHIPSYNC_", extra="ignore")
+
+    api_url: str = PRODUCTION_API_URL
+    api_key: SecretStr | None = None
+    warehouse: Path = DEFAULT_WAREHOUSE
+    spool: Path | None = None
+    rate_limit: str = "100/60"
+    connect_timeout: float = Field(default=10.0, gt=0)
+    read_timeout: float = Field(default=30.0, gt=0)
+    concurrency: int = Field(default=8, ge=1, le=64)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    webhook_secrets: SecretStr | None = None
+
+    @field_validator("api_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    def model_post_init(self, __context: object) -> None:
+        if self.api_key is not None:
+            register_secret(self.api_key.get_secret_value())
+        if self.webhook_secrets is not None:
+            for secret in self.webhook_secrets.get_secret_value().split(","):
+                register_secret(secret.strip())
+
+    @property
+    def rate(self) -> RateLimit | None:
+        return parse_rate_limit(self.rate_limit)
+
+    def require_api_key(self) -> str:
+        """The API key, or a one-line ConfigError naming the variable."""
+        if self.api_key is None or not self.api_key.get_secret_value().strip():
+            raise ConfigError(
+                "SHIPSYNC_API_KEY is not set: export your service API key, "
+                "or try `shipsync demo` to run everything against the local sandbox"
+            )
+        return self.api_key.get_secret_value().strip()
+
+    @property
+    def spool_dir(self) -> Path:
+        """Where the webhook receiver appends deliveries: SHIPSYNC_SPOOL, else beside the warehouse."""
+        return self.spool if self.spool is not None else self.warehouse.parent / "spool"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment; a malformed value becomes a one-line ConfigError."""
+    from pydantic import ValidationError as PydanticValidationError
+
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+        _ = settings.rate
+    except PydanticValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "?"
+        raise ConfigError(f"SHIPSYNC_{field.upper()}: {first['msg']}") from None
+    return settings

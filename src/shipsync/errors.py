@@ -1,0 +1,113 @@
+"""The shipsync error tree: every failure a caller can catch, in one place.
+
+    ShipsyncError
+    ├── ConfigError                 a setting is missing or malformed (names the variable)
+    ├── InputError                  a user file is unreadable or invalid (names file, row, column)
+    ├── WarehouseError              the DuckDB file cannot be used
+    │   └── WarehouseLockedError    another process holds the file for writing
+    └── ApiError                    the service (or the way to it) failed a request
+        ├── AuthenticationError     401
+        ├── PermissionDeniedError   403
+        ├── NotFoundError           404
+        ├── ValidationError         400 / 422, with each error's detail and source.pointer
+        ├── RateLimitedError        429, still after retries
+        ├── UpstreamError           5xx
+        ├── ApiNetworkError         timeouts, connection failures, unreadable bodies
+        └── OutcomeUnknownError     a POST/PATCH/DELETE was sent, but whether the service acted
+                                    on it cannot be known (connection lost, 5xx, timeout)
+
+Messages never contain an API key or a webhook secret: the transport never puts headers in
+messages, and `redact` is applied to anything derived from user configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ShipsyncError(Exception):
+    """Base of every error shipsync raises on purpose."""
+
+
+class ConfigError(ShipsyncError):
+    """A setting is missing or malformed."""
+
+
+class InputError(ShipsyncError):
+    """A user-supplied file or value cannot be used."""
+
+
+class WarehouseError(ShipsyncError):
+    """The warehouse cannot be opened or written."""
+
+
+class WarehouseLockedError(WarehouseError):
+    """Another process holds the DuckDB file; retried with backoff before this is raised."""
+
+
+@dataclass(frozen=True)
+class ErrorItem:
+    """One member of a JSON:API `errors` array."""
+
+    title: str | None = None
+    detail: str | None = None
+    pointer: str | None = None
+    parameter: str | None = None
+    code: str | None = None
+    status: str | None = None
+
+    def describe(self) -> str:
+        where = f" at {self.pointer}" if self.pointer else ""
+        return f"{self.detail or self.title or 'error'}{where}"
+
+
+class ApiError(ShipsyncError):
+    """A request to the service failed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        method: str | None = None,
+        path: str | None = None,
+        errors: tuple[ErrorItem, ...] = (),
+    ) -> None:
+        self.status = status
+        self.method = method
+        self.path = path
+        self.errors = errors
+        where = f"{method} {path}: " if method and path else ""
+        super().__init__(f"{where}{message}")
+
+
+class AuthenticationError(ApiError):
+    """401: the API key is missing or wrong."""
+
+
+class PermissionDeniedError(ApiError):
+    """403: the key may not do this."""
+
+
+class NotFoundError(ApiError):
+    """404: the addressed resource does not exist (for this account)."""
+
+
+class ValidationError(ApiError):
+    """400/422: the service refused the values; `errors` carries detail and pointer of each."""
+
+
+class RateLimitedError(ApiError):
+    """429 after every allowed retry."""
+
+
+class UpstreamError(ApiError):
+    """5xx from the service."""
+
+
+class ApiNetworkError(ApiError):
+    """Timeout, connection failure, or a body that cannot be read as JSON:API."""
+
+
+class OutcomeUnknownError(ApiError):
+    """A write was sent but its outcome cannot be known; never resent blindly."""

@@ -1,0 +1,156 @@
+"""The sandbox ASGI app: auth, rate limit, latency and fault injection around the resource routes.
+
+One access line per request goes to the `shipsync.sandbox` logger: method, path, status, duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, Router
+from starlette.types import Message, Receive, Scope, Send
+
+from shipsync.sandbox.jsonapi_http import ApiProblem, json_response, problem_response
+from shipsync.sandbox.routes_read import READ_ROUTES
+from shipsync.sandbox.routes_write import WRITE_ROUTES
+from shipsync.sandbox.state import SandboxOptions, SandboxState
+
+access_log = logging.getLogger("shipsync.sandbox")
+WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
+
+
+async def health(request: Request) -> Response:
+    return json_response({"status": "ok"})
+
+
+async def stats(request: Request) -> Response:
+    state: SandboxState = request.scope["sandbox"]
+    return json_response(
+        {
+            "admitted": state.limiter.admitted,
+            "refused_429": state.limiter.refused,
+            "faults_injected": state.faults_injected,
+            "status_counts": {str(k): v for k, v in sorted(state.status_counts.items())},
+        }
+    )
+
+
+def _wrap(endpoint: Any) -> Any:
+    async def handler(request: Request) -> Response:
+        try:
+            response: Response = await endpoint(request)
+            return response
+        except ApiProblem as problem:
+            return problem_response(problem)
+
+    return handler
+
+
+class SandboxApp:
+    """ASGI callable; `state` is reachable for admin use (simulation, stats) and tests."""
+
+    def __init__(self, options: SandboxOptions | None = None, state: SandboxState | None = None) -> None:
+        self.state = state or SandboxState.create(options or SandboxOptions())
+        routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]]
+        self.api = Router(routes=routes)
+        self.admin_routes: list[Route] = [
+            Route("/_admin/health", health, methods=["GET"]),
+            Route("/_admin/stats", stats, methods=["GET"]),
+        ]
+        self.admin = Router(routes=self.admin_routes)
+
+    def add_admin_route(self, route: Route) -> None:
+        self.admin.routes.append(route)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        started = time.perf_counter()
+        status_box = [0]
+
+        async def logged_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_box[0] = message["status"]
+            await send(message)
+
+        scope["sandbox"] = self.state
+        try:
+            await self._handle(scope, receive, logged_send)
+        finally:
+            status = status_box[0]
+            self.state.status_counts[status] = self.state.status_counts.get(status, 0) + 1
+            access_log.info(
+                "%s %s %s %.1fms", scope["method"], scope["path"], status or "reset", (time.perf_counter() - started) * 1000
+            )
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
+        if path.startswith("/_admin/"):
+            await self.admin(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        key = self._key_from(headers.get(b"authorization", b"").decode("latin-1"))
+        account = self.state.world.accounts.get(key) if key else None
+        if account is None:
+            detail = "missing Authorization header" if not key else "invalid API key"
+            await problem_response(ApiProblem(401, "Unauthorized", f"{detail}: send Authorization: Token <API_KEY>"))(scope, receive, send)
+            return
+        assert key is not None
+        retry_after = self.state.limiter.check(key)
+        if retry_after is not None:
+            problem = ApiProblem(429, "Too Many Requests", "rate limit exceeded; retry after the delay in Retry-After",
+                                 headers={"Retry-After": str(retry_after)})
+            await problem_response(problem)(scope, receive, send)
+            return
+        options = self.state.options
+        if options.latency_ms > 0:
+            jitter = self.state.rng.uniform(0.5, 1.5)
+            await asyncio.sleep(options.latency_ms * jitter / 1000)
+        fault = self._draw_fault()
+        if fault in (500, 502, 503):
+            await problem_response(ApiProblem(fault, "Service Unavailable" if fault == 503 else "Server Error", "injected fault"))(
+                scope, receive, send
+            )
+            return
+        scope["sandbox.account"] = account
+        if fault == "reset_after" and scope["method"] in WRITE_METHODS:
+            # Act, then lose the connection: the client cannot know the outcome.
+            await self.api(scope, receive, _swallow)
+            await _reset(send)
+            return
+        if fault in ("reset_after", "reset_before"):
+            await _reset(send)
+            return
+        await self.api(scope, receive, send)
+
+    @staticmethod
+    def _key_from(header: str) -> str | None:
+        scheme, _, value = header.partition(" ")
+        return value.strip() or None if scheme == "Token" else None
+
+    def _draw_fault(self) -> int | str | None:
+        rate = self.state.options.fault_rate
+        if rate <= 0 or self.state.rng.random() >= rate:
+            return None
+        self.state.faults_injected += 1
+        return self.state.rng.choice([500, 502, 503, "reset_before", "reset_after"])
+
+
+async def _swallow(message: Message) -> None:
+    return None
+
+
+async def _reset(send: Send) -> None:
+    """Start a response that promises a body and never send it: the connection is cut."""
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1000"), (b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b'{"data":', "more_body": True})
+    raise ConnectionResetError("sandbox: injected connection reset")
+
+
+def create_app(options: SandboxOptions | None = None) -> SandboxApp:
+    return SandboxApp(options)

@@ -1,0 +1,130 @@
+"""HTTP helpers of the sandbox: JSON:API responses, error bodies, paging links, request bodies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+MEDIA_TYPE = "application/vnd.api+json"
+MAX_PAGE_SIZE = 100
+
+
+class ApiProblem(Exception):
+    """Raised by a handler to answer with an `errors` body."""
+
+    def __init__(
+        self, status: int, title: str, detail: str | None = None, *, pointer: str | None = None,
+        parameter: str | None = None, headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail or title)
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.pointer = pointer
+        self.parameter = parameter
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"status": str(self.status), "title": self.title, "detail": self.detail, "code": None}
+        if self.pointer or self.parameter:
+            error["source"] = {"pointer": self.pointer, "parameter": self.parameter}
+        return {"errors": [error]}
+
+
+def unprocessable(detail: str, pointer: str) -> ApiProblem:
+    return ApiProblem(422, "Unprocessable Entity", detail, pointer=pointer)
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")).encode(), status, headers, MEDIA_TYPE)
+
+
+def problem_response(problem: ApiProblem) -> Response:
+    return json_response(problem.body(), problem.status, problem.headers)
+
+
+def base_url(request: Request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc}"
+
+
+def render(resource: dict[str, Any], base: str) -> dict[str, Any]:
+    """A stored resource with absolute links (stored links are paths)."""
+    links = resource.get("links")
+    if not links:
+        return resource
+    return {**resource, "links": {k: (base + v if v.startswith("/") else v) for k, v in links.items()}}
+
+
+def single(resource: dict[str, Any], request: Request, status: int = 200, included: Sequence[dict[str, Any]] = ()) -> Response:
+    base = base_url(request)
+    body: dict[str, Any] = {"data": render(resource, base), "links": {"self": str(request.url)}}
+    if included:
+        body["included"] = [render(r, base) for r in included]
+    return json_response(body, status)
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiProblem(400, "Bad Request", f"{name} must be a positive integer", parameter=name) from None
+    if value < 1:
+        raise ApiProblem(400, "Bad Request", f"{name} must be a positive integer", parameter=name)
+    return value
+
+
+def paged(
+    request: Request, items: Sequence[dict[str, Any]], *, default_size: int = 25,
+    included_for: Any = None,
+) -> Response:
+    """One page of `items` with self/first/prev/next/last links and a total in `meta`."""
+    size = min(_int_param(request, "page[size]", default_size), MAX_PAGE_SIZE)
+    number = _int_param(request, "page[number]", 1)
+    total = len(items)
+    last = max(1, -(-total // size))
+    page_items = items[(number - 1) * size : number * size]
+    base = base_url(request)
+    query = {k: v for k, v in request.query_params.items() if k not in ("page[number]", "page[size]")}
+
+    def link(n: int) -> str:
+        return f"{base}{request.url.path}?{urlencode({**query, 'page[number]': n, 'page[size]': size})}"
+
+    links = {"self": link(number), "first": link(1), "last": link(last)}
+    if number > 1:
+        links["prev"] = link(min(number - 1, last))
+    if number < last:
+        links["next"] = link(number + 1)
+    body: dict[str, Any] = {
+        "data": [render(r, base) for r in page_items],
+        "links": links,
+        "meta": {"total": total, "page_count": last, "page_number": number, "page_size": size},
+    }
+    if included_for is not None:
+        body["included"] = [render(r, base) for r in included_for(page_items)]
+    return json_response(body)
+
+
+async def read_document(request: Request, type_: str) -> dict[str, Any]:
+    """The `data` member of a create/update body, checked for shape and type."""
+    raw = await request.body()
+    try:
+        body = json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        raise ApiProblem(400, "Bad Request", "request body is not valid JSON", pointer="") from None
+    if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
+        raise unprocessable("request body must be {data: {type, attributes}}", "/data")
+    data = body["data"]
+    if data.get("type") != type_:
+        raise unprocessable(f"type must be {type_!r}", "/data/type")
+    if not isinstance(data.get("attributes", {}), dict):
+        raise unprocessable("attributes must be an object", "/data/attributes")
+    data.setdefault("attributes", {})
+    return data

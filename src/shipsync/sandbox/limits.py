@@ -1,0 +1,35 @@
+"""The sandbox's enforcement of the service's rate limit: a rolling window per API key."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+
+from shipsync.config import RateLimit
+
+
+class ServerRateLimit:
+    """Admits at most N requests per key in any rolling window of W seconds; counts refusals."""
+
+    def __init__(self, limit: RateLimit | None) -> None:
+        self.limit = limit
+        self._seen: dict[str, deque[float]] = {}
+        self.admitted = 0
+        self.refused = 0
+
+    def check(self, key: str, now: float | None = None) -> int | None:
+        """None when admitted (and counted), else the Retry-After in whole seconds."""
+        if self.limit is None:
+            self.admitted += 1
+            return None
+        now = time.monotonic() if now is None else now
+        window = self._seen.setdefault(key, deque())
+        while window and window[0] <= now - self.limit.seconds:
+            window.popleft()
+        if len(window) >= self.limit.requests:
+            self.refused += 1
+            return max(1, math.ceil(window[0] + self.limit.seconds - now))
+        window.append(now)
+        self.admitted += 1
+        return None

@@ -1,0 +1,62 @@
+"""The sandbox's run-time state shared by its handlers: options, world, limits and counters."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+
+from shipsync.config import RateLimit
+from shipsync.sandbox.limits import ServerRateLimit
+from shipsync.sandbox.world import Account, World, build_world
+
+DEFAULT_API_KEYS = ("sandbox-key-1", "sandbox-key-2")
+
+
+@dataclass(frozen=True)
+class SandboxOptions:
+    api_keys: tuple[str, ...] = DEFAULT_API_KEYS
+    seed: int = 7
+    documents: int = 200
+    rate_limit: RateLimit | None = RateLimit(100, 60)
+    fault_rate: float = 0.0
+    latency_ms: float = 0.0
+    # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
+    delivery_retry_base_s: float = 0.5
+
+
+EventSink = Callable[[Account, str, dict[str, Any], list[dict[str, Any]]], None]
+
+
+@dataclass
+class SandboxState:
+    options: SandboxOptions
+    world: World
+    limiter: ServerRateLimit
+    rng: random.Random
+    status_counts: dict[int, int] = field(default_factory=dict)
+    faults_injected: int = 0
+    # Set by the webhook deliverer: called with (account, event kind, reference object, included).
+    emit: EventSink = lambda account, event, reference, included: None  # noqa: E731
+
+    @classmethod
+    def create(cls, options: SandboxOptions) -> SandboxState:
+        return cls(
+            options=options,
+            world=build_world(list(options.api_keys), seed=options.seed, documents=options.documents),
+            limiter=ServerRateLimit(options.rate_limit),
+            rng=random.Random(options.seed),
+        )
+
+
+def state_of(request: Request) -> SandboxState:
+    state: SandboxState = request.scope["sandbox"]
+    return state
+
+
+def account_of(request: Request) -> Account:
+    account: Account = request.scope["sandbox.account"]
+    return account
