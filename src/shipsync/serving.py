@@ -23,8 +23,13 @@ class BackgroundServer:
         self._socket.bind((host, port))
         self.port: int = self._socket.getsockname()[1]
         config = uvicorn.Config(
-            app, loop="uvloop", http="httptools", lifespan="off", access_log=False,
-            log_level="critical", timeout_graceful_shutdown=2,
+            app,
+            loop="uvloop",
+            http="httptools",
+            lifespan="off",
+            access_log=False,
+            log_level="critical",
+            timeout_graceful_shutdown=2,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
@@ -50,7 +55,9 @@ class BackgroundServer:
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 

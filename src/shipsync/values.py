@@ -59,7 +59,16 @@ def strptime_format(default_format: str) -> str:
 
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_FLEXIBLE_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d.%m.%Y", "%d %b %Y", "%b %d, %Y", "%d %B %Y", "%B %d, %Y")
+_FLEXIBLE_DATE_FORMATS = (
+    "%Y-%m-%d",
+    "%Y/%m/%d",
+    "%m/%d/%Y",
+    "%d.%m.%Y",
+    "%d %b %Y",
+    "%b %d, %Y",
+    "%d %B %Y",
+    "%B %d, %Y",
+)
 
 
 def parse_date(text: str, default_format: str | None) -> date:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
@@ -11,7 +12,6 @@ from shipsync.api.models import CustomField, CustomFieldDefinition, CustomFieldO
 from shipsync.api.transport import Transport
 
 ENTITY_TYPES = ("Shipment", "Cargo")
-
 
 
 class CustomFieldDefinitions:
@@ -71,7 +71,7 @@ class CustomFieldDefinitions:
     def option_pages(self, definition_id: str) -> AsyncIterator[Page]:
         return self._t.paginate(f"custom_field_definitions/{quote(definition_id, safe='')}/options")
 
-    async def options(self, definition_id: str) -> list[CustomFieldOption]:
+    async def options(self, definition_id: str) -> builtins.list[CustomFieldOption]:
         return [CustomFieldOption.from_resource(r) async for p in self.option_pages(definition_id) for r in p.data]
 
     async def create_option(

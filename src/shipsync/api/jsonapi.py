@@ -125,7 +125,7 @@ def parse_errors(body: Any) -> tuple[ErrorItem, ...]:
     for raw in body["errors"]:
         if not isinstance(raw, dict):
             continue
-        source = raw.get("source") if isinstance(raw.get("source"), dict) else {}
+        source: dict[str, Any] = raw["source"] if isinstance(raw.get("source"), dict) else {}
 
         def text(value: Any) -> str | None:
             return None if value is None else str(value)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import deque
-from collections.abc import Callable
 from typing import Protocol
 
 from shipsync.api.clock import Clock, MonotonicClock
@@ -99,14 +98,12 @@ def key_fingerprint(api_key: str) -> str:
 
 
 _registry_lock = threading.Lock()
-_registry: dict[tuple[str, RateLimit | None], RequestLimiter] = {}
-
-LimiterFactory = Callable[[str, RateLimit | None], RequestLimiter]
+_registry: dict[tuple[str, str, RateLimit | None], RequestLimiter] = {}
 
 
-def shared_limiter(api_key: str, limit: RateLimit | None) -> RequestLimiter:
-    """The process-wide limiter for this key and limit: every client on one key shares it."""
-    name = (key_fingerprint(api_key), limit)
+def shared_limiter(base_url: str, api_key: str, limit: RateLimit | None) -> RequestLimiter:
+    """The process-wide limiter for this service, key and limit: every client on one key shares it."""
+    name = (base_url.rstrip("/"), key_fingerprint(api_key), limit)
     with _registry_lock:
         limiter = _registry.get(name)
         if limiter is None:

@@ -1,6 +1,7 @@
 """The retry policy as pure functions: what may be retried, how long to wait, and Retry-After.
 
-A GET or DELETE is idempotent and retried on 429, 502, 503, 504, timeouts and connection errors. A
+A GET or DELETE is idempotent and retried on 429, 500, 502, 503, 504, timeouts and connection errors
+(500 too: repeating an idempotent read is harmless, and a 500 under load is usually transient). A
 POST or PATCH is retried only when the service provably did not act: the connection failed before
 the request was sent, or the answer was 429. Anything else on a write is an unknown outcome.
 """
@@ -14,7 +15,7 @@ from email.utils import parsedate_to_datetime
 from enum import Enum
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
-RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 class Failure(Enum):

@@ -57,4 +57,3 @@ class TrackingRequests:
 
     async def list(self, **filters: Any) -> list[TrackingRequest]:
         return [TrackingRequest.from_resource(r) async for page in self.list_pages(**filters) for r in page.data]
-

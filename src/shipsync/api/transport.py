@@ -55,9 +55,7 @@ class ClientStats:
         self.status_counts[status] = self.status_counts.get(status, 0) + 1
 
 
-def error_for_status(
-    status: int, errors: tuple[ErrorItem, ...], method: str, path: str
-) -> ApiError:
+def error_for_status(status: int, errors: tuple[ErrorItem, ...], method: str, path: str) -> ApiError:
     """The one switch from an HTTP status to an error class."""
     summary = "; ".join(item.describe() for item in errors) or f"HTTP {status}"
     summary = redact(summary)
@@ -151,9 +149,7 @@ class Transport:
             if response is not None and status == 429:
                 self.stats.throttled += 1
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                self.limiter.pause_until_after(
-                    retry_wait(attempt, self.policy, retry_after, self.rng)
-                )
+                self.limiter.pause_until_after(retry_wait(attempt, self.policy, retry_after, self.rng))
             if failure is None and response is not None:
                 return self._decode(response, method, display)
             assert failure is not None
@@ -199,16 +195,19 @@ class Transport:
         content_type = response.headers.get("content-type", "")
         if "json" not in content_type:
             raise ApiNetworkError(
-                f"unexpected content type {content_type.split(';')[0] or 'none'!r} "
-                f"(status {response.status_code})",
-                status=response.status_code, method=method, path=path,
+                f"unexpected content type {content_type.split(';')[0] or 'none'!r} (status {response.status_code})",
+                status=response.status_code,
+                method=method,
+                path=path,
             )
         try:
             return json.loads(response.content)
         except (ValueError, RecursionError):
             raise ApiNetworkError(
                 f"unreadable JSON body (status {response.status_code})",
-                status=response.status_code, method=method, path=path,
+                status=response.status_code,
+                method=method,
+                path=path,
             ) from None
 
     def _final_error(
@@ -224,7 +223,8 @@ class Transport:
             if writes and failure is Failure.LOST:
                 return OutcomeUnknownError(
                     f"connection lost after sending ({cause}); the service may or may not have acted",
-                    method=method, path=path,
+                    method=method,
+                    path=path,
                 )
             return ApiNetworkError(f"network failure ({cause}) after retries", method=method, path=path)
         status = response.status_code
@@ -236,7 +236,10 @@ class Transport:
         if writes and status >= 500:
             return OutcomeUnknownError(
                 f"service answered {status} to a write; the service may or may not have acted",
-                status=status, method=method, path=path, errors=error.errors,
+                status=status,
+                method=method,
+                path=path,
+                errors=error.errors,
             )
         return error
 

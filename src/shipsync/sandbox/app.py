@@ -56,7 +56,9 @@ class SandboxApp:
 
     def __init__(self, options: SandboxOptions | None = None, state: SandboxState | None = None) -> None:
         self.state = state or SandboxState.create(options or SandboxOptions())
-        routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]]
+        routes = [
+            Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]
+        ]
         self.api = Router(routes=routes)
         self.admin_routes: list[Route] = [
             Route("/_admin/health", health, methods=["GET"]),
@@ -85,7 +87,11 @@ class SandboxApp:
             status = status_box[0]
             self.state.status_counts[status] = self.state.status_counts.get(status, 0) + 1
             access_log.info(
-                "%s %s %s %.1fms", scope["method"], scope["path"], status or "reset", (time.perf_counter() - started) * 1000
+                "%s %s %s %.1fms",
+                scope["method"],
+                scope["path"],
+                status or "reset",
+                (time.perf_counter() - started) * 1000,
             )
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -98,13 +104,19 @@ class SandboxApp:
         account = self.state.world.accounts.get(key) if key else None
         if account is None:
             detail = "missing Authorization header" if not key else "invalid API key"
-            await problem_response(ApiProblem(401, "Unauthorized", f"{detail}: send Authorization: Token <API_KEY>"))(scope, receive, send)
+            await problem_response(ApiProblem(401, "Unauthorized", f"{detail}: send Authorization: Token <API_KEY>"))(
+                scope, receive, send
+            )
             return
         assert key is not None
         retry_after = self.state.limiter.check(key)
         if retry_after is not None:
-            problem = ApiProblem(429, "Too Many Requests", "rate limit exceeded; retry after the delay in Retry-After",
-                                 headers={"Retry-After": str(retry_after)})
+            problem = ApiProblem(
+                429,
+                "Too Many Requests",
+                "rate limit exceeded; retry after the delay in Retry-After",
+                headers={"Retry-After": str(retry_after)},
+            )
             await problem_response(problem)(scope, receive, send)
             return
         options = self.state.options
@@ -113,9 +125,9 @@ class SandboxApp:
             await asyncio.sleep(options.latency_ms * jitter / 1000)
         fault = self._draw_fault()
         if fault in (500, 502, 503):
-            await problem_response(ApiProblem(fault, "Service Unavailable" if fault == 503 else "Server Error", "injected fault"))(
-                scope, receive, send
-            )
+            await problem_response(
+                ApiProblem(fault, "Service Unavailable" if fault == 503 else "Server Error", "injected fault")
+            )(scope, receive, send)
             return
         scope["sandbox.account"] = account
         if fault == "reset_after" and scope["method"] in WRITE_METHODS:
@@ -138,7 +150,8 @@ class SandboxApp:
         if rate <= 0 or self.state.rng.random() >= rate:
             return None
         self.state.faults_injected += 1
-        return self.state.rng.choice([500, 502, 503, "reset_before", "reset_after"])
+        faults: list[int | str] = [500, 502, 503, "reset_before", "reset_after"]
+        return self.state.rng.choice(faults)
 
 
 async def _swallow(message: Message) -> None:
@@ -147,7 +160,13 @@ async def _swallow(message: Message) -> None:
 
 async def _reset(send: Send) -> None:
     """Start a response that promises a body and never send it: the connection is cut."""
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"1000"), (b"content-type", b"application/json")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-length", b"1000"), (b"content-type", b"application/json")],
+        }
+    )
     await send({"type": "http.response.body", "body": b'{"data":', "more_body": True})
     raise ConnectionResetError("sandbox: injected connection reset")
 

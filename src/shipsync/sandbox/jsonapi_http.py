@@ -18,8 +18,14 @@ class ApiProblem(Exception):
     """Raised by a handler to answer with an `errors` body."""
 
     def __init__(
-        self, status: int, title: str, detail: str | None = None, *, pointer: str | None = None,
-        parameter: str | None = None, headers: dict[str, str] | None = None,
+        self,
+        status: int,
+        title: str,
+        detail: str | None = None,
+        *,
+        pointer: str | None = None,
+        parameter: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail or title)
         self.status = status
@@ -60,7 +66,9 @@ def render(resource: dict[str, Any], base: str) -> dict[str, Any]:
     return {**resource, "links": {k: (base + v if v.startswith("/") else v) for k, v in links.items()}}
 
 
-def single(resource: dict[str, Any], request: Request, status: int = 200, included: Sequence[dict[str, Any]] = ()) -> Response:
+def single(
+    resource: dict[str, Any], request: Request, status: int = 200, included: Sequence[dict[str, Any]] = ()
+) -> Response:
     base = base_url(request)
     body: dict[str, Any] = {"data": render(resource, base), "links": {"self": str(request.url)}}
     if included:
@@ -82,7 +90,10 @@ def _int_param(request: Request, name: str, default: int) -> int:
 
 
 def paged(
-    request: Request, items: Sequence[dict[str, Any]], *, default_size: int = 25,
+    request: Request,
+    items: Sequence[dict[str, Any]],
+    *,
+    default_size: int = 25,
     included_for: Any = None,
 ) -> Response:
     """One page of `items` with self/first/prev/next/last links and a total in `meta`."""
@@ -127,4 +138,5 @@ async def read_document(request: Request, type_: str) -> dict[str, Any]:
     if not isinstance(data.get("attributes", {}), dict):
         raise unprocessable("attributes must be an object", "/data/attributes")
     data.setdefault("attributes", {})
-    return data
+    checked: dict[str, Any] = data
+    return checked

@@ -73,7 +73,12 @@ async def patch_tracking_request(request: Request) -> Response:
     tr["attributes"] = {**tr["attributes"], **changes, "updated_at": now_iso()}
     tr["relationships"] = relationships
     if changes or customer is not None:
-        state.emit(account, "tracking_request.succeeded" if tr["attributes"]["status"] != "failed" else "tracking_request.failed", tr, [])
+        state.emit(
+            account,
+            "tracking_request.succeeded" if tr["attributes"]["status"] != "failed" else "tracking_request.failed",
+            tr,
+            [],
+        )
     return single(tr, request)
 
 
@@ -92,7 +97,9 @@ async def create_definition(request: Request) -> Response:
         raise unprocessable("entity_type must be Shipment or Cargo", "/data/attributes/entity_type")
     slug = _required_text(attributes, "api_slug")
     if not SLUG.match(slug):
-        raise unprocessable("api_slug must be lowercase letters, digits and _ (starting with a letter)", "/data/attributes/api_slug")
+        raise unprocessable(
+            "api_slug must be lowercase letters, digits and _ (starting with a letter)", "/data/attributes/api_slug"
+        )
     if state.world.definition_by_slug(account, slug) is not None:
         raise unprocessable("api_slug has already been taken", "/data/attributes/api_slug")
     display_name = _required_text(attributes, "display_name")
@@ -150,7 +157,9 @@ async def create_option(request: Request) -> Response:
         "links": {"self": f"/v2/custom_field_definitions/{definition_id}/options/{option_id}"},
     }
     options.append(option)
-    account.definitions[definition_id]["relationships"]["options"]["data"].append({"type": "custom_field_option", "id": option_id})
+    account.definitions[definition_id]["relationships"]["options"]["data"].append(
+        {"type": "custom_field_option", "id": option_id}
+    )
     return single(option, request, status=201)
 
 
@@ -174,7 +183,11 @@ async def create_custom_field(request: Request) -> Response:
     if "value" not in attributes:
         raise unprocessable("value is required", "/data/attributes/value")
     entity = ((data.get("relationships") or {}).get("entity") or {}).get("data")
-    if not (isinstance(entity, dict) and entity.get("type") in ("shipment", "container") and isinstance(entity.get("id"), str)):
+    if not (
+        isinstance(entity, dict)
+        and entity.get("type") in ("shipment", "container")
+        and isinstance(entity.get("id"), str)
+    ):
         raise unprocessable("entity must be {data: {type: shipment|container, id}}", "/data/relationships/entity")
     if account.resource(entity["type"], entity["id"]) is None:
         raise unprocessable(f"{entity['type']} {entity['id']} does not exist", "/data/relationships/entity")
@@ -182,9 +195,15 @@ async def create_custom_field(request: Request) -> Response:
     if definition is None:
         raise unprocessable(f"no custom field definition with api_slug {slug!r}", "/data/attributes/api_slug")
     if ENTITY_FOR_DEFINITION[definition["attributes"]["entity_type"]] != entity["type"]:
-        raise unprocessable(f"{slug} applies to {definition['attributes']['entity_type']}, not {entity['type']}", "/data/relationships/entity")
+        raise unprocessable(
+            f"{slug} applies to {definition['attributes']['entity_type']}, not {entity['type']}",
+            "/data/relationships/entity",
+        )
     for existing in account.custom_fields.values():
-        if existing["attributes"]["api_slug"] == slug and existing["relationships"]["entity"]["data"] == {"type": entity["type"], "id": entity["id"]}:
+        if existing["attributes"]["api_slug"] == slug and existing["relationships"]["entity"]["data"] == {
+            "type": entity["type"],
+            "id": entity["id"],
+        }:
             raise unprocessable(f"{slug} already has a value on this {entity['type']}", "/data/attributes/api_slug")
     display = _checked(attributes["value"], _rules(state.world, account, definition))
     cf_id = str(uuid.uuid4())
@@ -208,7 +227,10 @@ async def patch_custom_field(request: Request) -> Response:
     if custom_field is None:
         raise not_found("Couldn't find CustomField")
     attributes = (await read_document(request, "custom_field"))["attributes"]
-    if set(attributes) - {"value", "api_slug"} or attributes.get("api_slug", custom_field["attributes"]["api_slug"]) != custom_field["attributes"]["api_slug"]:
+    if (
+        set(attributes) - {"value", "api_slug"}
+        or attributes.get("api_slug", custom_field["attributes"]["api_slug"]) != custom_field["attributes"]["api_slug"]
+    ):
         raise unprocessable("only value can be changed", "/data/attributes")
     if "value" not in attributes:
         raise unprocessable("value is required", "/data/attributes/value")

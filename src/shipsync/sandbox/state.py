@@ -14,6 +14,7 @@ from shipsync.sandbox.limits import ServerRateLimit
 from shipsync.sandbox.world import Account, World, build_world
 
 DEFAULT_API_KEYS = ("sandbox-key-1", "sandbox-key-2")
+DEFAULT_RATE_LIMIT = RateLimit(100, 60)
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class SandboxOptions:
     api_keys: tuple[str, ...] = DEFAULT_API_KEYS
     seed: int = 7
     documents: int = 200
-    rate_limit: RateLimit | None = RateLimit(100, 60)
+    rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
     fault_rate: float = 0.0
     latency_ms: float = 0.0
     # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
@@ -40,7 +41,7 @@ class SandboxState:
     status_counts: dict[int, int] = field(default_factory=dict)
     faults_injected: int = 0
     # Set by the webhook deliverer: called with (account, event kind, reference object, included).
-    emit: EventSink = lambda account, event, reference, included: None  # noqa: E731
+    emit: EventSink = lambda account, event, reference, included: None
 
     @classmethod
     def create(cls, options: SandboxOptions) -> SandboxState:

@@ -43,10 +43,8 @@ def iso6346_check_digit(owner_serial: str) -> int:
             n += 1
         values[letter] = n
         n += 1
-    total = sum(
-        (values[ch] if ch.isalpha() else int(ch)) * (2**i) for i, ch in enumerate(owner_serial)
-    )
-    return total % 11 % 10
+    total = sum((values[ch] if ch.isalpha() else int(ch)) * (2**i) for i, ch in enumerate(owner_serial))
+    return int(total % 11 % 10)
 
 
 def container_number(rng: random.Random) -> str:
@@ -110,9 +108,7 @@ def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200) -> 
         definition, options = _definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
         templates[definition["id"]] = definition
         template_options[definition["id"]] = options
-    accounts = {
-        key: _build_account(index, seed=seed, documents=documents) for index, key in enumerate(api_keys)
-    }
+    accounts = {key: _build_account(index, seed=seed, documents=documents) for index, key in enumerate(api_keys)}
     return World(
         seed=seed,
         metro_areas={m["id"]: m for m in metro},
@@ -138,10 +134,10 @@ def _definition_resource(definition_id: str, spec: dict[str, Any]) -> tuple[Reso
     }
     options = [
         {
-            "id": stable_id("option", definition_id, value),
+            "id": (option_id := stable_id("option", definition_id, value)),
             "type": "custom_field_option",
             "attributes": {"label": value.replace("_", " ").title(), "value": value, "position": i},
-            "links": {"self": f"/v2/custom_field_definitions/{definition_id}/options/{stable_id('option', definition_id, value)}"},
+            "links": {"self": f"/v2/custom_field_definitions/{definition_id}/options/{option_id}"},
         }
         for i, value in enumerate(spec.get("options") or [])
     ]
@@ -225,7 +221,13 @@ def _container(rng: random.Random, seed: int, account: int, shipment: Resource, 
 
 
 def _add_document(
-    account: Account, rng: random.Random, seed: int, index: int, d: int, shipments: list[Resource], users: list[Resource]
+    account: Account,
+    rng: random.Random,
+    seed: int,
+    index: int,
+    d: int,
+    shipments: list[Resource],
+    users: list[Resource],
 ) -> None:
     doc_id = stable_id("document", seed, index, d)
     doc_type = DOCUMENT_TYPES[d % len(DOCUMENT_TYPES)]
@@ -235,14 +237,16 @@ def _add_document(
         linked_shipments.append(shipments[rng.randrange(len(shipments))])
     linked_shipments = list({s["id"]: s for s in linked_shipments}.values())
     cargo_refs = [
-        ref
-        for s in linked_shipments
-        for ref in s["relationships"]["containers"]["data"][: rng.randint(1, 3)]
+        ref for s in linked_shipments for ref in s["relationships"]["containers"]["data"][: rng.randint(1, 3)]
     ]
     email = {
         "id": stable_id("email_submission", seed, index, d),
         "type": "email_submission",
-        "attributes": {"from_address": f"docs+{d}@forwarder.example.com", "subject": f"{doc_type} {d}", "received_at": iso(created)},
+        "attributes": {
+            "from_address": f"docs+{d}@forwarder.example.com",
+            "subject": f"{doc_type} {d}",
+            "received_at": iso(created),
+        },
     }
     representation = {
         "id": stable_id("document_representation", seed, index, d),

@@ -1,0 +1,55 @@
+"""What every command shares: settings at the edge, one-line errors, the console."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from shipsync.config import Settings, load_settings
+from shipsync.errors import ShipsyncError
+from shipsync.redaction import install_log_redaction, redact
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def quiet_prefect() -> None:
+    """Prefect must not phone home or download anything here; set before Prefect is imported."""
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def setup_logging(level: str = "WARNING") -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
+    install_log_redaction()
+
+
+def settings_from_env(**overrides: object) -> Settings:
+    return load_settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn a ShipsyncError into `error: <message>` on stderr and exit status 1 (no traceback)."""
+
+    @wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except ShipsyncError as exc:
+            err_console.print(f"[red]error:[/red] {redact(str(exc))}", markup=True, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper

@@ -1,0 +1,32 @@
+"""The root `shipsync` command and its groups."""
+
+from __future__ import annotations
+
+import typer
+
+from shipsync.cli.common import one_line_errors, quiet_prefect
+from shipsync.cli.sandbox_cmd import sandbox_app
+
+app = typer.Typer(
+    help="shipsync: keep a DuckDB warehouse in sync with the shipment-tracking API.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@app.command()
+@one_line_errors
+def demo(
+    workdir: str = typer.Option("shipsync-demo", help="Folder for the demo's warehouse, spool and result files."),
+    documents: int = typer.Option(200, min=1, help="Documents the sandbox serves per account."),
+) -> None:
+    """Run everything end to end against a local sandbox: no network, no key needed."""
+    from shipsync.demo import run_demo
+
+    run_demo(workdir=workdir, documents=documents)
+
+
+def main() -> None:
+    quiet_prefect()
+    app()

@@ -1,0 +1,70 @@
+"""`shipsync sandbox ...`: run the local stand-in of the service."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+import uvicorn
+
+from shipsync.cli.common import one_line_errors
+from shipsync.config import parse_rate_limit
+from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+
+sandbox_app = typer.Typer(
+    help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True
+)
+
+
+@sandbox_app.command("serve")
+@one_line_errors
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    port: int = typer.Option(8700, help="Port to listen on."),
+    api_key: list[str] = typer.Option(
+        list(DEFAULT_API_KEYS), "--api-key", help="An API key; repeat for more. Each key is its own isolated account."
+    ),
+    seed: int = typer.Option(7, help="Seed of the generated data (same seed, same data)."),
+    documents: int = typer.Option(200, min=0, help="Documents per account (with shipments, containers and the rest)."),
+    rate_limit: str = typer.Option("100/60", help="REQUESTS/SECONDS per key, rolling window; 0 turns it off."),
+    fault_rate: float = typer.Option(
+        0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."
+    ),
+    latency_ms: float = typer.Option(0.0, min=0.0, help="Added latency per request (jittered 0.5x to 1.5x)."),
+) -> None:
+    """Serve the sandbox API at http://HOST:PORT/v2, one log line per request on standard output.
+
+    Set SHIPSYNC_API_URL=http://HOST:PORT/v2 and SHIPSYNC_API_KEY to one of the keys to point
+    shipsync at it. Admin endpoints: GET /_admin/health, GET /_admin/stats.
+    """
+    options = SandboxOptions(
+        api_keys=tuple(api_key),
+        seed=seed,
+        documents=documents,
+        rate_limit=parse_rate_limit(rate_limit, name="--rate-limit"),
+        fault_rate=fault_rate,
+        latency_ms=latency_ms,
+    )
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    access = logging.getLogger("shipsync.sandbox")
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    access.propagate = False
+    app = create_app(options)
+    keys = ", ".join(options.api_keys)
+    print(
+        f"sandbox: http://{host}:{port}/v2  keys: {keys}  documents/account: {documents}  rate limit: {rate_limit}",
+        flush=True,
+    )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="off",
+        access_log=False,
+        log_level="warning",
+    )
