@@ -14,7 +14,7 @@ from shipsync.errors import NotFoundError, ValidationError
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 from shipsync.serving import BackgroundServer
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 
 async def tour_client(client: AsyncShipsyncClient) -> None:

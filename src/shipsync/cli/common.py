@@ -16,8 +16,8 @@ from shipsync.config import Settings, load_settings
 from shipsync.errors import ShipsyncError
 from shipsync.redaction import install_log_redaction, redact
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from shipsync.cli.bench_cmd import bench
 from shipsync.cli.common import one_line_errors, quiet_prefect
 from shipsync.cli.sandbox_cmd import sandbox_app
 
@@ -13,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(sandbox_app, name="sandbox")
+app.command()(bench)
 
 
 @app.command()

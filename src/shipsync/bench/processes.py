@@ -1,0 +1,55 @@
+"""Servers in their own processes for benchmarks, so load generator and server do not share a GIL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+from shipsync.serving import free_port
+
+
+class SandboxProcess:
+    """`shipsync sandbox serve` in a child process on a free loopback port."""
+
+    def __init__(self, *args: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.api_url = f"{self.url}/v2"
+        self._args = [sys.executable, "-m", "shipsync", "sandbox", "serve", "--port", str(self.port), *args]
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Self:
+        env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+        self._process = subprocess.Popen(self._args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(
+                    f"sandbox exited: {self._process.stderr.read().decode() if self._process.stderr else ''}"
+                )
+            try:
+                if httpx.get(f"{self.url}/_admin/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("sandbox did not start")
+
+    def stats(self) -> dict[str, object]:
+        result: dict[str, object] = httpx.get(f"{self.url}/_admin/stats", timeout=5).json()
+        return result
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()

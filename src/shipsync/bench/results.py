@@ -1,0 +1,85 @@
+"""Benchmark results: one row per figure with its peer, ratio, goal and verdict; table and JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    name: str
+    figure: float
+    unit: str
+    peer: str
+    peer_figure: float | None
+    ratio: float | None
+    goal: str
+    passed: bool
+
+    def as_json(self) -> dict[str, object]:
+        row = asdict(self)
+        row["pass"] = row.pop("passed")
+        return row
+
+
+def at_least(name: str, figure: float, unit: str, peer: str, peer_figure: float, min_ratio: float) -> BenchResult:
+    """A figure that should reach `min_ratio` times its peer (higher is better)."""
+    ratio = figure / peer_figure if peer_figure else None
+    return BenchResult(
+        name,
+        figure,
+        unit,
+        peer,
+        peer_figure,
+        ratio,
+        f">= {min_ratio:g}x {peer}",
+        ratio is not None and ratio >= min_ratio,
+    )
+
+
+def at_most(name: str, figure: float, unit: str, peer: str, peer_figure: float, max_ratio: float) -> BenchResult:
+    """A figure that should stay within `max_ratio` times its peer (lower is better)."""
+    ratio = figure / peer_figure if peer_figure else None
+    return BenchResult(
+        name,
+        figure,
+        unit,
+        peer,
+        peer_figure,
+        ratio,
+        f"<= {max_ratio:g}x {peer}",
+        ratio is not None and ratio <= max_ratio,
+    )
+
+
+def under(name: str, figure: float, unit: str, limit: float) -> BenchResult:
+    """A figure that must stay below an absolute limit."""
+    return BenchResult(
+        name, figure, unit, "limit", limit, figure / limit if limit else None, f"< {limit:g} {unit}", figure < limit
+    )
+
+
+def print_table(results: list[BenchResult], console: Console | None = None) -> None:
+    table = Table(title="shipsync bench")
+    for column in ("benchmark", "figure", "peer or limit", "ratio", "goal", "pass"):
+        table.add_column(column)
+    for r in results:
+        peer = f"{r.peer}: {r.peer_figure:,.3g}" if r.peer_figure is not None else r.peer
+        table.add_row(
+            r.name,
+            f"{r.figure:,.4g} {r.unit}",
+            peer,
+            f"{r.ratio:.2f}" if r.ratio is not None else "-",
+            r.goal,
+            "[green]pass[/green]" if r.passed else "[red]FAIL[/red]",
+        )
+    (console or Console()).print(table)
+
+
+def write_json(results: list[BenchResult], path: Path) -> None:
+    path.write_text(json.dumps([r.as_json() for r in results], indent=2) + "\n")
