@@ -16,8 +16,10 @@ from shipsync.config import Settings, load_settings
 from shipsync.errors import ShipsyncError
 from shipsync.redaction import install_log_redaction, redact
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# Off a terminal Rich assumes 80 columns, which folds every table; logs and pipes can take more.
+_WIDTH = None if sys.stdout.isatty() else 160
+console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
 
 P = ParamSpec("P")
 R = TypeVar("R")

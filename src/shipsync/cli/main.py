@@ -6,6 +6,7 @@ import typer
 
 from shipsync.cli.bench_cmd import bench
 from shipsync.cli.common import one_line_errors, quiet_prefect
+from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.sandbox_cmd import sandbox_app
 
 app = typer.Typer(
@@ -15,6 +16,8 @@ app = typer.Typer(
 )
 app.add_typer(sandbox_app, name="sandbox")
 app.command()(bench)
+app.add_typer(pull_app, name="pull")
+app.command()(status)
 
 
 @app.command()

@@ -1,0 +1,1 @@
+"""Prefect flows of shipsync: parameters, tasks and order only; the logic is in `shipsync`."""

@@ -1,0 +1,49 @@
+"""Pull flows: documents, metro areas, document schemas, tracking requests, and all of them."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from prefect import flow
+
+from shipsync.flowkit import flow_settings, prefect_step, publish
+from shipsync.pull import documents, everything, reference, tracking_requests
+
+
+@flow(name="pull_documents", log_prints=True)
+def pull_documents(ids: list[str] | None = None, ids_file: str | None = None, all_documents: bool = False) -> None:
+    wanted = list(ids or []) + (documents.read_ids_file(Path(ids_file)) if ids_file else [])
+    record = documents.pull_documents(flow_settings(), ids=wanted, all_documents=all_documents, runner=prefect_step)
+    publish([record], "pull-documents")
+
+
+@flow(name="pull_metro_areas", log_prints=True)
+def pull_metro_areas(locodes: list[str] | None = None, force: bool = False, freshness_days: float = 7) -> None:
+    record = reference.pull_metro_areas(
+        flow_settings(), ids=locodes or [], force=force, freshness=timedelta(days=freshness_days), runner=prefect_step
+    )
+    publish([record], "pull-metro-areas")
+
+
+@flow(name="pull_document_schemas", log_prints=True)
+def pull_document_schemas(schema_ids: list[str] | None = None, force: bool = False, freshness_days: float = 7) -> None:
+    record = reference.pull_document_schemas(
+        flow_settings(),
+        ids=schema_ids or [],
+        force=force,
+        freshness=timedelta(days=freshness_days),
+        runner=prefect_step,
+    )
+    publish([record], "pull-document-schemas")
+
+
+@flow(name="pull_tracking_requests", log_prints=True)
+def pull_tracking_requests(full: bool = False) -> None:
+    record = tracking_requests.pull_tracking_requests(flow_settings(), full=full, runner=prefect_step)
+    publish([record], "pull-tracking-requests")
+
+
+@flow(name="pull_all", log_prints=True)
+def pull_all(force: bool = False) -> None:
+    publish(everything.pull_all(flow_settings(), force=force, runner=prefect_step), "pull-all")

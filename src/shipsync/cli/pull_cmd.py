@@ -1,0 +1,142 @@
+"""`shipsync pull ...` and `shipsync status`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.progress import progress_bar
+from shipsync.warehouse.ledger import RunRecord
+
+pull_app = typer.Typer(help="Pull from the service into the warehouse (SHIPSYNC_WAREHOUSE).", no_args_is_help=True)
+
+IDS = typer.Option([], "--id", help="An id to pull; repeatable.")
+IDS_FILE = typer.Option(None, "--ids-file", help="A file with one id per line.")
+FORCE = typer.Option(False, "--force", help="Fetch even what was fetched within the freshness window.")
+FRESHNESS = typer.Option(7.0, "--freshness-days", help="Skip what was fetched this recently unless --force.")
+
+
+def _ids(ids: list[str], ids_file: Path | None) -> list[str]:
+    from shipsync.pull.documents import read_ids_file
+
+    return list(ids) + (read_ids_file(ids_file) if ids_file else [])
+
+
+def report(records: list[RunRecord]) -> None:
+    for record in records:
+        t = record.totals()
+        outcome = "completed" if not (record.errors or record.not_found) else "completed with errors"
+        console.print(
+            f"[bold]{record.flow}[/bold] {outcome}: {t.inserted} inserted, {t.updated} updated, "
+            f"{t.unchanged} unchanged; {record.stats.requests} requests, {record.stats.throttled} 429s, "
+            f"{record.stats.retries} retries  (run {record.run_id})"
+        )
+        if record.not_found:
+            console.print(f"  not found ({len(record.not_found)}): {', '.join(record.not_found[:20])}")
+        for error in record.errors[:20]:
+            console.print(f"  [red]gave up:[/red] {error}")
+
+
+@pull_app.command("documents")
+@one_line_errors
+def documents(
+    ids: list[str] = IDS,
+    ids_file: Path | None = IDS_FILE,
+    all_documents: bool = typer.Option(False, "--all", help="Every document, through the listing."),
+) -> None:
+    """Documents with every related resource (shipments, containers, account, user, ...)."""
+    from shipsync.pull.documents import pull_documents
+
+    wanted = _ids(ids, ids_file)
+    with progress_bar("documents", len(wanted) or None) as progress:
+        report([pull_documents(settings_from_env(), ids=wanted, all_documents=all_documents, progress=progress)])
+
+
+@pull_app.command("metro-areas")
+@one_line_errors
+def metro_areas(
+    ids: list[str] = IDS, ids_file: Path | None = IDS_FILE, force: bool = FORCE, freshness_days: float = FRESHNESS
+) -> None:
+    """Metro areas by UN/LOCODE; without ids, the locodes the warehouse holds."""
+    from shipsync.pull.reference import pull_metro_areas
+
+    with progress_bar("metro areas") as progress:
+        report(
+            [
+                pull_metro_areas(
+                    settings_from_env(),
+                    ids=_ids(ids, ids_file),
+                    force=force,
+                    freshness=timedelta(days=freshness_days),
+                    progress=progress,
+                )
+            ]
+        )
+
+
+@pull_app.command("document-schemas")
+@one_line_errors
+def document_schemas(
+    ids: list[str] = IDS, ids_file: Path | None = IDS_FILE, force: bool = FORCE, freshness_days: float = FRESHNESS
+) -> None:
+    """Document schemas by `<type>@<date>`; without ids, those the extracted documents name."""
+    from shipsync.pull.reference import pull_document_schemas
+
+    with progress_bar("document schemas") as progress:
+        report(
+            [
+                pull_document_schemas(
+                    settings_from_env(),
+                    ids=_ids(ids, ids_file),
+                    force=force,
+                    freshness=timedelta(days=freshness_days),
+                    progress=progress,
+                )
+            ]
+        )
+
+
+@pull_app.command("tracking-requests")
+@one_line_errors
+def tracking_requests(
+    full: bool = typer.Option(False, "--full", help="All, not only those updated since the last run."),
+) -> None:
+    """Tracking requests updated since the last successful pull."""
+    from shipsync.pull.tracking_requests import pull_tracking_requests
+
+    with progress_bar("tracking requests") as progress:
+        report([pull_tracking_requests(settings_from_env(), full=full, progress=progress)])
+
+
+@pull_app.command("all")
+@one_line_errors
+def pull_everything(force: bool = FORCE) -> None:
+    """Documents, tracking requests, then the metro areas and document schemas they lead to."""
+    from shipsync.pull.everything import pull_all
+
+    with progress_bar("pulling") as progress:
+        report(pull_all(settings_from_env(), force=force, progress=progress))
+
+
+@one_line_errors
+def status() -> None:
+    """Tables with row counts, and the last run of each flow with its outcome."""
+    from shipsync.warehouse.status import warehouse_status
+
+    settings = settings_from_env()
+    tables, runs = warehouse_status(settings.warehouse)
+    console.print(f"warehouse: {settings.warehouse}")
+    table = Table("table", "rows")
+    for name, rows in tables:
+        table.add_row(name, f"{rows:,}")
+    console.print(table)
+    flows = Table(
+        "flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors"
+    )
+    for run in runs:
+        flows.add_row(*[str(v) for v in run])
+    console.print(flows)

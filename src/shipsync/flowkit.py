@@ -1,0 +1,73 @@
+"""What the Prefect flows share: settings (key from env or a Secret block), batch steps as tasks,
+and the markdown artifact of a run's counts. Imported only by flows, so the library runs without
+Prefect's machinery.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NONE
+
+from shipsync.config import Settings, load_settings
+from shipsync.redaction import redact
+from shipsync.warehouse.ledger import RunRecord
+
+T = TypeVar("T")
+API_KEY_BLOCK = "shipsync-api-key"
+
+
+def flow_settings() -> Settings:
+    """SHIPSYNC_* from the environment; the API key from a Prefect Secret block when not in env."""
+    if not os.environ.get("SHIPSYNC_API_KEY"):
+        try:
+            from prefect.blocks.system import Secret
+
+            secret: Any = Secret.load(API_KEY_BLOCK, _sync=True)  # type: ignore[call-arg]
+            return load_settings(api_key=str(secret.get()))
+        except (ValueError, ImportError):
+            pass  # no block either: load_settings lets require_api_key name the variable
+    return load_settings()
+
+
+@cache
+def _task_for(fn: Callable[..., Any], name: str) -> Any:
+    # No cache policy: hashing a batch of documents to build a cache key would cost more than the batch.
+    return task(name=name, cache_policy=NONE, persist_result=False, retries=0)(fn)
+
+
+def prefect_step(name: str, fn: Callable[..., T], /, *args: Any) -> T:
+    """The StepRunner for flows: each batch step is one Prefect task run."""
+    result: T = _task_for(fn, name)(*args)
+    return result
+
+
+def publish(records: Sequence[RunRecord], key: str) -> None:
+    """A markdown artifact with each run's counts, requests, 429s, retries, 404s and give-ups."""
+    lines = []
+    for record in records:
+        totals = record.totals()
+        lines += [
+            f"## {record.flow} `{record.run_id}`",
+            f"requests {record.stats.requests} · 429s {record.stats.throttled} · retries {record.stats.retries} · "
+            f"inserted {totals.inserted} · updated {totals.updated} · unchanged {totals.unchanged}",
+            "",
+            "| table | inserted | updated | unchanged | deleted |",
+            "|---|---:|---:|---:|---:|",
+            *(
+                f"| {name} | {c['inserted']} | {c['updated']} | {c['unchanged']} | {c['deleted']} |"
+                for name, c in record.counts_dict().items()
+            ),
+            "",
+        ]
+        if record.not_found:
+            lines.append(f"**Not found ({len(record.not_found)}):** " + ", ".join(record.not_found[:50]))
+        if record.errors:
+            lines.append(f"**Given up ({len(record.errors)}):**")
+            lines += [f"- {e}" for e in record.errors[:50]]
+    create_markdown_artifact(key=key, markdown=redact("\n".join(lines)), description="shipsync run counts")

@@ -1,0 +1,21 @@
+"""`pull all`: documents, tracking requests, then the metro areas and schemas they lead to."""
+
+from __future__ import annotations
+
+from shipsync.config import Settings
+from shipsync.pull.documents import pull_documents
+from shipsync.pull.reference import pull_document_schemas, pull_metro_areas
+from shipsync.pull.steps import Progress, StepRunner, no_progress, run_direct
+from shipsync.pull.tracking_requests import pull_tracking_requests
+from shipsync.warehouse.ledger import RunRecord
+
+
+def pull_all(
+    settings: Settings, *, force: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
+) -> list[RunRecord]:
+    return [
+        pull_documents(settings, all_documents=True, runner=runner, progress=progress),
+        pull_tracking_requests(settings, runner=runner, progress=progress),
+        pull_metro_areas(settings, force=force, runner=runner, progress=progress),
+        pull_document_schemas(settings, force=force, runner=runner, progress=progress),
+    ]

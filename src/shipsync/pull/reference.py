@@ -1,0 +1,183 @@
+"""Pull metro areas and document schemas: given ids, or discovered from what the warehouse holds,
+skipping those fetched within the freshness window unless forced."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from shipsync.config import Settings
+from shipsync.pull.documents import _absorb
+from shipsync.pull.fetch import Fetched, fetch_each
+from shipsync.pull.run import ledger_run
+from shipsync.pull.steps import Progress, StepRunner, no_progress, run_direct
+from shipsync.warehouse.connection import connect
+from shipsync.warehouse.ledger import RunRecord
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.normalize import Batch, document_schema_columns, metro_area_columns
+from shipsync.warehouse.upsert import TableCounts
+
+DEFAULT_FRESHNESS = timedelta(days=7)
+BATCH = 200
+
+# Where UN/LOCODEs appear in the warehouse: ports of included shipments, and (once the event log
+# exists) locations of transport events.
+LOCODE_SOURCES = (
+    "SELECT attributes->>'port_of_lading_locode' AS code FROM shipments "
+    "UNION SELECT attributes->>'port_of_discharge_locode' FROM shipments "
+    "UNION SELECT attributes->>'destination_locode' FROM shipments",
+    "SELECT attributes->>'location_locode' FROM webhook_event_resources WHERE type = 'transport_event' "
+    "UNION SELECT attributes->>'locode' FROM webhook_event_resources WHERE type IN ('port', 'metro_area')",
+)
+SCHEMA_SOURCES = (
+    "SELECT attributes->>'schema_version' AS code FROM document_representations "
+    "UNION SELECT attributes->>'document_schema_id' FROM document_representations",
+)
+
+
+def _existing_tables(con: object) -> set[str]:
+    rows = con.execute("SELECT table_name FROM information_schema.tables").fetchall()  # type: ignore[attr-defined]
+    return {r[0] for r in rows}
+
+
+def discover(warehouse: Path, queries: Sequence[str], valid: Callable[[str], bool]) -> list[str]:
+    """Distinct non-empty values from whichever source tables exist."""
+    if not warehouse.exists():
+        return []
+    found: set[str] = set()
+    with connect(warehouse) as con:
+        present = _existing_tables(con)
+        for query in queries:
+            table = query.split(" FROM ", 1)[1].split()[0]
+            if table in present:
+                found.update(str(r[0]) for r in con.execute(query).fetchall() if r[0])
+    return sorted(v for v in found if valid(v))
+
+
+def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], window: timedelta) -> set[str]:
+    if not warehouse.exists() or not keys:
+        return set()
+    cutoff = datetime.now(UTC) - window
+    with connect(warehouse) as con:
+        rows = con.execute(f'SELECT "{key}" FROM "{table}" WHERE _synced_at >= ?', [cutoff]).fetchall()
+    return {r[0] for r in rows} & set(keys)
+
+
+def is_locode(value: str) -> bool:
+    return len(value) == 5 and value[:2].isalpha() and value[2:].isalnum()
+
+
+def is_schema_id(value: str) -> bool:
+    return "@" in value
+
+
+def _fetch_metro(settings: Settings, ids: Sequence[str]) -> Fetched:
+    return asyncio.run(fetch_each(settings, ids, lambda client, i: client.metro_areas.get_page(i)))
+
+
+def _fetch_schemas(settings: Settings, ids: Sequence[str]) -> Fetched:
+    return asyncio.run(fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i)))
+
+
+def _load(
+    normalize: Callable[[Sequence[dict[str, object]]], Batch],
+) -> Callable[[Path, Fetched, str], dict[str, TableCounts]]:
+    def load(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
+        return write_batch(warehouse, normalize(fetched.data), run_id=run_id)
+
+    return load
+
+
+load_metro_areas = _load(metro_area_columns)
+load_document_schemas = _load(document_schema_columns)
+
+
+def _pull_reference(
+    settings: Settings,
+    flow: str,
+    ids: Sequence[str],
+    *,
+    discovered_by: Sequence[str],
+    valid: Callable[[str], bool],
+    table: str,
+    key: str,
+    force: bool,
+    freshness: timedelta,
+    fetch: Callable[[Settings, Sequence[str]], Fetched],
+    load: Callable[[Path, Fetched, str], dict[str, TableCounts]],
+    runner: StepRunner,
+    progress: Progress,
+) -> RunRecord:
+    given = [i.strip() for i in ids if i.strip()]
+    wanted = list(dict.fromkeys(given)) or discover(settings.warehouse, discovered_by, valid)
+    skipped = set() if force else fresh_keys(settings.warehouse, table, key, wanted, freshness)
+    todo = [i for i in wanted if i not in skipped]
+    params = {
+        "given": len(given),
+        "discovered": 0 if given else len(wanted),
+        "fresh_skipped": len(skipped),
+        "force": force,
+    }
+    with ledger_run(settings, flow, params) as record:
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            fetched = runner(f"fetch-{table}", fetch, settings, chunk)
+            _absorb(record, fetched, runner(f"load-{table}", load, settings.warehouse, fetched, record.run_id))
+            progress(len(chunk))
+        record.counts.setdefault(table, TableCounts()).unchanged += len(skipped)
+    return record
+
+
+def pull_metro_areas(
+    settings: Settings,
+    *,
+    ids: Sequence[str] = (),
+    force: bool = False,
+    freshness: timedelta = DEFAULT_FRESHNESS,
+    runner: StepRunner = run_direct,
+    progress: Progress = no_progress,
+) -> RunRecord:
+    upper = [i.strip().upper() if is_locode(i.strip()) else i.strip() for i in ids]
+    return _pull_reference(
+        settings,
+        "pull_metro_areas",
+        upper,
+        discovered_by=LOCODE_SOURCES,
+        valid=is_locode,
+        table="metro_areas",
+        key="code",
+        force=force,
+        freshness=freshness,
+        fetch=_fetch_metro,
+        load=load_metro_areas,
+        runner=runner,
+        progress=progress,
+    )
+
+
+def pull_document_schemas(
+    settings: Settings,
+    *,
+    ids: Sequence[str] = (),
+    force: bool = False,
+    freshness: timedelta = DEFAULT_FRESHNESS,
+    runner: StepRunner = run_direct,
+    progress: Progress = no_progress,
+) -> RunRecord:
+    return _pull_reference(
+        settings,
+        "pull_document_schemas",
+        ids,
+        discovered_by=SCHEMA_SOURCES,
+        valid=is_schema_id,
+        table="document_schemas",
+        key="id",
+        force=force,
+        freshness=freshness,
+        fetch=_fetch_schemas,
+        load=load_document_schemas,
+        runner=runner,
+        progress=progress,
+    )

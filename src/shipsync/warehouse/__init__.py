@@ -1,0 +1,1 @@
+"""The DuckDB warehouse: schema (SQLModel), migration, bulk upsert loaders, run ledger, views."""

@@ -1,0 +1,104 @@
+"""The run ledger (`sync_runs`): a row when a run starts, completed when it ends, never a secret."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shipsync.api.transport import ClientStats
+from shipsync.redaction import redact
+from shipsync.warehouse.connection import connect
+from shipsync.warehouse.upsert import TableCounts
+
+
+def new_run_id() -> str:
+    """The Prefect flow run id when running inside a flow, else a fresh UUID."""
+    try:
+        from prefect.runtime import flow_run
+
+        run_id = flow_run.id
+        if run_id:
+            return str(run_id)
+    except Exception:
+        pass
+    return str(uuid.uuid4())
+
+
+@dataclass
+class RunRecord:
+    """What a run did, filled in as it goes and written when it ends."""
+
+    run_id: str
+    flow: str
+    parameters: dict[str, Any]
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    stats: ClientStats = field(default_factory=ClientStats)
+    counts: dict[str, TableCounts] = field(default_factory=dict)
+    not_found: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def add_stats(self, stats: ClientStats) -> None:
+        self.stats.requests += stats.requests
+        self.stats.throttled += stats.throttled
+        self.stats.retries += stats.retries
+
+    def counts_dict(self) -> dict[str, dict[str, int]]:
+        return {name: c.as_dict() for name, c in sorted(self.counts.items())}
+
+    def totals(self) -> TableCounts:
+        total = TableCounts()
+        for c in self.counts.values():
+            total.add(c)
+        return total
+
+
+def _json(value: Any) -> str:
+    return redact(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode())
+
+
+def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunRecord:
+    record = RunRecord(run_id=new_run_id(), flow=flow, parameters=dict(parameters))
+    with connect(warehouse) as con:
+        con.execute(
+            "INSERT OR REPLACE INTO sync_runs (run_id, flow, parameters, started_at, status) "
+            "VALUES (?, ?, ?, ?, 'running')",
+            [record.run_id, flow, _json(record.parameters), record.started_at],
+        )
+    return record
+
+
+def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
+    with connect(warehouse) as con:
+        con.execute(
+            "UPDATE sync_runs SET finished_at = ?, status = ?, requests = ?, throttled = ?, retries = ?, "
+            "table_counts = ?, not_found = ?, errors = ? WHERE run_id = ?",
+            [
+                datetime.now(UTC),
+                status,
+                record.stats.requests,
+                record.stats.throttled,
+                record.stats.retries,
+                _json(record.counts_dict()),
+                record.not_found,
+                [redact(e) for e in record.errors],
+                record.run_id,
+            ],
+        )
+
+
+def last_success(warehouse: Path, flow: str) -> datetime | None:
+    """When the last successful run of `flow` started (None if never, or no warehouse yet)."""
+    if not Path(warehouse).exists():
+        return None
+    with connect(warehouse) as con:
+        row = con.execute(
+            "SELECT max(started_at) FROM sync_runs WHERE flow = ? AND status IN ('completed', 'completed_with_errors')",
+            [flow],
+        ).fetchone()
+    return row[0] if row and row[0] is not None else None

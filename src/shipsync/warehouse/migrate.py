@@ -1,0 +1,69 @@
+"""Creating the schema on first use and growing an older file: tables, added columns, views.
+
+The file records its schema version in `_shipsync_schema`. Adding a column is an ALTER TABLE ADD
+COLUMN, which keeps every row. Views are re-created from `warehouse/views/*.sql` each migration.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import duckdb_engine
+from sqlalchemy.schema import CreateTable
+
+from shipsync.warehouse.schema import SCHEMA_VERSION, tables
+
+_DIALECT = duckdb_engine.Dialect()
+
+
+def views_dir() -> Path:
+    """The analysts' views: shipped in the wheel, or the repository's `warehouse/views` in a checkout."""
+    packaged = Path(str(resources.files("shipsync.warehouse"))) / "views"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "warehouse" / "views"
+
+
+def recorded_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = '_shipsync_schema'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = con.execute("SELECT max(version) FROM _shipsync_schema").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create or grow the schema to SCHEMA_VERSION (cheap when it is already there)."""
+    if recorded_version(con) == SCHEMA_VERSION:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        existing: dict[str, set[str]] = {}
+        for table_name, column_name in con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+        ).fetchall():
+            existing.setdefault(table_name, set()).add(column_name)
+        for table in tables():
+            if table.name not in existing:
+                con.execute(str(CreateTable(table).compile(dialect=_DIALECT)))
+                continue
+            for column in table.columns:
+                if column.name not in existing[table.name]:
+                    sql_type = column.type.compile(dialect=_DIALECT)
+                    con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {sql_type}')
+        create_views(con)
+        con.execute("INSERT OR REPLACE INTO _shipsync_schema VALUES (?, ?)", [SCHEMA_VERSION, datetime.now(UTC)])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    for sql_file in sorted(views_dir().glob("*.sql")):
+        con.execute(sql_file.read_text())

@@ -1,0 +1,170 @@
+"""Bulk upsert of Arrow batches with change detection: inserted, updated and unchanged rows.
+
+A batch is staged once, compared with the table on its key, and only new or different rows are
+written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from sqlalchemy import Table
+
+from shipsync.warehouse.schema import table as schema_table
+
+BOOKKEEPING = frozenset({"_synced_at", "_run_id", "first_seen_at", "last_changed_at"})
+
+
+@dataclass
+class TableCounts:
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+
+    def add(self, other: TableCounts) -> None:
+        self.inserted += other.inserted
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.deleted += other.deleted
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "inserted": self.inserted,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+        }
+
+
+def content_columns(table: Table) -> list[str]:
+    return [c.name for c in table.columns if c.name not in BOOKKEEPING]
+
+
+def key_columns(table: Table) -> list[str]:
+    return [c.name for c in table.primary_key.columns]
+
+
+_ARROW_TYPES = {
+    "BIGINT": pa.int64(),
+    "INTEGER": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "BOOLEAN": pa.bool_(),
+    "VARCHAR[]": pa.list_(pa.string()),
+}
+
+
+def arrow_type(sql_type: str) -> pa.DataType:
+    """Strings for text, JSON and timestamps (DuckDB casts them while staging); native otherwise."""
+    return _ARROW_TYPES.get(sql_type, pa.string())
+
+
+def to_arrow(table_name: str, columns: Mapping[str, Sequence[Any]], sql_types: Mapping[str, str]) -> pa.Table:
+    return pa.table({name: pa.array(values, type=arrow_type(sql_types[name])) for name, values in columns.items()})
+
+
+def sql_types(con: duckdb.DuckDBPyConnection, table_name: str) -> dict[str, str]:
+    rows = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main'",
+        [table_name],
+    ).fetchall()
+    return {name: data_type for name, data_type in rows}
+
+
+def _q(name: str) -> str:
+    return f'"{name}"'
+
+
+def upsert(
+    con: duckdb.DuckDBPyConnection,
+    table_name: str,
+    batch: pa.Table,
+    *,
+    run_id: str,
+    synced_at: datetime,
+    types: Mapping[str, str] | None = None,
+) -> TableCounts:
+    """Merge `batch` into `table_name` on its primary key. Call inside a transaction."""
+    if batch.num_rows == 0:
+        return TableCounts()
+    table = schema_table(table_name)
+    keys = key_columns(table)
+    content = [c for c in content_columns(table) if c in batch.column_names]
+    types = types or sql_types(con, table_name)
+    has_seen = "first_seen_at" in types
+    con.register("_incoming", batch)
+    try:
+        casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
+        key_list = ", ".join(_q(k) for k in keys)
+        # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
+            f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
+            f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
+        )
+    finally:
+        con.unregister("_incoming")
+    join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)
+    non_keys = [c for c in content if c not in keys]
+    differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys) or "FALSE"
+    row = con.execute(
+        f"SELECT count(*) FILTER (WHERE t.{_q(keys[0])} IS NULL), "
+        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND ({differs})), count(*) "
+        f"FROM _stage s LEFT JOIN {_q(table_name)} t ON {join}"
+    ).fetchone()
+    assert row is not None
+    inserted, updated, total = int(row[0]), int(row[1]), int(row[2])
+    extra_cols = ["_synced_at", "_run_id"] + (["first_seen_at", "last_changed_at"] if has_seen else [])
+    extra_vals = ["$1", "$2"] + (["$1", "$1"] if has_seen else [])
+    if inserted:
+        con.execute(
+            f"INSERT INTO {_q(table_name)} ({', '.join(_q(c) for c in [*content, *extra_cols])}) "
+            f"SELECT {', '.join('s.' + _q(c) for c in content)}, {', '.join(extra_vals)} FROM _stage s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {_q(table_name)} t WHERE {join})",
+            [synced_at, run_id],
+        )
+    if updated:
+        sets = [f"{_q(c)} = s.{_q(c)}" for c in non_keys] + ["_synced_at = $1", "_run_id = $2"]
+        if has_seen:
+            sets.append("last_changed_at = $1")
+        con.execute(
+            f"UPDATE {_q(table_name)} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND ({differs})",
+            [synced_at, run_id],
+        )
+    con.execute("DROP TABLE IF EXISTS _stage")
+    return TableCounts(inserted=inserted, updated=updated, unchanged=total - inserted - updated)
+
+
+def replace_links(
+    con: duckdb.DuckDBPyConnection,
+    table_name: str,
+    owner_column: str,
+    owners: Sequence[str],
+    batch: pa.Table,
+    *,
+    run_id: str,
+    synced_at: datetime,
+) -> TableCounts:
+    """Upsert link rows and delete the links of `owners` that the batch no longer has."""
+    counts = upsert(con, table_name, batch, run_id=run_id, synced_at=synced_at)
+    if not owners:
+        return counts
+    other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
+    con.register("_owners", pa.table({"owner": pa.array(list(owners), pa.string())}))
+    con.register("_links", batch.select([owner_column, other]))
+    try:
+        row = con.execute(
+            f"DELETE FROM {_q(table_name)} t WHERE t.{_q(owner_column)} IN (SELECT owner FROM _owners) "
+            f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{_q(owner_column)} = t.{_q(owner_column)} "
+            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING 1"
+        ).fetchall()
+    finally:
+        con.unregister("_owners")
+        con.unregister("_links")
+    counts.deleted += len(row)
+    return counts

@@ -1,0 +1,19 @@
+-- One row per document: who sent it, what it is, and how many shipments and containers it covers.
+CREATE OR REPLACE VIEW document_overview AS
+SELECT
+    d.id AS document_id,
+    d.name,
+    d.document_type,
+    coalesce(d.document_type_manual, d.document_type) AS effective_document_type,
+    d.source,
+    d.file_name,
+    d.file_size_bytes,
+    d.created_at,
+    d.account_id,
+    a.company_name AS account_name,
+    (SELECT count(*) FROM document_shipments s WHERE s.document_id = d.id) AS shipment_count,
+    (SELECT count(*) FROM document_containers c WHERE c.document_id = d.id) AS container_count,
+    r.attributes->>'schema_version' AS extracted_with_schema
+FROM documents d
+LEFT JOIN accounts a ON a.id = d.account_id
+LEFT JOIN document_representations r ON r.id = d.last_document_representation_id;
