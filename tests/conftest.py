@@ -67,3 +67,47 @@ def sandbox(make_sandbox: SandboxFactory) -> RunningSandbox:
 
 
 __all__ = ["K1", "K2", "RateLimit", "RunningSandbox", "SandboxFactory"]
+
+
+def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **overrides: object):  # type: ignore[no-untyped-def]
+    """Settings pointing at a sandbox and a warehouse file, with fast retries."""
+    from shipsync.config import load_settings
+
+    values: dict[str, object] = {
+        "api_url": sandbox.api_url,
+        "api_key": key,
+        "warehouse": warehouse,
+        "rate_limit": "0",
+        "retry_base_delay": 0.01,
+        "max_retries": 6,
+    }
+    values.update(overrides)
+    return load_settings(**values)
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    return tmp_path / "warehouse" / "shipsync.duckdb"
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """One ephemeral Prefect API for the whole session (it takes ~10 s to start)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture
+def flow_env(monkeypatch: pytest.MonkeyPatch, sandbox: RunningSandbox, warehouse: Path) -> Path:
+    """SHIPSYNC_* pointing the flows at the sandbox and a fresh warehouse."""
+    for name, value in {
+        "SHIPSYNC_API_URL": sandbox.api_url,
+        "SHIPSYNC_API_KEY": K1,
+        "SHIPSYNC_WAREHOUSE": str(warehouse),
+        "SHIPSYNC_RATE_LIMIT": "0",
+        "SHIPSYNC_RETRY_BASE_DELAY": "0.01",
+    }.items():
+        monkeypatch.setenv(name, value)
+    return warehouse

@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     read_timeout: float = Field(default=30.0, gt=0)
     concurrency: int = Field(default=8, ge=1, le=64)
     max_retries: int = Field(default=5, ge=0, le=20)
+    retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     webhook_secrets: SecretStr | None = None
 
     @field_validator("api_url")

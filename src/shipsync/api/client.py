@@ -80,7 +80,7 @@ class AsyncShipsyncClient:
             settings.require_api_key(),
             rate_limit=settings.rate,
             limiter=limiter,
-            policy=RetryPolicy(max_retries=settings.max_retries),
+            policy=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.retry_base_delay),
             concurrency=settings.concurrency,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,

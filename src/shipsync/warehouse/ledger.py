@@ -17,17 +17,15 @@ from shipsync.warehouse.connection import connect
 from shipsync.warehouse.upsert import TableCounts
 
 
-def new_run_id() -> str:
-    """The Prefect flow run id when running inside a flow, else a fresh UUID."""
+def prefect_flow_run_id() -> str | None:
+    """The Prefect flow run this code runs in, if any (one flow run may hold several runs)."""
     try:
         from prefect.runtime import flow_run
 
         run_id = flow_run.id
-        if run_id:
-            return str(run_id)
-    except Exception:
-        pass
-    return str(uuid.uuid4())
+    except Exception:  # outside Prefect there is simply no flow run
+        return None
+    return str(run_id) if run_id else None
 
 
 @dataclass
@@ -63,12 +61,12 @@ def _json(value: Any) -> str:
 
 
 def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunRecord:
-    record = RunRecord(run_id=new_run_id(), flow=flow, parameters=dict(parameters))
+    record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
     with connect(warehouse) as con:
         con.execute(
-            "INSERT OR REPLACE INTO sync_runs (run_id, flow, parameters, started_at, status) "
-            "VALUES (?, ?, ?, ?, 'running')",
-            [record.run_id, flow, _json(record.parameters), record.started_at],
+            "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) "
+            "VALUES (?, ?, ?, ?, ?, 'running')",
+            [record.run_id, flow, prefect_flow_run_id(), _json(record.parameters), record.started_at],
         )
     return record
 

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def ts(**kw: Any) -> Any:
@@ -218,6 +218,7 @@ class SyncRunRow(SQLModel, table=True):
     __tablename__ = "sync_runs"
     run_id: str = Field(primary_key=True)
     flow: str
+    prefect_flow_run_id: str | None = None
     parameters: dict[str, Any] | None = json_field()
     started_at: datetime | None = ts()
     finished_at: datetime | None = ts()

@@ -1,0 +1,52 @@
+"""The pull flows run as real Prefect flows: a ledger row per run and a markdown artifact of counts."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import duckdb
+import pytest
+from flows.pull import pull_all, pull_documents, pull_metro_areas
+from prefect.client.orchestration import get_client
+
+
+async def _artifacts(key: str) -> list[str]:
+    async with get_client() as client:
+        # Posted directly: this Prefect client sends null for absent filters, which its server
+        # (FastAPI < 0.155) refuses, and empty filters match nothing.
+        response = await client._client.post(
+            "/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 50}
+        )
+        response.raise_for_status()
+    return [str(a["data"]) for a in response.json()]
+
+
+@pytest.mark.slow
+def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
+    pull_all()
+    pull_all()
+    con = duckdb.connect(str(flow_env), read_only=True)
+    runs = con.execute("SELECT flow, status, prefect_flow_run_id FROM sync_runs ORDER BY started_at").fetchall()
+    documents = con.execute("SELECT count(*) FROM documents").fetchone()
+    con.close()
+    assert len(runs) == 8 and {status for _, status, _ in runs} == {"completed"}
+    assert len({flow_run for _, _, flow_run in runs}) == 2  # two flow runs, four pulls each
+    assert documents == (30,)
+    markdown = asyncio.run(_artifacts("pull-all"))
+    assert len(markdown) == 2 and "| documents |" in markdown[0] and "pull_metro_areas" in markdown[0]
+
+
+@pytest.mark.slow
+def test_flows_with_ids_and_not_found(prefect_harness: None, flow_env: Path, tmp_path: Path) -> None:
+    ids_file = tmp_path / "ids.txt"
+    ids_file.write_text("missing-document\n")
+    pull_documents(ids=["also-missing"], ids_file=str(ids_file))
+    pull_metro_areas(locodes=["USLAX", "ZZZZZ"])
+    con = duckdb.connect(str(flow_env), read_only=True)
+    rows = con.execute("SELECT flow, status, not_found FROM sync_runs ORDER BY started_at").fetchall()
+    con.close()
+    assert rows[0][:2] == ("pull_documents", "completed_with_errors")
+    assert sorted(rows[0][2]) == ["also-missing", "missing-document"]
+    assert rows[1][1:] == ("completed_with_errors", ["ZZZZZ"])
+    assert "**Not found (1):** ZZZZZ" in asyncio.run(_artifacts("pull-metro-areas"))[0]
