@@ -70,7 +70,8 @@ def test_pull_all_matches_the_sandbox_and_reruns_change_nothing(sandbox: Running
     assert (
         count(
             warehouse,
-            "SELECT count(*) FROM documents WHERE self_link IS NULL OR download_link IS NULL OR file_size_bytes IS NULL",
+            "SELECT count(*) FROM documents "
+            "WHERE self_link IS NULL OR download_link IS NULL OR file_size_bytes IS NULL",
         )
         == 0
     )

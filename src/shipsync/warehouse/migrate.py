@@ -6,6 +6,7 @@ COLUMN, which keeps every row. Views are re-created from `warehouse/views/*.sql`
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -37,9 +38,25 @@ def recorded_version(con: duckdb.DuckDBPyConnection) -> int | None:
     return int(row[0]) if row and row[0] is not None else None
 
 
+def views_digest() -> str:
+    digest = hashlib.sha256()
+    for sql_file in sorted(views_dir().glob("*.sql")):
+        digest.update(sql_file.name.encode() + b"\0" + sql_file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _recorded_views(con: duckdb.DuckDBPyConnection) -> str | None:
+    try:
+        row = con.execute("SELECT digest FROM _shipsync_views").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return str(row[0]) if row else None
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create or grow the schema to SCHEMA_VERSION (cheap when it is already there)."""
-    if recorded_version(con) == SCHEMA_VERSION:
+    """Create or grow the schema to SCHEMA_VERSION, and the views to their SQL (cheap when current)."""
+    digest = views_digest()
+    if recorded_version(con) == SCHEMA_VERSION and _recorded_views(con) == digest:
         return
     con.execute("BEGIN TRANSACTION")
     try:
@@ -57,6 +74,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
                     sql_type = column.type.compile(dialect=_DIALECT)
                     con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {sql_type}')
         create_views(con)
+        con.execute("CREATE OR REPLACE TABLE _shipsync_views AS SELECT ? AS digest", [digest])
         con.execute("INSERT OR REPLACE INTO _shipsync_schema VALUES (?, ?)", [SCHEMA_VERSION, datetime.now(UTC)])
         con.execute("COMMIT")
     except BaseException:
