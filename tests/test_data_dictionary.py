@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import RunningSandbox, settings_for
 
+from conftest import RunningSandbox, settings_for
 from shipsync.pull.everything import pull_all
 from shipsync.warehouse.schema import tables
 

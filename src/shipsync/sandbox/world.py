@@ -153,6 +153,19 @@ def _definition_resource(definition_id: str, spec: dict[str, Any]) -> tuple[Reso
 
 def _build_account(index: int, *, seed: int, documents: int) -> Account:
     rng = random.Random(f"{seed}/{index}")
+    account, users = new_account(index, seed)
+    shipments = [_shipment(rng, seed, index, s) for s in range(max(1, documents // 2 + 1))]
+    add_shipments(account, rng, seed, index, shipments)
+    for d in range(documents):
+        _add_document(account, rng, seed, index, d, shipments, users)
+    for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
+        tracking_request = _tracking_request(rng, seed, index, t, shipment)
+        account.tracking_requests[tracking_request["id"]] = tracking_request
+    return account
+
+
+def new_account(index: int, seed: int) -> tuple[Account, list[Resource]]:
+    """An account with its three users, and nothing else yet."""
     account_id = stable_id("account", seed, index)
     account = Account(id=account_id, company_name=COMPANY_NAMES[index % len(COMPANY_NAMES)])
     account.add_related({"id": account_id, "type": "account", "attributes": {"company_name": account.company_name}})
@@ -166,21 +179,17 @@ def _build_account(index: int, *, seed: int, documents: int) -> Account:
         }
         users.append(user)
         account.add_related(user)
+    return account, users
 
-    shipments = [_shipment(rng, seed, index, s) for s in range(max(1, documents // 2 + 1))]
+
+def add_shipments(account: Account, rng: random.Random, seed: int, index: int, shipments: list[Resource]) -> None:
+    """Store shipments with one to three containers each."""
     for shipment in shipments:
         account.add_related(shipment)
         containers = [_container(rng, seed, index, shipment, c) for c in range(rng.randint(1, 3))]
         for container in containers:
             account.add_related(container)
         shipment["relationships"]["containers"] = {"data": [{"type": "container", "id": c["id"]} for c in containers]}
-
-    for d in range(documents):
-        _add_document(account, rng, seed, index, d, shipments, users)
-    for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
-        tracking_request = _tracking_request(rng, seed, index, t, shipment)
-        account.tracking_requests[tracking_request["id"]] = tracking_request
-    return account
 
 
 def _shipment(rng: random.Random, seed: int, account: int, n: int) -> Resource:
@@ -228,11 +237,13 @@ def _add_document(
     d: int,
     shipments: list[Resource],
     users: list[Resource],
+    first_shipment: int = 0,
 ) -> None:
+    """Add document `d`; `shipments` starts at shipment number `first_shipment` (for streaming)."""
     doc_id = stable_id("document", seed, index, d)
     doc_type = DOCUMENT_TYPES[d % len(DOCUMENT_TYPES)]
     created = EPOCH + timedelta(hours=d * 3 + rng.randint(0, 2))
-    linked_shipments = [shipments[(d // 2) % len(shipments)]]
+    linked_shipments = [shipments[(d // 2 - first_shipment) % len(shipments)]]
     if rng.random() < 0.2:
         linked_shipments.append(shipments[rng.randrange(len(shipments))])
     linked_shipments = list({s["id"]: s for s in linked_shipments}.values())

@@ -28,7 +28,7 @@ def write_batch_with(
     synced_at = synced_at or datetime.now(UTC)
     counts: dict[str, TableCounts] = {}
     for table_name, columns in batch.items():
-        types = sql_types(con, table_name)
+        types = sql_types(table_name)
         arrow = to_arrow(table_name, columns, types)
         if table_name in LINK_TABLES:
             owners = (link_owners or {}).get(table_name, ())

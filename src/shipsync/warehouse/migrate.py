@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -29,15 +30,14 @@ def views_dir() -> Path:
 
 
 def recorded_version(con: duckdb.DuckDBPyConnection) -> int | None:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = '_shipsync_schema'"
-    ).fetchone()
-    if not exists or not exists[0]:
+    try:
+        row = con.execute("SELECT max(version) FROM _shipsync_schema").fetchone()
+    except duckdb.CatalogException:
         return None
-    row = con.execute("SELECT max(version) FROM _shipsync_schema").fetchone()
     return int(row[0]) if row and row[0] is not None else None
 
 
+@cache
 def views_digest() -> str:
     digest = hashlib.sha256()
     for sql_file in sorted(views_dir().glob("*.sql")):

@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import duckdb
+import duckdb_engine
 import pyarrow as pa
 from sqlalchemy import Table
 
 from shipsync.warehouse.schema import table as schema_table
+
+_DIALECT = duckdb_engine.Dialect()
 
 BOOKKEEPING = frozenset({"_synced_at", "_run_id", "first_seen_at", "last_changed_at"})
 
@@ -54,6 +58,7 @@ _ARROW_TYPES = {
     "BIGINT": pa.int64(),
     "INTEGER": pa.int64(),
     "DOUBLE": pa.float64(),
+    "DOUBLE PRECISION": pa.float64(),
     "BOOLEAN": pa.bool_(),
     "VARCHAR[]": pa.list_(pa.string()),
 }
@@ -68,12 +73,15 @@ def to_arrow(table_name: str, columns: Mapping[str, Sequence[Any]], sql_types: M
     return pa.table({name: pa.array(values, type=arrow_type(sql_types[name])) for name, values in columns.items()})
 
 
-def sql_types(con: duckdb.DuckDBPyConnection, table_name: str) -> dict[str, str]:
-    rows = con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main'",
-        [table_name],
-    ).fetchall()
-    return {name: data_type for name, data_type in rows}
+@cache
+def sql_types(table_name: str) -> dict[str, str]:
+    """Column name to DuckDB type, compiled from the schema (no catalog query per batch)."""
+    return {c.name: c.type.compile(dialect=_DIALECT) for c in schema_table(table_name).columns}
+
+
+def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
+    columns = [batch.column(k).to_pylist() for k in keys]
+    return len(set(zip(*columns, strict=True))) == batch.num_rows
 
 
 def _q(name: str) -> str:
@@ -95,18 +103,21 @@ def upsert(
     table = schema_table(table_name)
     keys = key_columns(table)
     content = [c for c in content_columns(table) if c in batch.column_names]
-    types = types or sql_types(con, table_name)
+    types = types or sql_types(table_name)
     has_seen = "first_seen_at" in types
     con.register("_incoming", batch)
     try:
         casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
         key_list = ", ".join(_q(k) for k in keys)
-        # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
-            f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
-            f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
-        )
+        if _keys_unique(batch, keys):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
+        else:
+            # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
+                f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
+                f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
+            )
     finally:
         con.unregister("_incoming")
     join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)

@@ -1,0 +1,158 @@
+"""Three ways to load the same document pages (NDJSON, one response body per line) into DuckDB.
+
+Run one path per process (`python -m shipsync.bench.load_paths PATH FILE WAREHOUSE`) so that each
+peak RSS is its own. Prints one JSON line: seconds, peak RSS (MB), documents in the warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+from shipsync.warehouse.connection import connect
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.normalize import document_page_columns
+
+PAGES_PER_BATCH = 10  # as the pull flow: 10 pages of 100 documents per write
+
+
+def read_pages(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open("rb") as lines:
+        for line in lines:
+            yield orjson.loads(line)
+
+
+def load_shipsync(pages_file: Path, warehouse: Path) -> None:
+    pages = read_pages(pages_file)
+    while batch_pages := list(islice(pages, PAGES_PER_BATCH)):
+        data = [d for p in batch_pages for d in p["data"]]
+        included = [r for p in batch_pages for r in p["included"]]
+        owners = [d["id"] for d in data]
+        write_batch(
+            warehouse,
+            document_page_columns(data, included),
+            run_id="bench",
+            link_owners={"document_shipments": owners, "document_containers": owners},
+        )
+
+
+def _ts(expr: str) -> str:
+    return f"CAST({expr} AS TIMESTAMPTZ)"
+
+
+def _related_sql(table: str, type_: str) -> str:
+    return (
+        f"INSERT OR REPLACE INTO {table} (id, attributes, relationships, first_seen_at, last_changed_at, _synced_at, _run_id) "
+        f"SELECT r->>'id', r->'attributes', r->'relationships', now(), now(), now(), 'duckdb' FROM included "
+        f"WHERE r->>'type' = '{type_}' QUALIFY row_number() OVER (PARTITION BY r->>'id') = 1"
+    )
+
+
+def load_duckdb(pages_file: Path, warehouse: Path) -> None:
+    """DuckDB's own path: read_json over the file, then INSERT OR REPLACE into the same tables."""
+    with connect(warehouse) as con:  # schema only: the loading below is plain DuckDB SQL
+        pass
+    con = duckdb.connect(str(warehouse))
+    con.execute("BEGIN TRANSACTION")
+    con.execute(
+        f"CREATE TEMP TABLE raw AS SELECT * FROM read_json('{pages_file}', format='newline_delimited', "
+        "columns={data: 'JSON[]', included: 'JSON[]'}, maximum_object_size=1000000000)"
+    )
+    con.execute("CREATE TEMP TABLE docs AS SELECT unnest(data) AS d FROM raw")
+    con.execute("CREATE TEMP TABLE included AS SELECT unnest(included) AS r FROM raw")
+    a = "d->'attributes'"
+    con.execute(
+        "INSERT OR REPLACE INTO documents (id, name, document_type, document_type_manual, classification_notes, source, "
+        "file_name, file_content_type, file_size_bytes, created_at, updated_at, account_id, user_id, email_submission_id, "
+        "last_document_representation_id, self_link, download_link, _synced_at, _run_id) "
+        f"SELECT d->>'id', {a}->>'name', {a}->>'document_type', {a}->>'document_type_manual', "
+        f"{a}->>'classification_notes', {a}->>'source', {a}->>'file_name', {a}->>'file_content_type', "
+        f"CAST({a}->>'file_size_bytes' AS BIGINT), {_ts(a + chr(45) + '>>' + repr('created_at'))}, "
+        f"{_ts(a + chr(45) + '>>' + repr('updated_at'))}, "
+        "d->'relationships'->'account'->'data'->>'id', d->'relationships'->'user'->'data'->>'id', "
+        "d->'relationships'->'email_submission'->'data'->>'id', "
+        "d->'relationships'->'last_document_representation'->'data'->>'id', "
+        "d->'links'->>'self', d->'links'->>'download', now(), 'duckdb' FROM docs"
+    )
+    for table, rel, column in (
+        ("document_shipments", "shipments", "shipment_id"),
+        ("document_containers", "cargos", "container_id"),
+    ):
+        con.execute(
+            f"INSERT OR REPLACE INTO {table} (document_id, {column}, _synced_at, _run_id) "
+            f"SELECT DISTINCT d->>'id', unnest(CAST(d->'relationships'->'{rel}'->'data' AS JSON[]))->>'id', now(), 'duckdb' FROM docs"
+        )
+    con.execute(
+        "INSERT OR REPLACE INTO accounts (id, company_name, _synced_at, _run_id) "
+        "SELECT DISTINCT r->>'id', r->'attributes'->>'company_name', now(), 'duckdb' FROM included WHERE r->>'type' = 'account'"
+    )
+    for table, type_ in (
+        ("users", "user"),
+        ("shipments", "shipment"),
+        ("containers", "container"),
+        ("email_submissions", "email_submission"),
+        ("document_representations", "document_representation"),
+    ):
+        con.execute(_related_sql(table, type_))
+    con.execute("COMMIT")
+    con.close()
+
+
+def load_dlt(pages_file: Path, warehouse: Path) -> None:
+    """dlt with write_disposition='merge' on the same dicts: documents and included resources by type."""
+    import dlt
+
+    pipeline = dlt.pipeline(
+        pipeline_name="shipsync_bench",
+        destination=dlt.destinations.duckdb(str(warehouse)),
+        dataset_name="bench",
+        pipelines_dir=str(warehouse.parent / "dlt_pipelines"),
+        progress=None,
+    )
+
+    @dlt.resource(name="documents", write_disposition="merge", primary_key="id")
+    def documents() -> Iterator[list[dict[str, Any]]]:
+        for page in read_pages(pages_file):
+            yield page["data"]
+
+    @dlt.resource(write_disposition="merge", primary_key="id", table_name=lambda r: r["type"])
+    def included() -> Iterator[list[dict[str, Any]]]:
+        for page in read_pages(pages_file):
+            yield page["included"]
+
+    pipeline.run([documents(), included()])
+
+
+def documents_in(warehouse: Path, table: str) -> int:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        con.close()
+
+
+PATHS = {"shipsync": load_shipsync, "duckdb": load_duckdb, "dlt": load_dlt}
+
+
+def main() -> None:
+    kind, pages_file, warehouse = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    started = time.perf_counter()
+    PATHS[kind](pages_file, warehouse)
+    seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    table = "bench.documents" if kind == "dlt" else "documents"
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak_mb, "documents": documents_in(warehouse, table)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Document pages exactly as the sandbox serves them, generated one page at a time.
+
+For benchmarks at sizes the in-memory sandbox should not hold (100,000 documents): each page is a
+`GET /documents?include=...` response body, built by the same code that seeds the sandbox.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from shipsync.sandbox.routes_read import INCLUDABLE, _related_of
+from shipsync.sandbox.world import _add_document, _shipment, add_shipments, new_account
+
+
+def document_pages(total: int, *, page_size: int = 100, seed: int = 7) -> Iterator[dict[str, Any]]:
+    rng = random.Random(f"{seed}/stream")
+    for start in range(0, total, page_size):
+        account, users = new_account(0, seed)
+        end = min(total, start + page_size)
+        first = start // 2
+        shipments = [_shipment(rng, seed, 0, s) for s in range(first, end // 2 + 1)]
+        add_shipments(account, rng, seed, 0, shipments)
+        for d in range(start, end):
+            _add_document(account, rng, seed, 0, d, shipments, users, first_shipment=first)
+        documents = list(account.documents.values())
+        yield {
+            "data": documents,
+            "included": _related_of(account, documents, list(INCLUDABLE)),
+            "links": {"self": f"/v2/documents?page[number]={start // page_size + 1}"},
+        }
