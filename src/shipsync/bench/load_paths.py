@@ -116,7 +116,6 @@ def load_dlt(pages_file: Path, warehouse: Path) -> None:
         destination=dlt.destinations.duckdb(str(warehouse)),
         dataset_name="bench",
         pipelines_dir=str(warehouse.parent / "dlt_pipelines"),
-        progress=None,
     )
 
     @dlt.resource(name="documents", write_disposition="merge", primary_key="id")

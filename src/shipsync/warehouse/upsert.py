@@ -81,7 +81,7 @@ def sql_types(table_name: str) -> dict[str, str]:
 
 def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
     columns = [batch.column(k).to_pylist() for k in keys]
-    return len(set(zip(*columns, strict=True))) == batch.num_rows
+    return len(set(zip(*columns, strict=True))) == int(batch.num_rows)
 
 
 def _q(name: str) -> str:
