@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import duckdb_engine
 import orjson
+from sqlalchemy.schema import CreateTable
 
-from shipsync.warehouse.connection import connect
+from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow writes them
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
-
-PAGES_PER_BATCH = 10  # as the pull flow: 10 pages of 100 documents per write
+from shipsync.warehouse.schema import tables
 
 
 def read_pages(path: Path) -> Iterator[dict[str, Any]]:
@@ -59,9 +60,10 @@ def _related_sql(table: str, type_: str) -> str:
 
 def load_duckdb(pages_file: Path, warehouse: Path) -> None:
     """DuckDB's own path: read_json over the file, then INSERT OR REPLACE into the same tables."""
-    with connect(warehouse) as con:  # schema only: the loading below is plain DuckDB SQL
-        pass
     con = duckdb.connect(str(warehouse))
+    # The same tables, with the PRIMARY KEY constraints that INSERT OR REPLACE needs.
+    for schema_table in tables():
+        con.execute(str(CreateTable(schema_table).compile(dialect=duckdb_engine.Dialect())))
     con.execute("BEGIN TRANSACTION")
     con.execute(
         f"CREATE TEMP TABLE raw AS SELECT * FROM read_json('{pages_file}', format='newline_delimited', "

@@ -8,24 +8,20 @@ from pathlib import Path
 
 from shipsync.api.documents import ALL_INCLUDES
 from shipsync.config import Settings
+from shipsync.errors import InputError
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.run import ledger_run
-from shipsync.pull.steps import Progress, StepRunner, no_progress, run_direct
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
 from shipsync.warehouse.ledger import RunRecord
-from shipsync.warehouse.load import add_counts, write_batch
+from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.upsert import TableCounts
 
-ID_BATCH = 500  # documents fetched by id per task
-PAGES_PER_BATCH = 10  # listing pages (100 documents each) per task
-
-
-def fetch_documents_by_id(settings: Settings, ids: Sequence[str]) -> Fetched:
-    return asyncio.run(fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES)))
-
-
-def fetch_documents_page_batch(settings: Settings, start: str | None, pages: int) -> Fetched:
-    return asyncio.run(fetch_pages(settings, lambda client: client.documents.list_pages(ALL_INCLUDES), start, pages))
+ID_BATCH = 500  # documents fetched by id per batch
+# Listing pages (100 documents each) per batch. Each batch is one open-write-checkpoint-close of the
+# warehouse and one Prefect task: 5,000 documents per batch keeps both fixed costs small (measured:
+# half the time of 1,000-document batches) while memory stays bounded by the batch, not the pull.
+PAGES_PER_BATCH = 50
 
 
 def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
@@ -37,10 +33,19 @@ def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
     )
 
 
+def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
+    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES)))
+    return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
+
+
+def documents_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
+    listing = lambda client: client.documents.list_pages(ALL_INCLUDES)  # noqa: E731
+    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
+    return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
+
+
 def read_ids_file(path: Path) -> list[str]:
     """One id per line; blank lines and `#` comments skipped."""
-    from shipsync.errors import InputError
-
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
@@ -48,13 +53,6 @@ def read_ids_file(path: Path) -> list[str]:
     except UnicodeDecodeError:
         raise InputError(f"{path}: ids file is not UTF-8 text") from None
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
-def _absorb(record: RunRecord, fetched: Fetched, counts: dict[str, TableCounts]) -> None:
-    record.add_stats(fetched.stats)
-    record.not_found.extend(fetched.not_found)
-    record.errors.extend(fetched.failed)
-    add_counts(record.counts, counts)
 
 
 def pull_documents(
@@ -67,29 +65,18 @@ def pull_documents(
 ) -> RunRecord:
     wanted = list(dict.fromkeys(ids))
     if not wanted and not all_documents:
-        from shipsync.errors import InputError
-
         raise InputError("pull documents needs ids (--id, --ids-file) or --all")
-    params = {"ids": len(wanted), "all": all_documents}
-    with ledger_run(settings, "pull_documents", params) as record:
+    with ledger_run(settings, "pull_documents", {"ids": len(wanted), "all": all_documents}) as record:
         for start in range(0, len(wanted), ID_BATCH):
             chunk = wanted[start : start + ID_BATCH]
-            fetched = runner("fetch-documents", fetch_documents_by_id, settings, chunk)
-            _absorb(
-                record, fetched, runner("load-documents", load_documents, settings.warehouse, fetched, record.run_id)
-            )
+            absorb(record, runner("documents-by-id", documents_by_id, settings, chunk, record.run_id))
             progress(len(chunk))
-        if all_documents:
-            cursor: str | None = None
-            while True:
-                fetched = runner("fetch-document-pages", fetch_documents_page_batch, settings, cursor, PAGES_PER_BATCH)
-                _absorb(
-                    record,
-                    fetched,
-                    runner("load-documents", load_documents, settings.warehouse, fetched, record.run_id),
-                )
-                progress(len(fetched.data))
-                cursor = fetched.next_link
-                if cursor is None:
-                    break
+        cursor: str | None = None
+        while all_documents:
+            outcome = runner("documents-pages", documents_pages, settings, cursor, record.run_id)
+            absorb(record, outcome)
+            progress(outcome.fetched)
+            cursor = outcome.next_link
+            if cursor is None:
+                break
     return record

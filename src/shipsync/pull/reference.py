@@ -9,14 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from shipsync.config import Settings
-from shipsync.pull.documents import _absorb
-from shipsync.pull.fetch import Fetched, fetch_each
+from shipsync.pull.fetch import fetch_each
 from shipsync.pull.run import ledger_run
-from shipsync.pull.steps import Progress, StepRunner, no_progress, run_direct
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.ledger import RunRecord
 from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.normalize import Batch, document_schema_columns, metro_area_columns
+from shipsync.warehouse.normalize import document_schema_columns, metro_area_columns
 from shipsync.warehouse.upsert import TableCounts
 
 DEFAULT_FRESHNESS = timedelta(days=7)
@@ -73,25 +72,14 @@ def is_schema_id(value: str) -> bool:
     return "@" in value
 
 
-def _fetch_metro(settings: Settings, ids: Sequence[str]) -> Fetched:
-    return asyncio.run(fetch_each(settings, ids, lambda client, i: client.metro_areas.get_page(i)))
+def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
+    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.metro_areas.get_page(i)))
+    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(fetched.data), run_id=run_id))
 
 
-def _fetch_schemas(settings: Settings, ids: Sequence[str]) -> Fetched:
-    return asyncio.run(fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i)))
-
-
-def _load(
-    normalize: Callable[[Sequence[dict[str, object]]], Batch],
-) -> Callable[[Path, Fetched, str], dict[str, TableCounts]]:
-    def load(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
-        return write_batch(warehouse, normalize(fetched.data), run_id=run_id)
-
-    return load
-
-
-load_metro_areas = _load(metro_area_columns)
-load_document_schemas = _load(document_schema_columns)
+def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
+    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i)))
+    return outcome_of(fetched, write_batch(settings.warehouse, document_schema_columns(fetched.data), run_id=run_id))
 
 
 def _pull_reference(
@@ -105,8 +93,7 @@ def _pull_reference(
     key: str,
     force: bool,
     freshness: timedelta,
-    fetch: Callable[[Settings, Sequence[str]], Fetched],
-    load: Callable[[Path, Fetched, str], dict[str, TableCounts]],
+    batch: Callable[[Settings, Sequence[str], str], BatchOutcome],
     runner: StepRunner,
     progress: Progress,
 ) -> RunRecord:
@@ -123,8 +110,7 @@ def _pull_reference(
     with ledger_run(settings, flow, params) as record:
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
-            fetched = runner(f"fetch-{table}", fetch, settings, chunk)
-            _absorb(record, fetched, runner(f"load-{table}", load, settings.warehouse, fetched, record.run_id))
+            absorb(record, runner(table.replace("_", "-"), batch, settings, chunk, record.run_id))
             progress(len(chunk))
         record.counts.setdefault(table, TableCounts()).unchanged += len(skipped)
     return record
@@ -150,8 +136,7 @@ def pull_metro_areas(
         key="code",
         force=force,
         freshness=freshness,
-        fetch=_fetch_metro,
-        load=load_metro_areas,
+        batch=metro_areas_batch,
         runner=runner,
         progress=progress,
     )
@@ -176,8 +161,7 @@ def pull_document_schemas(
         key="id",
         force=force,
         freshness=freshness,
-        fetch=_fetch_schemas,
-        load=load_document_schemas,
+        batch=document_schemas_batch,
         runner=runner,
         progress=progress,
     )
