@@ -48,9 +48,7 @@ async def test_403_404_422(sandbox: RunningSandbox) -> None:
             await client.documents.get("no-such-document")
         assert missing.value.errors[0].detail == "Couldn't find Document"
         with pytest.raises(ValidationError) as invalid:
-            await client.custom_field_definitions.create(
-                entity_type="Boat", api_slug="x", display_name="x", data_type="number"
-            )
+            await client.custom_field_definitions.create(entity_type="Boat", api_slug="x", display_name="x", data_type="number")
         assert invalid.value.errors[0].pointer == "/data/attributes/entity_type"
 
 
@@ -98,9 +96,7 @@ def _bad_service() -> Starlette:
         if kind == "nodata":
             return Response(json.dumps({"meta": {}}), 200, media_type="application/json")
         if kind == "noid":
-            return Response(
-                json.dumps({"data": {"type": "metro_area", "attributes": {}}}), 200, media_type="application/json"
-            )
+            return Response(json.dumps({"data": {"type": "metro_area", "attributes": {}}}), 200, media_type="application/json")
         if kind == "slow":
             await asyncio.sleep(2)
         return Response("{}", 200, media_type="application/json")
@@ -121,9 +117,7 @@ def _bad_service() -> Starlette:
 )
 async def test_malformed_service_responses(kind: str, error: type[ApiError]) -> None:
     with BackgroundServer(_bad_service()) as server:
-        async with AsyncShipsyncClient(
-            f"{server.url}/v2", K1, rate_limit=None, policy=FAST, read_timeout=0.3
-        ) as client:
+        async with AsyncShipsyncClient(f"{server.url}/v2", K1, rate_limit=None, policy=FAST, read_timeout=0.3) as client:
             with pytest.raises(error) as caught:
                 await client.metro_areas.get(kind)
     assert isinstance(caught.value, ApiError)

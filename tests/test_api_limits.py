@@ -74,9 +74,7 @@ async def test_accounts_are_isolated(sandbox: RunningSandbox) -> None:
         )
         webhook = await one.webhooks.create("https://example.test/k1", [])
         container_id = world.accounts[K1].documents[doc_id]["relationships"]["cargos"]["data"][0]["id"]
-        value = await one.custom_fields.create(
-            entity_type="container", entity_id=container_id, api_slug="k1_only", value="x"
-        )
+        value = await one.custom_fields.create(entity_type="container", entity_id=container_id, api_slug="k1_only", value="x")
         for attempt in (
             two.documents.get(doc_id),
             two.tracking_requests.update(tr_id, {"tags": ["x"]}),
@@ -94,9 +92,7 @@ async def test_accounts_are_isolated(sandbox: RunningSandbox) -> None:
         assert await two.custom_fields.list() == []
         own_container = next(iter(world.accounts[K2].documents.values()))["relationships"]["cargos"]["data"][0]["id"]
         try:
-            await two.custom_fields.create(
-                entity_type="container", entity_id=own_container, api_slug="k1_only", value="x"
-            )
+            await two.custom_fields.create(entity_type="container", entity_id=own_container, api_slug="k1_only", value="x")
             raise AssertionError("K2 used K1's definition")
         except ShipsyncError as exc:
             assert "api_slug" in str(exc)

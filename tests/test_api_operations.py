@@ -81,9 +81,7 @@ async def test_tracking_requests_list_filter_and_patch(sandbox: RunningSandbox) 
     async with sandbox.client() as client:
         everything = await client.tracking_requests.list()
         assert {tr.status for tr in everything} >= {"pending", "created", "failed"}
-        assert any(tr.failed_reason for tr in everything) and any(
-            tr.is_retrying and tr.retry_count for tr in everything
-        )
+        assert any(tr.failed_reason for tr in everything) and any(tr.is_retrying and tr.retry_count for tr in everything)
         target = everything[0]
         found = await client.tracking_requests.list(request_number=target.request_number)
         assert [tr.id for tr in found] == [target.id]
@@ -134,21 +132,15 @@ async def test_definitions_options_and_custom_fields(sandbox: RunningSandbox) ->
             )
         assert dup.value.errors[0].pointer == "/data/attributes/api_slug"
 
-        container_id = next(iter(sandbox.state.world.accounts[K1].documents.values()))["relationships"]["cargos"][
-            "data"
-        ][0]["id"]
-        value = await client.custom_fields.create(
-            entity_type="container", entity_id=container_id, api_slug="broker_code", value="acme"
-        )
+        container_id = next(iter(sandbox.state.world.accounts[K1].documents.values()))["relationships"]["cargos"]["data"][0]["id"]
+        value = await client.custom_fields.create(entity_type="container", entity_id=container_id, api_slug="broker_code", value="acme")
         assert value.api_slug == "broker_code" and value.value == "acme" and value.display_value == "acme"
         assert value.entity is not None and value.entity.id == container_id
         assert value.definition is not None and value.definition.id == created.id
         listed = await client.custom_fields.list(entity_id=container_id)
         assert [cf.id for cf in listed] == [value.id]
         with pytest.raises(ValidationError) as again:
-            await client.custom_fields.create(
-                entity_type="container", entity_id=container_id, api_slug="broker_code", value="acme"
-            )
+            await client.custom_fields.create(entity_type="container", entity_id=container_id, api_slug="broker_code", value="acme")
         assert again.value.errors[0].pointer == "/data/attributes/api_slug"
         patched = await client.custom_fields.update(value.id, "acme")
         assert patched.value == "acme"
@@ -170,14 +162,10 @@ async def test_definitions_options_and_custom_fields(sandbox: RunningSandbox) ->
     ],
 )
 async def test_value_validation_422(sandbox: RunningSandbox, slug: str, value: object, reason: str) -> None:
-    container_id = next(iter(sandbox.state.world.accounts[K1].documents.values()))["relationships"]["cargos"]["data"][
-        0
-    ]["id"]
+    container_id = next(iter(sandbox.state.world.accounts[K1].documents.values()))["relationships"]["cargos"]["data"][0]["id"]
     async with sandbox.client() as client:
         with pytest.raises(ValidationError) as caught:
-            await client.custom_fields.create(
-                entity_type="container", entity_id=container_id, api_slug=slug, value=value
-            )
+            await client.custom_fields.create(entity_type="container", entity_id=container_id, api_slug=slug, value=value)
     assert caught.value.status == 422
     assert caught.value.errors[0].pointer == "/data/attributes/value"
     assert reason in (caught.value.errors[0].detail or "")

@@ -15,9 +15,7 @@ async def _artifacts(key: str) -> list[str]:
     async with get_client() as client:
         # Posted directly: this Prefect client sends null for absent filters, which its server
         # (FastAPI < 0.155) refuses, and empty filters match nothing.
-        response = await client._client.post(
-            "/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 50}
-        )
+        response = await client._client.post("/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 50})
         response.raise_for_status()
     return [str(a["data"]) for a in response.json()]
 

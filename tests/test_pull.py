@@ -36,9 +36,9 @@ def expected_counts(account: Account) -> dict[str, int]:
         for k in ("port_of_lading_locode", "port_of_discharge_locode", "destination_locode")
     }
     schemas = {
-        account.related[("document_representation", d["relationships"]["last_document_representation"]["data"]["id"])][
-            "attributes"
-        ]["schema_version"]
+        account.related[("document_representation", d["relationships"]["last_document_representation"]["data"]["id"])]["attributes"][
+            "schema_version"
+        ]
         for d in docs
     }
     return {
@@ -70,8 +70,7 @@ def test_pull_all_matches_the_sandbox_and_reruns_change_nothing(sandbox: Running
     assert (
         count(
             warehouse,
-            "SELECT count(*) FROM documents "
-            "WHERE self_link IS NULL OR download_link IS NULL OR file_size_bytes IS NULL",
+            "SELECT count(*) FROM documents WHERE self_link IS NULL OR download_link IS NULL OR file_size_bytes IS NULL",
         )
         == 0
     )
@@ -94,10 +93,7 @@ def test_404_is_recorded_and_does_not_fail_the_batch(sandbox: RunningSandbox, wa
     record = pull_documents(settings_for(sandbox, warehouse), ids=[*read_ids_file(ids_file), "missing-2"])
     assert sorted(record.not_found) == ["missing-1", "missing-2"]
     assert count(warehouse, "SELECT count(*) FROM documents") == 3
-    assert (
-        count(warehouse, "SELECT count(*) FROM sync_runs WHERE status = 'completed_with_errors' AND len(not_found) = 2")
-        == 1
-    )
+    assert count(warehouse, "SELECT count(*) FROM sync_runs WHERE status = 'completed_with_errors' AND len(not_found) = 2") == 1
 
 
 def test_401_stops_the_run_at_once(sandbox: RunningSandbox, warehouse: Path) -> None:

@@ -29,26 +29,20 @@ async def tour_client(client: AsyncShipsyncClient) -> None:
     metro = await client.metro_areas.get("NLRTM")
     console.print(f"  metro area NLRTM: {metro.name}, {metro.country_code}, {metro.time_zone}")
     schema = await client.document_schemas.get("commercial_invoice@2026-03-23")
-    console.print(
-        f"  document schema {schema.full_version}: current={schema.current}, {len(schema.schema_payload or {})} keys"
-    )
+    console.print(f"  document schema {schema.full_version}: current={schema.current}, {len(schema.schema_payload or {})} keys")
     try:
         await client.document_schemas.get("commercial_invoice@1999-01-01")
     except NotFoundError as exc:
         console.print(f"  404 as expected: {exc.errors[0].detail}")
     requests = await client.tracking_requests.list(status="pending")
-    edited = await client.tracking_requests.update(
-        requests[0].id, {"tags": sorted({*(requests[0].tags or []), "demo"})}
-    )
+    edited = await client.tracking_requests.update(requests[0].id, {"tags": sorted({*(requests[0].tags or []), "demo"})})
     console.print(f"  tracking request {edited.request_number}: tags now {edited.tags}")
     definitions = await client.custom_field_definitions.list()
     data_types = ", ".join(sorted({d.data_type or "" for d in definitions}))
     console.print(f"  custom field definitions visible: {len(definitions)} ({data_types})")
     container_id = document.document.cargos[0].id
     try:
-        await client.custom_fields.create(
-            entity_type="container", entity_id=container_id, api_slug="priority", value="rush"
-        )
+        await client.custom_fields.create(entity_type="container", entity_id=container_id, api_slug="priority", value="rush")
     except ValidationError as exc:
         console.print(f"  422 as expected: {exc.errors[0].describe()}")
     webhook = await client.webhooks.create("http://127.0.0.1:9/webhook", ["container.transport.vessel_arrived"])

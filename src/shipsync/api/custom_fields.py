@@ -59,9 +59,7 @@ class CustomFieldDefinitions:
     ) -> AsyncIterator[Page]:
         """Extension: the account's own and the service's template definitions."""
         params = {
-            f"filter[{k}]": v
-            for k, v in (("entity_type", entity_type), ("data_type", data_type), ("display_name", display_name))
-            if v
+            f"filter[{k}]": v for k, v in (("entity_type", entity_type), ("data_type", data_type), ("display_name", display_name)) if v
         }
         return self._t.paginate("custom_field_definitions", params, page_size=page_size)
 
@@ -74,9 +72,7 @@ class CustomFieldDefinitions:
     async def options(self, definition_id: str) -> builtins.list[CustomFieldOption]:
         return [CustomFieldOption.from_resource(r) async for p in self.option_pages(definition_id) for r in p.data]
 
-    async def create_option(
-        self, definition_id: str, *, label: str, value: str, position: int | None = None
-    ) -> CustomFieldOption:
+    async def create_option(self, definition_id: str, *, label: str, value: str, position: int | None = None) -> CustomFieldOption:
         attributes: dict[str, Any] = {"label": label, "value": value}
         if position is not None:
             attributes["position"] = position
@@ -119,9 +115,7 @@ class CustomFields:
     ) -> AsyncIterator[Page]:
         """Extension: current values, to diff a spreadsheet against."""
         params = {
-            f"filter[{k}]": v
-            for k, v in (("entity_type", entity_type), ("entity_id", entity_id), ("definition_id", definition_id))
-            if v
+            f"filter[{k}]": v for k, v in (("entity_type", entity_type), ("entity_id", entity_id), ("definition_id", definition_id)) if v
         }
         return self._t.paginate("custom_fields", params, page_size=page_size)
 

@@ -32,9 +32,7 @@ def refs_of(relationship: Any) -> list[tuple[str, str]]:
     if not isinstance(data, list):
         return []
     return [
-        (str(item["type"]), str(item["id"]))
-        for item in data
-        if isinstance(item, dict) and item.get("id") is not None and item.get("type")
+        (str(item["type"]), str(item["id"])) for item in data if isinstance(item, dict) and item.get("id") is not None and item.get("type")
     ]
 
 

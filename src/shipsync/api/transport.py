@@ -180,9 +180,7 @@ class Transport:
         self.stats.count(response.status_code)
         if log.isEnabledFor(logging.DEBUG):  # formatting the URL costs more than the parse of a page
             elapsed_ms = (time.perf_counter() - started) * 1000
-            log.debug(
-                "%s %s -> %d in %.1f ms", method, _short_path(response.request.url), response.status_code, elapsed_ms
-            )
+            log.debug("%s %s -> %d in %.1f ms", method, _short_path(response.request.url), response.status_code, elapsed_ms)
         if response.status_code >= 400:
             return Failure.STATUS, response, None
         return None, response, None

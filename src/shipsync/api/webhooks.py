@@ -79,9 +79,7 @@ class Webhooks:
         header_list = [{"name": n, "value": v} for n, v in headers]
         if header_list:
             attributes["headers"] = header_list
-        return Webhook.from_resource(
-            await self._t.write_one("POST", "webhooks", resource_document("webhook", attributes))
-        )
+        return Webhook.from_resource(await self._t.write_one("POST", "webhooks", resource_document("webhook", attributes)))
 
     async def delete(self, webhook_id: str) -> None:
         await self._t.request("DELETE", f"webhooks/{quote(webhook_id, safe='')}")

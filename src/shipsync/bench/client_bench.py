@@ -30,9 +30,7 @@ async def _bare_httpx(api_url: str, ids: list[str]) -> float:
     semaphore = asyncio.Semaphore(CONCURRENCY)
     include = ",".join(ALL_INCLUDES)
     limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    async with httpx.AsyncClient(
-        base_url=api_url + "/", headers={"Authorization": f"Token {KEY}"}, limits=limits
-    ) as http:
+    async with httpx.AsyncClient(base_url=api_url + "/", headers={"Authorization": f"Token {KEY}"}, limits=limits) as http:
 
         async def one(doc_id: str) -> None:
             async with semaphore:

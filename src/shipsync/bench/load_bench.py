@@ -28,9 +28,7 @@ def run_path(kind: str, pages: Path, warehouse: Path) -> dict[str, float]:
         check=False,
     )
     if done.returncode != 0:
-        raise RuntimeError(
-            f"{kind} load failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}"
-        )
+        raise RuntimeError(f"{kind} load failed: {done.stderr.strip().splitlines()[-1] if done.stderr else done.returncode}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -43,9 +41,7 @@ def dlt_available() -> bool:
     return True
 
 
-def normalize_and_upsert(
-    documents: int, *, with_dlt: bool = True, rss_check_documents: int | None = None
-) -> list[BenchResult]:
+def normalize_and_upsert(documents: int, *, with_dlt: bool = True, rss_check_documents: int | None = None) -> list[BenchResult]:
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
         work = Path(tmp)
         pages = work / "pages.ndjson"
@@ -95,9 +91,5 @@ def normalize_and_upsert(
                 )
             )
         elif with_dlt:
-            results.append(
-                BenchResult(
-                    "dlt comparison", 0.0, "-", "dlt not installed: uv sync --group bench", None, None, ">= 4x", False
-                )
-            )
+            results.append(BenchResult("dlt comparison", 0.0, "-", "dlt not installed: uv sync --group bench", None, None, ">= 4x", False))
     return results

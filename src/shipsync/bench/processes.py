@@ -30,9 +30,7 @@ class SandboxProcess:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                raise RuntimeError(
-                    f"sandbox exited: {self._process.stderr.read().decode() if self._process.stderr else ''}"
-                )
+                raise RuntimeError(f"sandbox exited: {self._process.stderr.read().decode() if self._process.stderr else ''}")
             try:
                 if httpx.get(f"{self.url}/_admin/health", timeout=1).status_code == 200:
                     return self
@@ -44,9 +42,7 @@ class SandboxProcess:
         result: dict[str, object] = httpx.get(f"{self.url}/_admin/stats", timeout=5).json()
         return result
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._process is not None:
             self._process.terminate()
             try:

@@ -59,9 +59,7 @@ def at_most(name: str, figure: float, unit: str, peer: str, peer_figure: float, 
 
 def under(name: str, figure: float, unit: str, limit: float) -> BenchResult:
     """A figure that must stay below an absolute limit."""
-    return BenchResult(
-        name, figure, unit, "limit", limit, figure / limit if limit else None, f"< {limit:g} {unit}", figure < limit
-    )
+    return BenchResult(name, figure, unit, "limit", limit, figure / limit if limit else None, f"< {limit:g} {unit}", figure < limit)
 
 
 def print_table(results: list[BenchResult], console: Console | None = None) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
 
+import duckdb
 import typer
 from rich.console import Console
 
@@ -49,6 +50,10 @@ def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
             return func(*args, **kwargs)
         except ShipsyncError as exc:
             err_console.print(f"[red]error:[/red] {redact(str(exc))}", markup=True, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except duckdb.Error as exc:  # a warehouse failure nobody anticipated: still one line
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            err_console.print(f"[red]error:[/red] warehouse: {redact(first)}", markup=True, soft_wrap=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             err_console.print("interrupted")

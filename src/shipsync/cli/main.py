@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from shipsync.cli.apply_cmd import apply_app, template
 from shipsync.cli.bench_cmd import bench
 from shipsync.cli.common import one_line_errors, quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
@@ -18,6 +19,8 @@ app.add_typer(sandbox_app, name="sandbox")
 app.command()(bench)
 app.add_typer(pull_app, name="pull")
 app.command()(status)
+app.add_typer(apply_app, name="apply")
+app.command()(template)
 
 
 @app.command()

@@ -58,9 +58,7 @@ def documents(
 
 @pull_app.command("metro-areas")
 @one_line_errors
-def metro_areas(
-    ids: list[str] = IDS, ids_file: Path | None = IDS_FILE, force: bool = FORCE, freshness_days: float = FRESHNESS
-) -> None:
+def metro_areas(ids: list[str] = IDS, ids_file: Path | None = IDS_FILE, force: bool = FORCE, freshness_days: float = FRESHNESS) -> None:
     """Metro areas by UN/LOCODE; without ids, the locodes the warehouse holds."""
     from shipsync.pull.reference import pull_metro_areas
 
@@ -134,9 +132,7 @@ def status() -> None:
     for name, rows in tables:
         table.add_row(name, f"{rows:,}")
     console.print(table)
-    flows = Table(
-        "flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors"
-    )
+    flows = Table("flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors")
     for run in runs:
         flows.add_row(*[str(v) for v in run])
     console.print(flows)

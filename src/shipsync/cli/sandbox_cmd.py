@@ -12,9 +12,7 @@ from shipsync.cli.common import one_line_errors
 from shipsync.config import parse_rate_limit
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 
-sandbox_app = typer.Typer(
-    help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True
-)
+sandbox_app = typer.Typer(help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True)
 
 
 @sandbox_app.command("serve")
@@ -28,9 +26,7 @@ def serve(
     seed: int = typer.Option(7, help="Seed of the generated data (same seed, same data)."),
     documents: int = typer.Option(200, min=0, help="Documents per account (with shipments, containers and the rest)."),
     rate_limit: str = typer.Option("100/60", help="REQUESTS/SECONDS per key, rolling window; 0 turns it off."),
-    fault_rate: float = typer.Option(
-        0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."
-    ),
+    fault_rate: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."),
     latency_ms: float = typer.Option(0.0, min=0.0, help="Added latency per request (jittered 0.5x to 1.5x)."),
 ) -> None:
     """Serve the sandbox API at http://HOST:PORT/v2, one log line per request on standard output.

@@ -28,9 +28,7 @@ def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
     """Normalize a fetched batch and write it in one transaction (no network while open)."""
     batch = document_page_columns(fetched.data, fetched.included)
     owners = [str(d["id"]) for d in fetched.data]
-    return write_batch(
-        warehouse, batch, run_id=run_id, link_owners={"document_shipments": owners, "document_containers": owners}
-    )
+    return write_batch(warehouse, batch, run_id=run_id, link_owners={"document_shipments": owners, "document_containers": owners})
 
 
 def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:

@@ -40,9 +40,7 @@ def pull_tracking_requests(
     with ledger_run(settings, FLOW, {"updated_since": since_text, "full": full}) as record:
         cursor: str | None = None
         while True:
-            outcome = runner(
-                "tracking-requests-pages", tracking_requests_pages, settings, since_text, cursor, record.run_id
-            )
+            outcome = runner("tracking-requests-pages", tracking_requests_pages, settings, since_text, cursor, record.run_id)
             absorb(record, outcome)
             progress(outcome.fetched)
             cursor = outcome.next_link

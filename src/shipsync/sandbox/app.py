@@ -56,9 +56,7 @@ class SandboxApp:
 
     def __init__(self, options: SandboxOptions | None = None, state: SandboxState | None = None) -> None:
         self.state = state or SandboxState.create(options or SandboxOptions())
-        routes = [
-            Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]
-        ]
+        routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]]
         self.api = Router(routes=routes)
         self.admin_routes: list[Route] = [
             Route("/_admin/health", health, methods=["GET"]),
@@ -104,9 +102,7 @@ class SandboxApp:
         account = self.state.world.accounts.get(key) if key else None
         if account is None:
             detail = "missing Authorization header" if not key else "invalid API key"
-            await problem_response(ApiProblem(401, "Unauthorized", f"{detail}: send Authorization: Token <API_KEY>"))(
-                scope, receive, send
-            )
+            await problem_response(ApiProblem(401, "Unauthorized", f"{detail}: send Authorization: Token <API_KEY>"))(scope, receive, send)
             return
         assert key is not None
         retry_after = self.state.limiter.check(key)
@@ -125,9 +121,9 @@ class SandboxApp:
             await asyncio.sleep(options.latency_ms * jitter / 1000)
         fault = self._draw_fault()
         if fault in (500, 502, 503):
-            await problem_response(
-                ApiProblem(fault, "Service Unavailable" if fault == 503 else "Server Error", "injected fault")
-            )(scope, receive, send)
+            await problem_response(ApiProblem(fault, "Service Unavailable" if fault == 503 else "Server Error", "injected fault"))(
+                scope, receive, send
+            )
             return
         scope["sandbox.account"] = account
         if fault == "reset_after" and scope["method"] in WRITE_METHODS:

@@ -66,9 +66,7 @@ def render(resource: dict[str, Any], base: str) -> dict[str, Any]:
     return {**resource, "links": {k: (base + v if v.startswith("/") else v) for k, v in links.items()}}
 
 
-def single(
-    resource: dict[str, Any], request: Request, status: int = 200, included: Sequence[dict[str, Any]] = ()
-) -> Response:
+def single(resource: dict[str, Any], request: Request, status: int = 200, included: Sequence[dict[str, Any]] = ()) -> Response:
     base = base_url(request)
     body: dict[str, Any] = {"data": render(resource, base), "links": {"self": str(request.url)}}
     if included:

@@ -101,12 +101,8 @@ async def list_tracking_requests(request: Request) -> Response:
             (q.get(f"filter[{name}]") is None or tr["attributes"][name] == q.get(f"filter[{name}]"))
             for name in ("request_number", "status", "scac")
         )
-        and _in_range(
-            tr["attributes"]["updated_at"], q.get("filter[updated_at][start]"), q.get("filter[updated_at][end]")
-        )
-        and _in_range(
-            tr["attributes"]["created_at"], q.get("filter[created_at][start]"), q.get("filter[created_at][end]")
-        )
+        and _in_range(tr["attributes"]["updated_at"], q.get("filter[updated_at][start]"), q.get("filter[updated_at][end]"))
+        and _in_range(tr["attributes"]["created_at"], q.get("filter[created_at][start]"), q.get("filter[created_at][end]"))
     ]
     items.sort(key=lambda tr: (tr["attributes"]["updated_at"], tr["id"]))
     return paged(request, items)
@@ -159,14 +155,8 @@ async def list_custom_fields(request: Request) -> Response:
         cf
         for cf in account_of(request).custom_fields.values()
         if (wanted_type is None or cf["relationships"]["entity"]["data"]["type"] == wanted_type)
-        and (
-            q.get("filter[entity_id]") is None
-            or cf["relationships"]["entity"]["data"]["id"] == q.get("filter[entity_id]")
-        )
-        and (
-            q.get("filter[definition_id]") is None
-            or cf["relationships"]["definition"]["data"]["id"] == q.get("filter[definition_id]")
-        )
+        and (q.get("filter[entity_id]") is None or cf["relationships"]["entity"]["data"]["id"] == q.get("filter[entity_id]"))
+        and (q.get("filter[definition_id]") is None or cf["relationships"]["definition"]["data"]["id"] == q.get("filter[definition_id]"))
     ]
     return paged(request, items)
 

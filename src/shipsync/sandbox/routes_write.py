@@ -97,9 +97,7 @@ async def create_definition(request: Request) -> Response:
         raise unprocessable("entity_type must be Shipment or Cargo", "/data/attributes/entity_type")
     slug = _required_text(attributes, "api_slug")
     if not SLUG.match(slug):
-        raise unprocessable(
-            "api_slug must be lowercase letters, digits and _ (starting with a letter)", "/data/attributes/api_slug"
-        )
+        raise unprocessable("api_slug must be lowercase letters, digits and _ (starting with a letter)", "/data/attributes/api_slug")
     if state.world.definition_by_slug(account, slug) is not None:
         raise unprocessable("api_slug has already been taken", "/data/attributes/api_slug")
     display_name = _required_text(attributes, "display_name")
@@ -157,9 +155,7 @@ async def create_option(request: Request) -> Response:
         "links": {"self": f"/v2/custom_field_definitions/{definition_id}/options/{option_id}"},
     }
     options.append(option)
-    account.definitions[definition_id]["relationships"]["options"]["data"].append(
-        {"type": "custom_field_option", "id": option_id}
-    )
+    account.definitions[definition_id]["relationships"]["options"]["data"].append({"type": "custom_field_option", "id": option_id})
     return single(option, request, status=201)
 
 
@@ -183,11 +179,7 @@ async def create_custom_field(request: Request) -> Response:
     if "value" not in attributes:
         raise unprocessable("value is required", "/data/attributes/value")
     entity = ((data.get("relationships") or {}).get("entity") or {}).get("data")
-    if not (
-        isinstance(entity, dict)
-        and entity.get("type") in ("shipment", "container")
-        and isinstance(entity.get("id"), str)
-    ):
+    if not (isinstance(entity, dict) and entity.get("type") in ("shipment", "container") and isinstance(entity.get("id"), str)):
         raise unprocessable("entity must be {data: {type: shipment|container, id}}", "/data/relationships/entity")
     if account.resource(entity["type"], entity["id"]) is None:
         raise unprocessable(f"{entity['type']} {entity['id']} does not exist", "/data/relationships/entity")

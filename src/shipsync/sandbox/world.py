@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from shipsync.iso6346 import check_digit
 from shipsync.sandbox.reference import (
     INLAND_LOCODES,
     ORIGIN_LOCODES,
@@ -34,23 +35,10 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def iso6346_check_digit(owner_serial: str) -> int:
-    """Check digit of an ISO 6346 container number from its first 10 characters."""
-    values: dict[str, int] = {}
-    n = 10
-    for letter in string.ascii_uppercase:
-        if n % 11 == 0:
-            n += 1
-        values[letter] = n
-        n += 1
-    total = sum((values[ch] if ch.isalpha() else int(ch)) * (2**i) for i, ch in enumerate(owner_serial))
-    return int(total % 11 % 10)
-
-
 def container_number(rng: random.Random) -> str:
     owner = "".join(rng.choice(string.ascii_uppercase) for _ in range(3)) + "U"
     serial = f"{rng.randrange(1_000_000):06d}"
-    return f"{owner}{serial}{iso6346_check_digit(owner + serial)}"
+    return f"{owner}{serial}{check_digit(owner + serial)}"
 
 
 @dataclass
@@ -247,9 +235,7 @@ def _add_document(
     if rng.random() < 0.2:
         linked_shipments.append(shipments[rng.randrange(len(shipments))])
     linked_shipments = list({s["id"]: s for s in linked_shipments}.values())
-    cargo_refs = [
-        ref for s in linked_shipments for ref in s["relationships"]["containers"]["data"][: rng.randint(1, 3)]
-    ]
+    cargo_refs = [ref for s in linked_shipments for ref in s["relationships"]["containers"]["data"][: rng.randint(1, 3)]]
     email = {
         "id": stable_id("email_submission", seed, index, d),
         "type": "email_submission",

@@ -64,8 +64,7 @@ def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunR
     record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
     with connect(warehouse) as con:
         con.execute(
-            "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) "
-            "VALUES (?, ?, ?, ?, ?, 'running')",
+            "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) VALUES (?, ?, ?, ?, ?, 'running')",
             [record.run_id, flow, prefect_flow_run_id(), _json(record.parameters), record.started_at],
         )
     return record

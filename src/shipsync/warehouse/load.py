@@ -32,9 +32,7 @@ def write_batch_with(
         arrow = to_arrow(table_name, columns, types)
         if table_name in LINK_TABLES:
             owners = (link_owners or {}).get(table_name, ())
-            counts[table_name] = replace_links(
-                con, table_name, LINK_TABLES[table_name], owners, arrow, run_id=run_id, synced_at=synced_at
-            )
+            counts[table_name] = replace_links(con, table_name, LINK_TABLES[table_name], owners, arrow, run_id=run_id, synced_at=synced_at)
         else:
             counts[table_name] = upsert(con, table_name, arrow, run_id=run_id, synced_at=synced_at, types=types)
     return counts

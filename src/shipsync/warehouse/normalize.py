@@ -72,9 +72,7 @@ def document_columns(documents: Sequence[JsonObject]) -> Batch:
     attrs = [d.get("attributes") or {} for d in documents]
     ids = [str(d["id"]) for d in documents]
     columns: Columns = {"id": ids, **_attr_columns(attrs, DOCUMENT_ATTRIBUTES)}
-    columns["file_size_bytes"] = [
-        v if isinstance(v, int) and not isinstance(v, bool) else None for v in columns["file_size_bytes"]
-    ]
+    columns["file_size_bytes"] = [v if isinstance(v, int) and not isinstance(v, bool) else None for v in columns["file_size_bytes"]]
     for rel in ("account", "user", "email_submission", "last_document_representation"):
         columns[f"{rel}_id"] = [_rel_id(d, rel) for d in documents]
     columns["self_link"] = [_link(d, "self") for d in documents]
@@ -135,9 +133,7 @@ def metro_area_columns(resources: Sequence[JsonObject]) -> Batch:
         "unnamed_member": [r.get("") if isinstance(r.get(""), str) else None for r in resources],
     }
     for name in ("latitude", "longitude"):
-        columns[name] = [
-            float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None for v in columns[name]
-        ]
+        columns[name] = [float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None for v in columns[name]]
     return {"metro_areas": columns}
 
 

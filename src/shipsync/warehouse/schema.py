@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def ts(**kw: Any) -> Any:
@@ -174,7 +174,7 @@ class CustomFieldDefinitionRow(Synced, table=True):
     reference_type: str | None = None
     validation: dict[str, Any] | None = json_field()
     default_format: str | None = None
-    default_value: Any = json_field()
+    default_value: Any = json_field(nullable=True)
     self_link: str | None = None
 
 
@@ -191,7 +191,7 @@ class CustomFieldRow(Synced, table=True):
     __tablename__ = "custom_fields"
     id: str = Field(primary_key=True)
     api_slug: str | None = None
-    value: Any = json_field()
+    value: Any = json_field(nullable=True)
     display_value: str | None = None
     entity_type: str | None = None
     entity_id: str | None = None
@@ -229,6 +229,42 @@ class SyncRunRow(SQLModel, table=True):
     table_counts: dict[str, Any] | None = json_field()
     not_found: list[str] | None = strings()
     errors: list[str] | None = strings()
+
+
+class BulkResultRow(SQLModel, table=True):
+    """One line per field written (or refused) by a bulk apply or undo, in dry runs too."""
+
+    __tablename__ = "bulk_results"
+    run_id: str = Field(primary_key=True)
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    file: str | None = None
+    sheet: str | None = None
+    row_number: int | None = None
+    kind: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    field: str | None = None
+    action: str | None = None
+    status: str | None = None
+    detail: str | None = None
+    recorded_at: datetime | None = ts()
+
+
+class BulkUndoRow(SQLModel, table=True):
+    """Before-images of applied writes: what `shipsync apply undo RUN_ID` restores."""
+
+    __tablename__ = "bulk_undo"
+    run_id: str = Field(primary_key=True)
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    kind: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    field: str | None = None
+    action: str | None = None
+    resource_id: str | None = None
+    before: Any = json_field(nullable=True)
+    after: Any = json_field(nullable=True)
+    undone_by: str | None = None
 
 
 class SchemaVersionRow(SQLModel, table=True):

@@ -1,0 +1,1 @@
+"""Bulk edits from spreadsheets: read, validate, diff against the warehouse, write, report, undo."""

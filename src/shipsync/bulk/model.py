@@ -1,0 +1,43 @@
+"""The vocabulary of a bulk run: problems found, changes planned, and their outcomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Any, Literal
+
+Action = Literal["create", "update", "delete", "skip"]
+# applied: written; unchanged: already so; rejected: invalid, never sent; failed: the service
+# refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run.
+Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned"]
+
+
+@dataclass
+class Problem:
+    """One reason a row (or a cell of it) cannot be applied."""
+
+    row: int
+    column: str
+    value: str
+    reason: str
+
+    def describe(self) -> str:
+        shown = f" {self.value!r}" if self.value and repr(self.value) not in self.reason else ""
+        return f"row {self.row}, column {self.column}:{shown} {self.reason}"
+
+
+@dataclass
+class Change:
+    """One write decided from one row (one field of it, for custom fields)."""
+
+    row: int
+    entity_type: str
+    entity_id: str
+    field: str
+    action: Action
+    before: Any = None
+    after: Any = None
+    resource_id: str | None = None  # the custom field / definition / tracking request written
+    status: Status = "planned"
+    detail: str = ""
+    payload: dict[str, Any] = dataclass_field(default_factory=dict)  # what to send, beyond `after`

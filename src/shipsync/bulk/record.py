@@ -1,0 +1,171 @@
+"""Recording a bulk run: `bulk_results` and before-images in the warehouse (one transaction, with
+the values written), and `NAME.results.csv` beside the input."""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+
+from shipsync.bulk.execute import as_undo
+from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.reader import Sheet
+from shipsync.redaction import redact
+from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.load import write_batch_with
+from shipsync.warehouse.normalize import custom_field_columns
+
+# Status of a row when its fields disagree: the worst one is shown.
+SEVERITY = {"rejected": 5, "failed": 4, "unknown": 3, "applied": 2, "planned": 1, "unchanged": 0}
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value, default=str).decode()
+
+
+def result_rows(
+    run_id: str,
+    kind: str,
+    sheet: Sheet | None,
+    changes: Sequence[Change],
+    problems: Sequence[Problem],
+    start_seq: int = 0,
+) -> list[tuple[object, ...]]:
+    now = datetime.now(UTC)
+    file = str(sheet.file) if sheet else None
+    sheet_name = sheet.sheet if sheet else None
+    rows: list[tuple[object, ...]] = []
+    for p in problems:
+        rows.append(
+            (
+                run_id,
+                0,
+                file,
+                sheet_name,
+                p.row,
+                kind,
+                None,
+                None,
+                p.column,
+                "skip",
+                "rejected",
+                redact(p.describe()),
+                now,
+            )
+        )
+    for c in changes:
+        rows.append(
+            (
+                run_id,
+                0,
+                file,
+                sheet_name,
+                c.row,
+                kind,
+                c.entity_type,
+                c.entity_id,
+                c.field,
+                c.action,
+                c.status,
+                redact(c.detail),
+                now,
+            )
+        )
+    return [(r[0], start_seq + i, *r[2:]) for i, r in enumerate(rows)]
+
+
+def store(
+    warehouse: Path,
+    run_id: str,
+    kind: str,
+    sheet: Sheet | None,
+    changes: Sequence[Change],
+    problems: Sequence[Problem],
+    *,
+    undo_of: str | None = None,
+) -> None:
+    """Results, before-images of what was applied, and the written values, in one transaction."""
+    applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
+    with connect(warehouse) as con, transaction(con):
+        row = con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_results WHERE run_id = ?", [run_id]).fetchone()
+        seq = int(row[0]) if row else 0
+        rows = result_rows(run_id, kind, sheet, changes, problems, seq)
+        if rows:
+            con.executemany("INSERT INTO bulk_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        if undo_of is None and applied:
+            row = con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_undo WHERE run_id = ?", [run_id]).fetchone()
+            first = int(row[0]) if row else 0
+            undo = [as_undo(c) for c in applied]
+            con.executemany(
+                "INSERT INTO bulk_undo (run_id, seq, kind, entity_type, entity_id, field, action, resource_id, before, after) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        run_id,
+                        first + i,
+                        kind,
+                        u["entity_type"],
+                        u["entity_id"],
+                        u["field"],
+                        u["action"],
+                        u["resource_id"],
+                        _json(u["before"]),
+                        _json(u["after"]),
+                    )
+                    for i, u in enumerate(undo)
+                ],
+            )
+        if undo_of is not None:
+            con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
+        resources = [c.payload["resource"] for c in applied if "resource" in c.payload]
+        if resources:
+            write_batch_with(con, custom_field_columns(resources), run_id=run_id)
+        gone = [c.resource_id for c in applied if c.action == "delete" and c.resource_id]
+        if gone:
+            con.register("_gone", pa.table({"id": pa.array(gone, pa.string())}))
+            con.execute("DELETE FROM custom_fields WHERE id IN (SELECT id FROM _gone)")
+            con.unregister("_gone")
+
+
+def safe_cell(value: str) -> str:
+    """Neutralize spreadsheet formulas: a leading =, +, -, @ makes a cell text."""
+    return "'" + value if value.startswith(FORMULA_START) else value
+
+
+def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict[int, tuple[str, str]]:
+    outcomes: dict[int, tuple[str, list[str]]] = {}
+    for p in problems:
+        status, details = outcomes.get(p.row, ("unchanged", []))
+        outcomes[p.row] = ("rejected", [*details, f"{p.column}: {p.reason}"])
+    for c in changes:
+        status, details = outcomes.get(c.row, ("unchanged", []))
+        if SEVERITY[c.status] > SEVERITY[status]:
+            status = c.status
+        note = f"{c.field}: {c.action} {c.status}" + (f" ({c.detail})" if c.detail else "")
+        outcomes[c.row] = (status, [*details, note] if c.action != "skip" or c.detail else details)
+    return {row: (status, "; ".join(details)) for row, (status, details) in outcomes.items()}
+
+
+def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem]) -> Path:
+    """NAME.results.csv beside the input: its rows plus `status` and `detail`, formula-safe."""
+    target = sheet.file.with_name(f"{sheet.file.stem}.results.csv")
+    outcomes = row_outcomes(changes, problems)
+    with target.open("w", newline="", encoding="utf-8-sig") as out:
+        writer = csv.writer(out)
+        writer.writerow([safe_cell(h) for h in [*sheet.original_headers, "status", "detail"]])
+        for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
+            status, detail = outcomes.get(number, ("unchanged", ""))
+            writer.writerow([safe_cell(v) for v in [*cells, status, redact(detail)]])
+    return target
+
+
+def summary(changes: Sequence[Change], problems: Sequence[Problem]) -> Counter[str]:
+    counts: Counter[str] = Counter(c.status for c in changes)
+    counts["rejected"] += len(problems)
+    return counts

@@ -1,0 +1,121 @@
+"""Bringing the warehouse up to date with the service before a diff: definitions with their
+options, current custom field values, and tracking requests. Fetch first, then one write."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.jsonapi import JsonObject
+from shipsync.api.transport import ClientStats
+from shipsync.config import Settings
+from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.load import write_batch_with
+from shipsync.warehouse.normalize import (
+    Batch,
+    custom_field_columns,
+    definition_columns,
+    merge,
+    option_columns,
+    tracking_request_columns,
+)
+
+DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
+ENUM_TYPES = ("enum", "enum_multi")
+
+
+async def _fetch_definitions(client: AsyncShipsyncClient) -> tuple[list[JsonObject], dict[str, list[JsonObject]]]:
+    definitions = [r async for page in client.custom_field_definitions.list_pages() for r in page.data]
+    enum_ids = [d["id"] for d in definitions if (d.get("attributes") or {}).get("data_type") in ENUM_TYPES]
+
+    async def options_of(definition_id: str) -> tuple[str, list[JsonObject]]:
+        return definition_id, [r async for p in client.custom_field_definitions.option_pages(definition_id) for r in p.data]
+
+    options = dict(await asyncio.gather(*(options_of(i) for i in enum_ids)))
+    return definitions, options
+
+
+async def _fetch_custom_fields(client: AsyncShipsyncClient) -> list[JsonObject]:
+    return [r async for page in client.custom_fields.list_pages() for r in page.data]
+
+
+async def _fetch_tracking_requests(client: AsyncShipsyncClient, numbers: Sequence[str], since: str | None) -> list[JsonObject]:
+    """Those updated since `since` (all when None), plus any asked for by number."""
+
+    async def listing(**filters: str | None) -> list[JsonObject]:
+        return [r async for p in client.tracking_requests.list_pages(**filters) for r in p.data]  # type: ignore[arg-type]
+
+    found = await asyncio.gather(listing(updated_since=since), *(listing(request_number=n) for n in numbers))
+    return [r for group in found for r in group]
+
+
+def definitions_fresh(warehouse: Path) -> bool:
+    if not warehouse.exists():
+        return False
+    with connect(warehouse) as con:
+        # Fresh: refreshed recently, and not changed since by an apply of definitions.
+        row = con.execute(
+            "SELECT max(started_at) FILTER (WHERE flow = 'refresh_definitions' AND status = 'completed'), "
+            "max(started_at) FILTER (WHERE flow = 'apply_custom-field-definitions') FROM sync_runs"
+        ).fetchone()
+    if not row or row[0] is None:
+        return False
+    return bool(row[0] > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (row[1] is None or row[0] > row[1]))
+
+
+def refresh(
+    settings: Settings,
+    run_id: str,
+    *,
+    definitions: bool = False,
+    custom_fields: bool = False,
+    tracking_requests: bool = False,
+    tracking_since: str | None = None,
+    request_numbers: Sequence[str] = (),
+) -> ClientStats:
+    """Fetch what is asked, then replace it in the warehouse in one transaction."""
+
+    async def fetch() -> tuple[Any, Any, Any, ClientStats]:
+        async with AsyncShipsyncClient.from_settings(settings) as client:
+            defs = await _fetch_definitions(client) if definitions else None
+            values = await _fetch_custom_fields(client) if custom_fields else None
+            trs = await _fetch_tracking_requests(client, request_numbers, tracking_since) if tracking_requests else None
+            return defs, values, trs, client.stats
+
+    defs, values, trs, stats = asyncio.run(fetch())
+    batch: Batch = {}
+    if defs is not None:
+        merge(batch, definition_columns(defs[0]))
+        for definition_id, options in defs[1].items():
+            merge(batch, option_columns(definition_id, options))
+    if values is not None:
+        merge(batch, custom_field_columns(values))
+    if trs:
+        merge(batch, tracking_request_columns(trs))
+    with connect(settings.warehouse) as con, transaction(con):
+        write_batch_with(con, batch, run_id=run_id)
+        if values is not None:  # values deleted at the service are gone here too
+            _delete_missing(con, "custom_fields", [r["id"] for r in values])
+        if defs is not None:
+            _delete_missing(con, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
+            now = datetime.now(UTC)
+            con.execute(
+                "INSERT INTO sync_runs (run_id, flow, started_at, finished_at, status, requests) "
+                "VALUES (gen_random_uuid()::VARCHAR, 'refresh_definitions', ?, ?, 'completed', ?)",
+                [now, now, stats.requests],
+            )
+    return stats
+
+
+def _delete_missing(con: Any, table: str, keep: list[str]) -> None:
+    con.register("_keep", pa.table({"id": pa.array(keep, pa.string())}))
+    try:
+        con.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM _keep)")
+    finally:
+        con.unregister("_keep")

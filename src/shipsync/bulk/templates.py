@@ -1,0 +1,67 @@
+"""`shipsync template KIND`: a ready-to-fill example file with the headers and two rows."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+TEMPLATES: dict[str, list[list[str]]] = {
+    "tracking-requests": [
+        ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers", "scac", "customer_id"],
+        ["MAEU123456789", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "MAEU", ""],
+        ["MSCU987654321", "", "reviewed", "customs-hold", "", "", ""],
+    ],
+    "custom-field-definitions": [
+        [
+            "entity_type",
+            "api_slug",
+            "display_name",
+            "data_type",
+            "description",
+            "required",
+            "max_length",
+            "pattern",
+            "default_format",
+            "options",
+        ],
+        [
+            "Cargo",
+            "customs_broker_code",
+            "Customs broker",
+            "enum",
+            "Which broker clears the container",
+            "",
+            "",
+            "",
+            "",
+            "acme; globex; initech",
+        ],
+        [
+            "Shipment",
+            "buyer_reference",
+            "Buyer reference",
+            "short_text",
+            "The buyer's order reference",
+            "yes",
+            "30",
+            "^[A-Z0-9-]+$",
+            "",
+            "",
+        ],
+    ],
+    "custom-fields": [
+        ["container_number", "po_number", "priority", "hazardous", "customs_cleared_on", "handling_flags"],
+        ["CSQU3054383", "PO-1001", "high", "no", "03/15/2026", "fragile; oversized"],
+        ["MSKU9070323", "PO-1002", "normal", "yes", "2026-03-16", ""],
+    ],
+}
+
+
+def write_template(kind: str, target: Path) -> Path:
+    if kind not in TEMPLATES:
+        from shipsync.errors import InputError
+
+        raise InputError(f"unknown kind {kind!r}: use one of {', '.join(TEMPLATES)}")
+    with target.open("w", newline="", encoding="utf-8") as out:
+        csv.writer(out).writerows(TEMPLATES[kind])
+    return target

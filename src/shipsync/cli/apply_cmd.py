@@ -1,0 +1,105 @@
+"""`shipsync apply KIND FILE`, `shipsync apply undo RUN_ID` and `shipsync template KIND`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from shipsync.cli.common import console, one_line_errors, settings_from_env
+
+apply_app = typer.Typer(
+    help="Apply a spreadsheet (CSV or XLSX) to the service: validated, diffed, recorded, undoable.", no_args_is_help=True
+)
+
+DRY_RUN = typer.Option(False, "--dry-run", help="Validate and diff, write nothing; the same report.")
+SHEET = typer.Option(None, "--sheet", help="XLSX sheet name (default: the first).")
+ENCODING = typer.Option(None, "--encoding", help="Force the CSV encoding (default: sniffed).")
+DELIMITER = typer.Option(None, "--delimiter", help="Force the CSV delimiter: , ; or tab (default: sniffed).")
+CLEAR_EMPTY = typer.Option(False, "--clear-empty", help="An empty cell removes the value (default: leave as is).")
+
+
+def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: str | None, delimiter: str | None, clear_empty: bool) -> None:
+    from shipsync.bulk.apply import apply_file
+
+    report = apply_file(
+        settings_from_env(), kind, file, dry_run=dry_run, sheet=sheet, encoding=encoding, delimiter=delimiter, clear_empty=clear_empty
+    )
+    print_report(report)
+
+
+def print_report(report: object) -> None:
+    from shipsync.bulk.apply import ApplyReport
+
+    assert isinstance(report, ApplyReport)
+    counts = report.counts
+    order = ["applied", "planned", "unchanged", "rejected", "failed", "unknown"]
+    title = "dry run" if report.dry_run else "applied"
+    console.print(
+        f"[bold]{report.kind}[/bold] {title}: "
+        + ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
+        + f"; {report.requests} requests  (run {report.run_id})"
+    )
+    for problem in report.problems[:15]:
+        console.print(f"  [red]rejected[/red] {problem.describe()}")
+    if len(report.problems) > 15:
+        console.print(f"  ... and {len(report.problems) - 15} more rejected cells")
+    for change in [c for c in report.changes if c.status in ("failed", "unknown")][:15]:
+        console.print(f"  [yellow]{change.status}[/yellow] row {change.row} {change.field}: {change.detail}")
+    if report.results_file:
+        console.print(f"  results: {report.results_file}")
+    if not report.dry_run and counts["applied"] and report.kind != "undo":
+        console.print(f"  undo with: shipsync apply undo {report.run_id}")
+
+
+@apply_app.command("tracking-requests")
+@one_line_errors
+def tracking_requests(
+    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+) -> None:
+    """Edit tracking requests keyed by id or request_number: tags, ref_numbers, request_number, scac, customer_id."""
+    _apply("tracking-requests", file, dry_run, sheet, encoding, delimiter, False)
+
+
+@apply_app.command("custom-field-definitions")
+@one_line_errors
+def custom_field_definitions(
+    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+) -> None:
+    """Create custom field definitions (and the options of enum ones), one per row."""
+    _apply("custom-field-definitions", file, dry_run, sheet, encoding, delimiter, False)
+
+
+@apply_app.command("custom-fields")
+@one_line_errors
+def custom_fields(
+    file: Path,
+    dry_run: bool = DRY_RUN,
+    sheet: str | None = SHEET,
+    encoding: str | None = ENCODING,
+    delimiter: str | None = DELIMITER,
+    clear_empty: bool = CLEAR_EMPTY,
+) -> None:
+    """Set custom field values: wide (a column per api_slug) or long (entity, api_slug, value) files."""
+    _apply("custom-fields", file, dry_run, sheet, encoding, delimiter, clear_empty)
+
+
+@apply_app.command("undo")
+@one_line_errors
+def undo(run_id: str) -> None:
+    """Restore what an apply run changed (patch back, delete what it created); itself a recorded run."""
+    from shipsync.bulk.undo import undo_run
+
+    print_report(undo_run(settings_from_env(), run_id))
+
+
+@one_line_errors
+def template(
+    kind: str = typer.Argument(..., help="tracking-requests, custom-field-definitions or custom-fields"),
+    output: Path | None = typer.Option(None, "--output", help="Where to write (default: KIND.csv here)."),
+) -> None:
+    """Write a ready-to-fill example spreadsheet (CSV) with the headers and two rows."""
+    from shipsync.bulk.templates import write_template
+
+    target = write_template(kind, output or Path(f"{kind}.csv"))
+    console.print(f"wrote {target}")
