@@ -39,7 +39,7 @@ def prefect_overhead(documents: int = 10_000) -> list[BenchResult]:
             with prefect_test_harness(server_startup_timeout=120):
                 from flows.pull import pull_documents as pull_documents_flow
 
-                plain_times, flow_times = [], []
+                plain_times, flow_times, empty_times = [], [], []
                 for n in range(2):  # alternate, and keep the better of each (noise only slows)
                     settings = load_settings(warehouse=Path(tmp) / f"plain{n}.duckdb")
                     started = time.perf_counter()
@@ -50,6 +50,9 @@ def prefect_overhead(documents: int = 10_000) -> list[BenchResult]:
                     started = time.perf_counter()
                     pull_documents_flow(all_documents=True)
                     flow_times.append(time.perf_counter() - started)
+                    started = time.perf_counter()
+                    empty_flow()
+                    empty_times.append(time.perf_counter() - started)
         finally:
             for k, v in saved.items():
                 if v is None:

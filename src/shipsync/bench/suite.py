@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import client_bench
+from shipsync.bench import client_bench, load_bench, prefect_bench
 from shipsync.bench.results import BenchResult
 
 
@@ -21,6 +21,12 @@ class Benchmark:
 BENCHMARKS: list[Benchmark] = [
     Benchmark("client", lambda: client_bench.fetch_rate(3000), lambda: client_bench.fetch_rate(600, rounds=2)),
     Benchmark("budget", lambda: client_bench.rate_budget(), lambda: client_bench.rate_budget(windows=2)),
+    Benchmark(
+        "load",
+        lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
+        lambda: load_bench.normalize_and_upsert(10_000),
+    ),
+    Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(3_000)),
 ]
 
 
