@@ -123,12 +123,12 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
                 if clear_empty and current is not None:
                     changes.append(Change(number, entity_type, entity_id, slug, "delete", current[1], None, current[0]))
                 continue
-            seen[where] = number
             try:
                 value = cell_value(text, definition.rules, definition.labels)
             except ValueProblem as exc:
                 problems.append(Problem(number, column, text, str(exc)))
                 continue
+            seen[where] = number  # only a valid value claims the field
             if current is None:
                 changes.append(
                     Change(

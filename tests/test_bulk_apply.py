@@ -1,0 +1,187 @@
+"""Bulk applies against the sandbox: tag hundreds of containers, re-run sends nothing, errors are
+explained per row and column, bad headers write nothing, undo restores, unknown outcomes reconcile."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import K1, RunningSandbox, SandboxFactory, settings_for
+from shipsync.bulk.apply import apply_file
+from shipsync.bulk.undo import undo_run
+from shipsync.config import Settings
+from shipsync.errors import InputError
+from shipsync.pull.documents import pull_documents
+
+
+def write_csv(path: Path, rows: list[list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as out:
+        csv.writer(out).writerows(rows)
+    return path
+
+
+def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
+    account = sandbox.state.world.accounts[K1]
+    return {
+        (cf["relationships"]["entity"]["data"]["id"], cf["attributes"]["api_slug"]): cf["attributes"]["value"]
+        for cf in account.custom_fields.values()
+    }
+
+
+def container_numbers(warehouse: Path, limit: int) -> list[str]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return [r[0] for r in con.execute(f"SELECT attributes->>'number' FROM containers ORDER BY id LIMIT {limit}").fetchall()]
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def pulled(make_sandbox: SandboxFactory, warehouse: Path) -> tuple[RunningSandbox, Settings]:
+    sandbox = make_sandbox(documents=200)
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)
+    return sandbox, settings
+
+
+@pytest.mark.slow
+def test_wide_file_tags_hundreds_of_containers_then_rerun_sends_nothing_then_undo(
+    pulled: tuple[RunningSandbox, Settings], tmp_path: Path
+) -> None:
+    sandbox, settings = pulled
+    numbers = container_numbers(settings.warehouse, 150)
+    assert len(numbers) == 150
+    rows = [["Container Number", "PO Number", "Priority", "Hazardous", "Handling Flags"]]
+    rows += [
+        [n, f"PO-{i:04d}", ["low", "High", "urgent"][i % 3], ["yes", "no"][i % 2], "fragile; oversized" if i % 5 == 0 else ""]
+        for i, n in enumerate(numbers)
+    ]
+    file = write_csv(tmp_path / "tags.csv", rows)
+    before = dict(service_values(sandbox))
+
+    dry = apply_file(settings, "custom-fields", file, dry_run=True)
+    assert dry.counts["planned"] == 150 * 3 + 30 and service_values(sandbox) == before
+
+    first = apply_file(settings, "custom-fields", file)
+    assert first.counts["applied"] == 480 and not first.problems
+    after = service_values(sandbox)
+    container_id = next(cid for (cid, slug), v in after.items() if slug == "handling_flags")
+    assert after[(container_id, "handling_flags")] == ["fragile", "oversized"]
+    assert sum(1 for (_, slug), v in after.items() if slug == "priority" and v == "high") == 50
+
+    requests_before = sum(sandbox.state.status_counts.values())
+    again = apply_file(settings, "custom-fields", file)
+    assert again.writes == 0 and again.counts["unchanged"] == 480
+    # The re-run only reads (the refresh of current values): no POST, PATCH or DELETE reached the service.
+    assert sum(sandbox.state.status_counts.values()) - requests_before == again.requests
+    assert service_values(sandbox) == after
+
+    undo = undo_run(settings, first.run_id)
+    assert undo.counts["applied"] == 480
+    assert service_values(sandbox) == before
+    with pytest.raises(InputError, match="already undone"):
+        undo_run(settings, first.run_id)
+
+
+def test_mixed_errors_apply_good_rows_and_explain_bad_ones(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    sandbox, settings = pulled
+    good, bad = container_numbers(settings.warehouse, 2)
+    rows = [
+        ["container_number", "po_number", "priority", "declared_value", "customs_cleared_on"],
+        [good, "PO-1", "high", "1,250.00", "03/15/2026"],
+        [bad, "po 1", "rush", "lots", "31/31/2026"],
+        [bad, "PO-" + "9" * 30, "", "", ""],
+        ["CSQU3054383", "PO-2", "", "", ""],
+    ]
+    report = apply_file(settings, "custom-fields", write_csv(tmp_path / "mixed.csv", rows))
+    assert report.counts["applied"] == 4
+    reasons = {(p.row, p.column): p.reason for p in report.problems}
+    assert "pattern" in reasons[(3, "po_number")] and "not an option" in reasons[(3, "priority")]
+    assert "not a number" in reasons[(3, "declared_value")] and "not a date" in reasons[(3, "customs_cleared_on")]
+    assert "too long" in reasons[(4, "po_number")] and "not in the warehouse" in reasons[(5, "container_number")]
+    results = list(csv.DictReader((tmp_path / "mixed.results.csv").open(encoding="utf-8-sig")))
+    assert [r["status"] for r in results] == ["applied", "rejected", "rejected", "rejected"]
+    assert "priority" in results[1]["detail"] and "too long" in results[2]["detail"]
+    con = duckdb.connect(str(settings.warehouse), read_only=True)
+    stored = con.execute("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", [report.run_id]).fetchall()
+    con.close()
+    assert dict(stored) == {"applied": 4, "rejected": 6}
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (["container_number", "no_such_slug"], "no_such_slug"),
+        (["po_number"], "no key column"),
+        (["container_number", "container_id", "po_number"], "more than one key column"),
+    ],
+)
+def test_bad_header_writes_nothing(pulled: tuple[RunningSandbox, Settings], tmp_path: Path, header: list[str], message: str) -> None:
+    sandbox, settings = pulled
+    number = container_numbers(settings.warehouse, 1)[0]
+    file = write_csv(tmp_path / "bad.csv", [header, [number] + ["x"] * (len(header) - 1)])
+    with pytest.raises(InputError, match=message):
+        apply_file(settings, "custom-fields", file)
+    assert service_values(sandbox) == {}
+    assert not (tmp_path / "bad.results.csv").exists()
+
+
+def test_unknown_outcomes_are_reconciled_without_duplicates(make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path) -> None:
+    sandbox = make_sandbox(documents=60, seed=4)
+    settings = settings_for(sandbox, warehouse, max_retries=8)
+    pull_documents(settings, all_documents=True)
+    numbers = container_numbers(warehouse, 40)
+    file = write_csv(tmp_path / "po.csv", [["container_number", "po_number"]] + [[n, f"PO-{i}"] for i, n in enumerate(numbers)])
+    sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "fault_rate": 0.3})
+    first = apply_file(settings, "custom-fields", file)
+    assert first.counts["unknown"] + first.counts["failed"] > 0  # the faults did bite
+    sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "fault_rate": 0.0})
+    second = apply_file(settings, "custom-fields", file)
+    assert second.counts["failed"] == second.counts["unknown"] == 0
+    values = service_values(sandbox)
+    assert len(values) == 40 and sorted(v for v in values.values()) == sorted(f"PO-{i}" for i in range(40))
+    assert len(sandbox.state.world.accounts[K1].custom_fields) == 40  # never two values for one field
+
+
+def test_tracking_requests_by_number_with_tag_changes_and_undo(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    sandbox, settings = pulled
+    account = sandbox.state.world.accounts[K1]
+    target = next(tr for tr in account.tracking_requests.values() if tr["attributes"]["tags"] == ["seeded"])
+    number = target["attributes"]["request_number"]
+    rows = [
+        ["Request Number", "tags_add", "tags_remove", "scac", "ref_numbers"],
+        [number, "vip", "seeded", "msc", "A | B"],
+        ["NOPE-1", "x", "", "", ""],
+        [number.lower(), "", "", "toolong", ""],
+    ]
+    report = apply_file(settings, "tracking-requests", write_csv(tmp_path / "tr.csv", rows))
+    assert report.counts["applied"] == 1
+    assert target["attributes"]["tags"] == ["vip"] and target["attributes"]["scac"] == "MSC"
+    assert target["attributes"]["ref_numbers"] == ["A", "B"]
+    assert {(p.row, p.column) for p in report.problems} == {(3, "request_number"), (4, "request_number")} or len(report.problems) == 2
+    assert apply_file(settings, "tracking-requests", tmp_path / "tr.csv").writes == 0
+    undo_run(settings, report.run_id)
+    assert target["attributes"]["tags"] == ["seeded"] and target["attributes"]["scac"] != "MSC"
+
+
+def test_definitions_with_options_then_values_using_them(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    sandbox, settings = pulled
+    rows = [
+        ["entity_type", "api_slug", "display_name", "data_type", "options", "max_length"],
+        ["Cargo", "broker", "Broker", "enum", "acme; globex", ""],
+        ["Cargo", "seal_number", "Seal", "short_text", "", "12"],
+        ["Boat", "x", "X", "short_text", "", ""],
+    ]
+    report = apply_file(settings, "custom-field-definitions", write_csv(tmp_path / "defs.csv", rows))
+    assert report.counts["applied"] == 2 and report.problems[0].column == "entity_type"
+    assert apply_file(settings, "custom-field-definitions", tmp_path / "defs.csv").writes == 0
+    number = container_numbers(settings.warehouse, 1)[0]
+    values = apply_file(
+        settings,
+        "custom-fields",
+        write_csv(tmp_path / "v.csv", [["container_number", "broker", "seal_number"], [number, "Globex", "SEAL-1"]]),
+    )
+    assert values.counts["applied"] == 2 and "globex" in service_values(sandbox).values()

@@ -1,0 +1,127 @@
+"""Reading spreadsheets: encodings, delimiters, XLSX, bad shapes; converting cells to typed values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from openpyxl import Workbook
+
+from shipsync.bulk.cells import cell_value, parse_number, split_list
+from shipsync.bulk.reader import read_sheet
+from shipsync.bulk.record import safe_cell
+from shipsync.errors import InputError
+from shipsync.values import FieldRules, ValueProblem
+
+ROWS = "Container Number;PO Number\nCSQU3054383;Über-1\n"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "bom"),
+    [("utf-8", b""), ("utf-8", b"\xef\xbb\xbf"), ("utf-16", b""), ("cp1252", b"")],
+)
+def test_csv_encodings_and_sniffed_delimiter(tmp_path: Path, encoding: str, bom: bytes) -> None:
+    file = tmp_path / "in.csv"
+    file.write_bytes(bom + ROWS.encode(encoding))
+    sheet = read_sheet(file)
+    assert sheet.headers == ["container_number", "po_number"]
+    assert sheet.rows == [["CSQU3054383", "Über-1"]] and sheet.row_numbers == [2]
+
+
+def test_tab_delimiter_and_forced_options(tmp_path: Path) -> None:
+    file = tmp_path / "in.tsv"
+    file.write_text("container_number\tpo_number\nCSQU3054383\tA,B\n")
+    assert read_sheet(file).rows == [["CSQU3054383", "A,B"]]
+    forced = tmp_path / "forced.csv"
+    forced.write_bytes("a|b\n1|2\n".encode("latin-1"))
+    assert read_sheet(forced, delimiter="|", encoding="latin-1").headers == ["a", "b"]
+
+
+def test_xlsx_first_or_named_sheet(tmp_path: Path) -> None:
+    book = Workbook()
+    first = book.active
+    assert first is not None
+    first.title = "Tags"
+    first.append(["Container Number", "Hazardous", "Declared Value"])
+    first.append(["CSQU3054383", True, 1234.0])
+    other = book.create_sheet("Other")
+    other.append(["request_number", "tags"])
+    file = tmp_path / "book.xlsx"
+    book.save(file)
+    sheet = read_sheet(file)
+    assert (sheet.sheet, sheet.headers, sheet.rows) == (
+        "Tags",
+        ["container_number", "hazardous", "declared_value"],
+        [["CSQU3054383", "TRUE", "1234"]],
+    )
+    assert read_sheet(file, sheet="Other").headers == ["request_number", "tags"]
+    with pytest.raises(InputError, match="no sheet named 'Missing'"):
+        read_sheet(file, sheet="Missing")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"", "empty"), (b"a,A\n1,2\n", "duplicate column"), (b",,\n1,2\n", "headers"), (b"a,,b\n1,2,3\n", "column 2 has no header")],
+)
+def test_bad_files_name_the_file(tmp_path: Path, content: bytes, message: str) -> None:
+    file = tmp_path / "bad.csv"
+    file.write_bytes(content)
+    with pytest.raises(InputError) as caught:
+        read_sheet(file)
+    assert message in str(caught.value) and "bad.csv" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_ragged_rows_are_reported_not_dropped(tmp_path: Path) -> None:
+    file = tmp_path / "ragged.csv"
+    file.write_text("a,b\n1\n1,2,3\n\n4,5\n")
+    sheet = read_sheet(file)
+    assert sheet.rows == [["1", ""], ["1", "2"], ["4", "5"]] and sheet.row_numbers == [2, 3, 5]
+    assert sheet.ragged == {3: "3 cells but 2 columns"}
+
+
+def test_missing_file() -> None:
+    with pytest.raises(InputError, match="no such file"):
+        read_sheet(Path("/nonexistent/file.csv"))
+
+
+@pytest.mark.parametrize(
+    ("text", "rules", "expected"),
+    [
+        ("TRUE", FieldRules("boolean"), True),
+        ("no", FieldRules("boolean"), False),
+        ("1", FieldRules("boolean"), True),
+        ("1,234.50", FieldRules("number"), 1234.5),
+        ("1.234,50", FieldRules("number"), 1234.5),
+        ("42", FieldRules("number"), 42),
+        ("03/15/2026", FieldRules("date", default_format="MM/DD/YYYY"), "2026-03-15"),
+        ("2026-03-15", FieldRules("date", default_format="MM/DD/YYYY"), "2026-03-15"),
+        ("2026-05-11T18:30:00Z", FieldRules("datetime"), "2026-05-11T18:30:00Z"),
+        ("HIGH", FieldRules("enum", options=("low", "high")), "high"),
+        ("fragile; Oversized", FieldRules("enum_multi", options=("fragile", "oversized")), ["fragile", "oversized"]),
+        ("PO-1", FieldRules("short_text", pattern="^[A-Z0-9-]+$", max_length=5), "PO-1"),
+    ],
+)
+def test_cells_become_typed_values(text: str, rules: FieldRules, expected: object) -> None:
+    assert cell_value(text, rules) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "rules", "reason"),
+    [
+        ("maybe", FieldRules("boolean"), "yes/no"),
+        ("lots", FieldRules("number"), "not a number"),
+        ("31/31/2026", FieldRules("date", default_format="MM/DD/YYYY"), "not a date"),
+        ("rush", FieldRules("enum", options=("low",)), "not an option"),
+        ("PO-123456", FieldRules("short_text", max_length=5), "too long"),
+        ("po 1", FieldRules("short_text", pattern="^[A-Z0-9-]+$"), "pattern"),
+    ],
+)
+def test_bad_cells_say_why(text: str, rules: FieldRules, reason: str) -> None:
+    with pytest.raises(ValueProblem, match=reason):
+        cell_value(text, rules)
+
+
+def test_helpers() -> None:
+    assert split_list(" a ; b|c ;") == ["a", "b", "c"]
+    assert parse_number("$ 1,000") == 1000
+    assert [safe_cell(v) for v in ("=HYPERLINK(1)", "+1", "-2", "@x", "ok")] == ["'=HYPERLINK(1)", "'+1", "'-2", "'@x", "ok"]
