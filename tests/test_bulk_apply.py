@@ -87,7 +87,7 @@ def test_wide_file_tags_hundreds_of_containers_then_rerun_sends_nothing_then_und
 
 
 def test_mixed_errors_apply_good_rows_and_explain_bad_ones(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
-    sandbox, settings = pulled
+    _, settings = pulled
     good, bad = container_numbers(settings.warehouse, 2)
     rows = [
         ["container_number", "po_number", "priority", "declared_value", "customs_cleared_on"],
