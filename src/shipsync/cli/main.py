@@ -9,6 +9,7 @@ from shipsync.cli.bench_cmd import bench
 from shipsync.cli.common import one_line_errors, quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.sandbox_cmd import sandbox_app
+from shipsync.cli.webhooks_cmd import events_app, simulate, webhooks_app
 
 app = typer.Typer(
     help="shipsync: keep a DuckDB warehouse in sync with the shipment-tracking API.",
@@ -21,6 +22,9 @@ app.add_typer(pull_app, name="pull")
 app.command()(status)
 app.add_typer(apply_app, name="apply")
 app.command()(template)
+app.add_typer(webhooks_app, name="webhooks")
+app.add_typer(events_app, name="events")
+sandbox_app.command("simulate")(simulate)
 
 
 @app.command()

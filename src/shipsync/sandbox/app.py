@@ -15,6 +15,8 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 from starlette.types import Message, Receive, Scope, Send
 
+from shipsync.sandbox.deliver import Deliverer
+from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.jsonapi_http import ApiProblem, json_response, problem_response
 from shipsync.sandbox.routes_read import READ_ROUTES
 from shipsync.sandbox.routes_write import WRITE_ROUTES
@@ -58,14 +60,41 @@ class SandboxApp:
         self.state = state or SandboxState.create(options or SandboxOptions())
         routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]]
         self.api = Router(routes=routes)
+        self.deliverer = Deliverer(self.state.options.delivery_retry_base_s)
+        self.state.emit = self.deliverer.emit
         self.admin_routes: list[Route] = [
             Route("/_admin/health", health, methods=["GET"]),
             Route("/_admin/stats", stats, methods=["GET"]),
+            Route("/_admin/simulate", self.simulate, methods=["POST"]),
+            Route("/_admin/deliveries", self.deliveries, methods=["GET"]),
         ]
         self.admin = Router(routes=self.admin_routes)
 
-    def add_admin_route(self, route: Route) -> None:
-        self.admin.routes.append(route)
+    async def simulate(self, request: Request) -> Response:
+        """Move seeded containers through their journeys; the webhooks of the key's account receive them."""
+        key = request.query_params.get("api_key", "")
+        account = self.state.world.accounts.get(key)
+        if account is None:
+            return problem_response(ApiProblem(404, "Not Found", "no account for that api_key"))
+        try:
+            containers = int(request.query_params.get("containers", "10"))
+            seed = int(request.query_params.get("seed", "1"))
+        except ValueError:
+            return problem_response(ApiProblem(400, "Bad Request", "containers and seed are whole numbers"))
+        emitted = simulate(account, self.deliverer.emit, containers=containers, seed=seed)
+        return json_response({"events": emitted, "notifications": self.deliverer.stats.notifications})
+
+    async def deliveries(self, request: Request) -> Response:
+        stats = self.deliverer.stats
+        return json_response(
+            {
+                "notifications": stats.notifications,
+                "delivered": stats.delivered,
+                "attempts": stats.attempts,
+                "gave_up": stats.gave_up,
+                "pending": self.deliverer.pending,
+            }
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -73,12 +73,9 @@ async def patch_tracking_request(request: Request) -> Response:
     tr["attributes"] = {**tr["attributes"], **changes, "updated_at": now_iso()}
     tr["relationships"] = relationships
     if changes or customer is not None:
-        state.emit(
-            account,
-            "tracking_request.succeeded" if tr["attributes"]["status"] != "failed" else "tracking_request.failed",
-            tr,
-            [],
-        )
+        kind = "tracking_request.failed" if tr["attributes"]["status"] == "failed" else "tracking_request.succeeded"
+        shipment = account.resource("shipment", tr["relationships"]["tracked_object"]["data"]["id"])
+        state.emit(account, kind, tr, [shipment] if shipment else [])
     return single(tr, request)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from starlette.requests import Request
 
@@ -29,7 +28,8 @@ class SandboxOptions:
     delivery_retry_base_s: float = 0.5
 
 
-EventSink = Callable[[Account, str, dict[str, Any], list[dict[str, Any]]], None]
+# (account, event kind, reference object, included resources[, created_at])
+EventSink = Callable[..., None]
 
 
 @dataclass

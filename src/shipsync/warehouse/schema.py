@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 def ts(**kw: Any) -> Any:
@@ -90,6 +90,9 @@ class RelatedRow(Synced):
     relationships: dict[str, Any] | None = json_field()
     first_seen_at: datetime | None = ts()
     last_changed_at: datetime | None = ts()
+    # The newest webhook event that refreshed this row: older deliveries never roll it back.
+    last_event_at: datetime | None = ts()
+    last_event_id: str | None = None
 
 
 class UserRow(RelatedRow, table=True):
@@ -161,6 +164,8 @@ class TrackingRequestRow(Synced, table=True):
     tracked_object_id: str | None = None
     customer_id: str | None = None
     self_link: str | None = None
+    last_event_at: datetime | None = ts()
+    last_event_id: str | None = None
 
 
 class CustomFieldDefinitionRow(Synced, table=True):
@@ -265,6 +270,53 @@ class BulkUndoRow(SQLModel, table=True):
     before: Any = json_field(nullable=True)
     after: Any = json_field(nullable=True)
     undone_by: str | None = None
+
+
+class WebhookEventRow(SQLModel, table=True):
+    """The append-only event log: one row per webhook notification, whatever its kind."""
+
+    __tablename__ = "webhook_events"
+    notification_id: str = Field(primary_key=True)
+    event: str | None = None
+    delivery_status: str | None = None
+    created_at: datetime | None = ts()
+    webhook_id: str | None = None
+    reference_type: str | None = None
+    reference_id: str | None = None
+    received_at: datetime | None = ts()
+    payload: dict[str, Any] | None = json_field()
+    loaded_at: datetime | None = ts()
+
+
+class WebhookEventResourceRow(SQLModel, table=True):
+    """Every resource a notification included, as delivered."""
+
+    __tablename__ = "webhook_event_resources"
+    notification_id: str = Field(primary_key=True)
+    type: str = Field(primary_key=True)
+    id: str = Field(primary_key=True)
+    attributes: dict[str, Any] | None = json_field()
+    relationships: dict[str, Any] | None = json_field()
+
+
+class WebhookEventConflictRow(SQLModel, table=True):
+    """A second, different body under a notification id already loaded: kept, not dropped."""
+
+    __tablename__ = "webhook_event_conflicts"
+    notification_id: str = Field(primary_key=True)
+    received_at: datetime | None = ts(primary_key=True)
+    payload: dict[str, Any] | None = json_field()
+    loaded_at: datetime | None = ts()
+
+
+class SpoolCheckpointRow(SQLModel, table=True):
+    """How far `events load` got in each spool segment (committed with the rows it loaded)."""
+
+    __tablename__ = "webhook_spool_checkpoints"
+    segment: str = Field(primary_key=True)
+    offset: int = Field(default=0, sa_type=BigInteger)
+    archived: bool | None = None
+    updated_at: datetime | None = ts()
 
 
 class SchemaVersionRow(SQLModel, table=True):

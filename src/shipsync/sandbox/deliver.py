@@ -1,0 +1,98 @@
+"""The sandbox delivers webhook notifications like the service: a JSON:API envelope, signed with the
+webhook's secret, POSTed to its URL, retried with backoff up to 12 times until answered 2xx."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import orjson
+
+from shipsync.api.webhooks import EVENT_KIND_SET
+from shipsync.sandbox.world import Account
+from shipsync.webhooks.signature import sign
+
+ACCEPTED = {200, 201, 202, 204}
+MAX_RETRIES = 12
+
+
+@dataclass
+class DeliveryStats:
+    notifications: int = 0
+    delivered: int = 0
+    attempts: int = 0
+    gave_up: int = 0
+
+
+def envelope(
+    webhook_id: str, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str | None = None
+) -> dict[str, Any]:
+    notification_id = str(uuid.uuid4())
+    return {
+        "data": {
+            "id": notification_id,
+            "type": "webhook_notification",
+            "attributes": {
+                "id": notification_id,
+                "event": event,
+                "delivery_status": "pending",
+                "created_at": created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            },
+            "relationships": {
+                "webhook": {"data": {"id": webhook_id, "type": "webhook"}},
+                "reference_object": {"data": {"id": reference["id"], "type": reference["type"]}},
+            },
+        },
+        "included": included,
+    }
+
+
+class Deliverer:
+    def __init__(self, retry_base_s: float = 0.5) -> None:
+        self.retry_base_s = retry_base_s
+        self.stats = DeliveryStats()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._client: httpx.AsyncClient | None = None
+
+    def emit(
+        self, account: Account, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str | None = None
+    ) -> None:
+        """Queue a notification to every active webhook of the account that takes this kind."""
+        for webhook in list(account.webhooks.values()):
+            attributes = webhook["attributes"]
+            events = set(attributes["events"])
+            # Kinds beyond the 34 go to webhooks that subscribed to all 34, as the live service does.
+            wanted = event in events or (event not in EVENT_KIND_SET and events >= EVENT_KIND_SET)
+            if not attributes["active"] or not wanted:
+                continue
+            body = orjson.dumps(envelope(webhook["id"], event, reference, [reference, *included], created_at))
+            headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
+            headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
+            headers["Content-Type"] = "application/json"
+            self.stats.notifications += 1
+            task = asyncio.get_running_loop().create_task(self._deliver(attributes["url"], body, headers))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, url: str, body: bytes, headers: dict[str, str]) -> None:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=16))
+        for attempt in range(MAX_RETRIES + 1):
+            self.stats.attempts += 1
+            try:
+                response = await self._client.post(url, content=body, headers=headers)
+                if response.status_code in ACCEPTED:
+                    self.stats.delivered += 1
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(min(60.0, self.retry_base_s * 2**attempt))
+        self.stats.gave_up += 1
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)

@@ -1,0 +1,155 @@
+"""The webhook receiver: `POST /webhook` and `GET /healthz`, as a plain ASGI app.
+
+Order of work for a delivery: read the body under a size cap (413) and a time limit (408); verify
+the signature over the raw bytes before parsing (401, nothing stored); parse, and keep a signed
+body that is not a notification in quarantine (400); append to the spool and answer 200 only after
+the bytes are fsynced. No input yields a 5xx; a spool that cannot be written answers 503, which the
+service retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+
+import orjson
+from starlette.types import Message, Receive, Scope, Send
+
+from shipsync.webhooks.signature import HEADER, verify
+from shipsync.webhooks.spool import SpoolWriter, encode_record
+
+log = logging.getLogger("shipsync.webhooks")
+MAX_BODY = 1024 * 1024
+BODY_TIMEOUT_S = 10.0
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def _respond(send: Send, status: int, body: dict[str, object]) -> None:
+    payload = orjson.dumps(body)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def notification_of(body: bytes) -> tuple[str, str] | str:
+    """(notification id, event kind), or the reason the body is not a notification."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return "body is not JSON"
+    data = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(data, dict):
+        return "no data object"
+    if data.get("type") != "webhook_notification":
+        return f"data.type is {data.get('type')!r}, not webhook_notification"
+    if not isinstance(data.get("id"), str) or not data["id"]:
+        return "no data.id"
+    attributes = data.get("attributes") if isinstance(data.get("attributes"), dict) else {}
+    event = attributes.get("event") if isinstance(attributes, dict) else None
+    return data["id"], event if isinstance(event, str) else ""
+
+
+class Receiver:
+    def __init__(
+        self, writer: SpoolWriter, secrets: Sequence[str], *, max_body: int = MAX_BODY, body_timeout_s: float = BODY_TIMEOUT_S
+    ) -> None:
+        self.writer = writer
+        self.secrets = list(secrets)
+        self.max_body = max_body
+        self.body_timeout_s = body_timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path, method = scope["path"], scope["method"]
+        if path == "/healthz" and method == "GET":
+            await _respond(send, 200, {"status": "ok", "records": self.writer.records})
+            return
+        if path != "/webhook":
+            await _respond(send, 404, {"error": "not found"})
+            return
+        if method != "POST":
+            await _respond(send, 405, {"error": "use POST"})
+            return
+        started = time.perf_counter()
+        status, outcome, event, notification_id = await self._deliver(scope, receive, send)
+        log.info(
+            "delivery event=%s id=%s -> %d %s (%.1f ms)",
+            event or "-",
+            notification_id or "-",
+            status,
+            outcome,
+            (time.perf_counter() - started) * 1000,
+        )
+
+    async def _deliver(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str, str, str]:
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+            await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
+            return 413, "too large", "", ""
+        try:
+            body = await asyncio.wait_for(self._read_body(receive), timeout=self.body_timeout_s)
+        except BodyTooLarge:
+            await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
+            return 413, "too large", "", ""
+        except TimeoutError:
+            await _respond(send, 408, {"error": "body not received in time"})
+            return 408, "slow body", "", ""
+        except ConnectionError:
+            return 0, "client went away", "", ""
+        signature = dict(scope["headers"]).get(HEADER.encode())
+        index = verify(body, signature, self.secrets)
+        if index is None:
+            await _respond(send, 401, {"error": "missing or invalid signature"})
+            return 401, "bad signature", "", ""
+        parsed = notification_of(body)
+        if isinstance(parsed, str):
+            try:
+                self.writer.quarantine(body, parsed)
+            except OSError:
+                await _respond(send, 503, {"error": "cannot store the delivery now"})
+                return 503, "quarantine failed", "", ""
+            await _respond(send, 400, {"error": f"not a webhook notification: {parsed}"})
+            return 400, f"quarantined ({parsed})", "", ""
+        notification_id, event = parsed
+        try:
+            await self.writer.append(encode_record(body, index))
+        except OSError:
+            await _respond(send, 503, {"error": "cannot store the delivery now"})
+            return 503, "spool write failed", event, notification_id
+        await _respond(send, 200, {"received": notification_id})
+        return 200, "stored", event, notification_id
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message: Message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ConnectionError("client disconnected")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                raise BodyTooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+async def noop_app(scope: Scope, receive: Receive, send: Send) -> None:
+    """The benchmark's peer: reads the body and answers 200, storing nothing."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body", False):
+        pass
+    await _respond(send, 200, {"received": True})

@@ -1,0 +1,27 @@
+"""`X-T49-Webhook-Signature`: lowercase hex HMAC-SHA256 of the raw body, keyed with the secret."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Sequence
+
+HEADER = "x-t49-webhook-signature"
+_HEX64 = re.compile(rb"^[0-9a-f]{64}$")
+
+
+def sign(secret: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(body: bytes, signature: bytes | None, secrets: Sequence[str]) -> int | None:
+    """Index of the secret that signed `body`, or None. Every secret is tried, in constant time each."""
+    if not signature or not _HEX64.match(signature):
+        return None
+    matched: int | None = None
+    for index, secret in enumerate(secrets):
+        expected = sign(secret, body).encode()
+        if hmac.compare_digest(expected, signature) and matched is None:
+            matched = index
+    return matched
