@@ -1,0 +1,166 @@
+"""Durability of the event log: kill -9 of the receiver mid-burst, kill -9 of `events load`, and
+deliveries in any order ending in the same state."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+import orjson
+import pytest
+
+from shipsync.sandbox.deliver import envelope
+from shipsync.sandbox.journeys import simulate
+from shipsync.sandbox.world import build_world
+from shipsync.serving import free_port
+from shipsync.webhooks.load import load_events
+from shipsync.webhooks.signature import sign
+from shipsync.webhooks.spool import encode_record
+
+SECRET = "whsec-durability-0001"
+
+
+def journey_notifications(containers: int, seed: int = 1) -> list[bytes]:
+    """Real-shaped notifications from the sandbox's journeys."""
+    world = build_world(["k"], documents=40, seed=seed)
+    bodies: list[bytes] = []
+
+    def emit(account: Any, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str) -> None:
+        bodies.append(orjson.dumps(envelope("webhook-1", event, reference, [reference, *included], created_at)))
+
+    simulate(world.accounts["k"], emit, containers=containers, seed=seed)
+    return bodies
+
+
+def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(warehouse), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    process = subprocess.Popen([sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(spool),
+                                "--secret", SECRET], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise RuntimeError("receiver did not start")
+
+
+def count(warehouse: Path, sql: str) -> Any:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -> None:
+    bodies = journey_notifications(60)
+    port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w.duckdb"
+    acknowledged: set[str] = set()
+    lock = threading.Lock()
+    queue = list(enumerate(bodies))
+    done = threading.Event()
+
+    def sender() -> None:
+        # Like the service: retry each delivery until it is answered 2xx.
+        with httpx.Client(timeout=2) as client:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    _, body = queue.pop()
+                while True:
+                    try:
+                        response = client.post(f"http://127.0.0.1:{port}/webhook", content=body,
+                                               headers={"X-T49-Webhook-Signature": sign(SECRET, body)})
+                        if response.status_code == 200:
+                            with lock:
+                                acknowledged.add(orjson.loads(body)["data"]["id"])
+                            time.sleep(0.005)  # a steady stream, so that the kills land mid-burst
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    time.sleep(0.02)
+
+    receiver = start_receiver(port, spool, warehouse)
+    threads = [threading.Thread(target=sender) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    rng = random.Random(7)
+    kills = 0
+    while any(t.is_alive() for t in threads) and kills < 5:
+        time.sleep(rng.uniform(0.05, 0.3))
+        receiver.send_signal(signal.SIGKILL)
+        receiver.wait()
+        kills += 1
+        receiver = start_receiver(port, spool, warehouse)
+    for thread in threads:
+        thread.join(timeout=120)
+    done.set()
+    receiver.send_signal(signal.SIGKILL)
+    receiver.wait()
+    assert kills >= 3 and len(acknowledged) == len(bodies)
+    report = load_events(warehouse, spool)
+    rows = count(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
+    assert rows == (len(bodies), len(bodies))
+    loaded = {r[0] for r in count(warehouse, "SELECT notification_id FROM webhook_events")}
+    assert acknowledged <= loaded
+    assert report.loaded == len(bodies)
+
+
+def write_spool(spool: Path, bodies: list[bytes], per_segment: int) -> None:
+    spool.mkdir(parents=True, exist_ok=True)
+    for n in range(0, len(bodies), per_segment):
+        with (spool / f"segment-{n:020d}-1.jsonl").open("wb") as out:
+            out.write(b"".join(encode_record(b, 0) for b in bodies[n : n + per_segment]))
+
+
+@pytest.mark.slow
+def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) -> None:
+    bodies = journey_notifications(40) * 1
+    bodies = bodies + [orjson.dumps({**orjson.loads(b), "data": {**orjson.loads(b)["data"], "id": f"copy-{i}"}}) for i, b in enumerate(bodies * 60)]
+    spool, warehouse = tmp_path / "spool", tmp_path / "w.duckdb"
+    write_spool(spool, bodies, 15_000)
+    script = f"from shipsync.webhooks.load import load_events; from pathlib import Path; load_events(Path({str(warehouse)!r}), Path({str(spool)!r}))"
+    for delay in (1.5, 3.0):
+        process = subprocess.Popen([sys.executable, "-c", script])
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        if warehouse.exists():
+            count(warehouse, "SELECT count(*) FROM webhook_events")  # the file opens after a kill
+    load_events(warehouse, spool)
+    rows = count(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
+    assert rows == (len(bodies), len(bodies))
+    assert load_events(warehouse, spool).loaded == 0
+
+
+def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
+    bodies = journey_notifications(4)
+    states = []
+    for seed in (1, 2, 3):
+        order = bodies[:]
+        random.Random(seed).shuffle(order)
+        spool, warehouse = tmp_path / f"spool{seed}", tmp_path / f"w{seed}.duckdb"
+        write_spool(spool, order, 17)
+        load_events(warehouse, spool)
+        states.append((
+            count(warehouse, "SELECT id, attributes, last_event_at FROM containers ORDER BY id"),
+            count(warehouse, "SELECT id, attributes FROM shipments ORDER BY id"),
+            count(warehouse, "SELECT notification_id FROM webhook_events ORDER BY 1"),
+            count(warehouse, "SELECT container_number, event, event_at FROM container_milestones ORDER BY 1, 3, 2"),
+        ))
+    assert states[0] == states[1] == states[2]
+    final = {orjson.loads(a)["last_event"] for _, a, _ in states[0][0]}
+    assert final == {"container.transport.empty_in"}  # the newest event won, whatever the order
