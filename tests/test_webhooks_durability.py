@@ -43,8 +43,12 @@ def journey_notifications(containers: int, seed: int = 1) -> list[bytes]:
 
 def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(warehouse), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    process = subprocess.Popen([sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(spool),
-                                "--secret", SECRET], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(spool), "--secret", SECRET],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -82,8 +86,9 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
                     _, body = queue.pop()
                 while True:
                     try:
-                        response = client.post(f"http://127.0.0.1:{port}/webhook", content=body,
-                                               headers={"X-T49-Webhook-Signature": sign(SECRET, body)})
+                        response = client.post(
+                            f"http://127.0.0.1:{port}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)}
+                        )
                         if response.status_code == 200:
                             with lock:
                                 acknowledged.add(orjson.loads(body)["data"]["id"])
@@ -129,10 +134,15 @@ def write_spool(spool: Path, bodies: list[bytes], per_segment: int) -> None:
 @pytest.mark.slow
 def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) -> None:
     bodies = journey_notifications(40) * 1
-    bodies = bodies + [orjson.dumps({**orjson.loads(b), "data": {**orjson.loads(b)["data"], "id": f"copy-{i}"}}) for i, b in enumerate(bodies * 60)]
+    bodies = bodies + [
+        orjson.dumps({**orjson.loads(b), "data": {**orjson.loads(b)["data"], "id": f"copy-{i}"}}) for i, b in enumerate(bodies * 60)
+    ]
     spool, warehouse = tmp_path / "spool", tmp_path / "w.duckdb"
     write_spool(spool, bodies, 15_000)
-    script = f"from shipsync.webhooks.load import load_events; from pathlib import Path; load_events(Path({str(warehouse)!r}), Path({str(spool)!r}))"
+    script = (
+        "from shipsync.webhooks.load import load_events; from pathlib import Path; "
+        f"load_events(Path({str(warehouse)!r}), Path({str(spool)!r}))"
+    )
     for delay in (1.5, 3.0):
         process = subprocess.Popen([sys.executable, "-c", script])
         time.sleep(delay)
@@ -155,12 +165,14 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
         spool, warehouse = tmp_path / f"spool{seed}", tmp_path / f"w{seed}.duckdb"
         write_spool(spool, order, 17)
         load_events(warehouse, spool)
-        states.append((
-            count(warehouse, "SELECT id, attributes, last_event_at FROM containers ORDER BY id"),
-            count(warehouse, "SELECT id, attributes FROM shipments ORDER BY id"),
-            count(warehouse, "SELECT notification_id FROM webhook_events ORDER BY 1"),
-            count(warehouse, "SELECT container_number, event, event_at FROM container_milestones ORDER BY 1, 3, 2"),
-        ))
+        states.append(
+            (
+                count(warehouse, "SELECT id, attributes, last_event_at FROM containers ORDER BY id"),
+                count(warehouse, "SELECT id, attributes FROM shipments ORDER BY id"),
+                count(warehouse, "SELECT notification_id FROM webhook_events ORDER BY 1"),
+                count(warehouse, "SELECT container_number, event, event_at FROM container_milestones ORDER BY 1, 3, 2"),
+            )
+        )
     assert states[0] == states[1] == states[2]
     final = {orjson.loads(a)["last_event"] for _, a, _ in states[0][0]}
     assert final == {"container.transport.empty_in"}  # the newest event won, whatever the order

@@ -37,9 +37,18 @@ def test_verify_never_accepts_a_wrong_signature(body: bytes, signature: bytes) -
 
 
 def notification(notification_id: str = "n-1", event: str = "container.transport.vessel_arrived", **extra: object) -> bytes:
-    return orjson.dumps({"data": {"id": notification_id, "type": "webhook_notification",
-                                  "attributes": {"event": event, "delivery_status": "pending", "created_at": "2026-05-11T18:30:00Z"},
-                                  "relationships": {"webhook": {"data": {"id": "w", "type": "webhook"}}}}, "included": [], **extra})
+    return orjson.dumps(
+        {
+            "data": {
+                "id": notification_id,
+                "type": "webhook_notification",
+                "attributes": {"event": event, "delivery_status": "pending", "created_at": "2026-05-11T18:30:00Z"},
+                "relationships": {"webhook": {"data": {"id": "w", "type": "webhook"}}},
+            },
+            "included": [],
+            **extra,
+        }
+    )
 
 
 @pytest.fixture
@@ -88,9 +97,14 @@ def test_bad_signatures_are_401_and_store_nothing(receiver, signature: str | Non
 
 @pytest.mark.parametrize(
     ("body", "reason"),
-    [(b"not json", "not JSON"), (b"\xff\xfe\x00garbage", "not JSON"), (b"[1,2]", "no data"),
-     (orjson.dumps({"data": {"type": "document", "id": "x"}}), "data.type"), (orjson.dumps({"data": {"type": "webhook_notification"}}), "data.id"),
-     (b"[" * 5000 + b"]" * 5000, "not JSON")],
+    [
+        (b"not json", "not JSON"),
+        (b"\xff\xfe\x00garbage", "not JSON"),
+        (b"[1,2]", "no data"),
+        (orjson.dumps({"data": {"type": "document", "id": "x"}}), "data.type"),
+        (orjson.dumps({"data": {"type": "webhook_notification"}}), "data.id"),
+        (b"[" * 5000 + b"]" * 5000, "not JSON"),
+    ],
 )
 def test_signed_non_notifications_are_400_and_quarantined(receiver, body: bytes, reason: str) -> None:  # type: ignore[no-untyped-def]
     server, writer = receiver
@@ -107,11 +121,12 @@ def test_oversized_and_slow_bodies(receiver) -> None:  # type: ignore[no-untyped
     assert post(server.url, huge).status_code == 413
     # Lying about the length, sending a little, then stalling: 408 after the body timeout.
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        sock.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{\"data\":")
+        sock.sendall(b'POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{"data":')
         sock.settimeout(5)
         started = time.monotonic()
         answer = sock.recv(1024)
         assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 4
+
     # Chunked upload beyond the cap, with no Content-Length to refuse early.
     def chunks():  # type: ignore[no-untyped-def]
         for _ in range(100):

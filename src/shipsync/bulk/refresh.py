@@ -103,6 +103,7 @@ def refresh(
         if values is not None:  # values deleted at the service are gone here too
             _delete_missing(con, "custom_fields", [r["id"] for r in values])
         if defs is not None:
+            _delete_missing(con, "custom_field_definitions", [d["id"] for d in defs[0]])
             _delete_missing(con, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
             now = datetime.now(UTC)
             con.execute(

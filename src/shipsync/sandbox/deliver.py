@@ -13,6 +13,7 @@ import httpx
 import orjson
 
 from shipsync.api.webhooks import EVENT_KIND_SET
+from shipsync.sandbox.reference import stable_id
 from shipsync.sandbox.world import Account
 from shipsync.webhooks.signature import sign
 
@@ -29,9 +30,14 @@ class DeliveryStats:
 
 
 def envelope(
-    webhook_id: str, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str | None = None
+    webhook_id: str,
+    event: str,
+    reference: dict[str, Any],
+    included: list[dict[str, Any]],
+    created_at: str | None = None,
+    notification_id: str | None = None,
 ) -> dict[str, Any]:
-    notification_id = str(uuid.uuid4())
+    notification_id = notification_id or str(uuid.uuid4())
     return {
         "data": {
             "id": notification_id,
@@ -62,14 +68,17 @@ class Deliverer:
         self, account: Account, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str | None = None
     ) -> None:
         """Queue a notification to every active webhook of the account that takes this kind."""
-        for webhook in list(account.webhooks.values()):
+        for position, webhook in enumerate(list(account.webhooks.values())):
             attributes = webhook["attributes"]
             events = set(attributes["events"])
             # Kinds beyond the 34 go to webhooks that subscribed to all 34, as the live service does.
             wanted = event in events or (event not in EVENT_KIND_SET and events >= EVENT_KIND_SET)
             if not attributes["active"] or not wanted:
                 continue
-            body = orjson.dumps(envelope(webhook["id"], event, reference, [reference, *included], created_at))
+            # The same event to the same address is the same notification (so a re-run duplicates, not doubles).
+            # Journeys carry their own timestamps; other events (a PATCH, an undo) are new each time.
+            notification_id = stable_id("notification", account.id, position, event, reference["id"], created_at) if created_at else None
+            body = orjson.dumps(envelope(webhook["id"], event, reference, [reference, *included], created_at, notification_id))
             headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
             headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
             headers["Content-Type"] = "application/json"

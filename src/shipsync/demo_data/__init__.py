@@ -1,0 +1,1 @@
+"""Example spreadsheets for `shipsync demo`, keyed to the sandbox's seeded data."""
