@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import orjson
 import pytest
 
 from conftest import RunningSandbox, settings_for
+from shipsync.bulk.apply import apply_file
 from shipsync.pull.everything import pull_all
+from shipsync.sandbox.deliver import envelope
+from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.schema import tables
+from shipsync.webhooks.load import load_events
+from shipsync.webhooks.spool import encode_record
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"
 
@@ -36,7 +43,22 @@ def pulled(sandbox: RunningSandbox, warehouse: Path) -> Path:
     account = next(iter(sandbox.state.world.accounts.values()))
     representation = next(r for (t, _), r in account.related.items() if t == "document_representation")
     representation["attributes"]["schema_version"] = "commercial_invoice@2025-11-04"
-    pull_all(settings_for(sandbox, warehouse))
+    settings = settings_for(sandbox, warehouse)
+    pull_all(settings)
+    number = next(r["attributes"]["number"] for (t, _), r in sorted(account.related.items()) if t == "container")
+    sheet = warehouse.parent / "tags.csv"
+    sheet.write_text(f"container_number,priority,po_number\n{number},high,PO-1\nCSQU3054383,low,PO-2\n")
+    apply_file(settings, "custom-fields", sheet)
+    bodies: list[bytes] = []
+
+    def emit(acct: Any, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str) -> None:
+        bodies.append(orjson.dumps(envelope("w", event, reference, [reference, *included], created_at)))
+
+    simulate(account, emit, containers=3)
+    spool = warehouse.parent / "spool"
+    spool.mkdir()
+    (spool / "segment-1.jsonl").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
+    load_events(warehouse, spool)
     return warehouse
 
 
