@@ -57,6 +57,9 @@ class Settings(BaseSettings):
     max_retries: int = Field(default=5, ge=0, le=20)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     webhook_secrets: SecretStr | None = None
+    # Draw requests from a Prefect global concurrency limit shared by every worker of one key
+    # ("auto": when a Prefect API is configured and a rate limit is set).
+    shared_budget: str = "auto"
 
     @field_validator("api_url")
     @classmethod

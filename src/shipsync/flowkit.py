@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from functools import cache
 from typing import Any, TypeVar
 
@@ -22,8 +23,42 @@ T = TypeVar("T")
 API_KEY_BLOCK = "shipsync-api-key"
 
 
+WAREHOUSE_LIMIT = "shipsync-warehouse"
+
+
+def _serialize_warehouse_writes() -> None:
+    """Writers in every worker take the `shipsync-warehouse` global concurrency limit (1 slot)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
+    from prefect.concurrency.sync import concurrency
+    from prefect.context import FlowRunContext
+    from prefect.exceptions import ObjectNotFound
+
+    from shipsync.api.prefect_budget import prefect_api_configured
+    from shipsync.warehouse.connection import set_write_guard
+
+    if not prefect_api_configured():
+        return
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_global_concurrency_limit_by_name(WAREHOUSE_LIMIT)
+        except ObjectNotFound:
+            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=WAREHOUSE_LIMIT, limit=1, active=True))
+    def guard() -> AbstractContextManager[object]:
+        # Only inside a flow run: the same process may also serve the CLI or tests afterwards.
+        if FlowRunContext.get() is None:
+            return nullcontext()
+        return concurrency(WAREHOUSE_LIMIT, occupy=1, strict=True)
+
+    set_write_guard(guard)
+
+
 def flow_settings() -> Settings:
-    """SHIPSYNC_* from the environment; the API key from a Prefect Secret block when not in env."""
+    """SHIPSYNC_* from the environment; the API key from a Prefect Secret block when not in env.
+
+    Also makes this process's warehouse writes take the shared write slot of the Prefect server.
+    """
+    _serialize_warehouse_writes()
     if not os.environ.get("SHIPSYNC_API_KEY"):
         try:
             from prefect.blocks.system import Secret

@@ -75,9 +75,14 @@ class AsyncShipsyncClient:
         limiter: RequestLimiter | None = None,
         http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> Self:
+        api_key = settings.require_api_key()
+        if limiter is None and settings.shared_budget == "auto":
+            from shipsync.api.prefect_budget import shared_budget
+
+            limiter = shared_budget(api_key, settings.rate)
         return cls(
             settings.api_url,
-            settings.require_api_key(),
+            api_key,
             rate_limit=settings.rate,
             limiter=limiter,
             policy=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.retry_base_delay),

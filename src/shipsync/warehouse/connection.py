@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import duckdb
@@ -18,6 +18,14 @@ import duckdb
 from shipsync.errors import WarehouseError, WarehouseLockedError
 
 DEFAULT_LOCK_WAIT_S = 60.0
+WriteGuard = Callable[[], AbstractContextManager[object]]
+_write_guard: WriteGuard | None = None
+
+
+def set_write_guard(guard: WriteGuard | None) -> None:
+    """Serialize writers beyond this process (flows install a Prefect global concurrency limit)."""
+    global _write_guard
+    _write_guard = guard
 
 
 def _is_lock_conflict(exc: duckdb.Error) -> bool:
@@ -27,10 +35,14 @@ def _is_lock_conflict(exc: duckdb.Error) -> bool:
 
 @contextmanager
 def connect(
-    path: Path, *, read_only: bool = False, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, migrate: bool = True
+    path: Path, *, read_only: bool = False, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, migrate: bool = True, _guarded: bool = False
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the warehouse file (created and migrated on first use), closed on exit."""
     path = Path(path)
+    if not read_only and _write_guard is not None and not _guarded:
+        with _write_guard(), connect(path, lock_wait_s=lock_wait_s, migrate=migrate, _guarded=True) as con:
+            yield con
+        return
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.exists():

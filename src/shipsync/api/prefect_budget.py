@@ -1,0 +1,102 @@
+"""One rate budget per API key across every worker: a Prefect global concurrency limit used as a
+rate limit, drawn from before each request when a Prefect server is configured.
+
+Prefect's limit is a token bucket: `limit` slots, each occupied slot freed at `slot_decay_per_second`.
+A bucket of capacity C refilling at r grants at most C + r*W requests in any window of W seconds, so
+C = N/10 and r = (N - C)/W keep every window at or under the service's N per W for all processes
+together. The in-process rolling limiter still runs beside it (timing, Retry-After pauses).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter, key_fingerprint
+from shipsync.config import RateLimit
+
+_lock = threading.Lock()
+_ensured: set[str] = set()
+
+
+@dataclass(frozen=True)
+class BucketShape:
+    capacity: int
+    decay_per_second: float
+
+
+def bucket_for(limit: RateLimit) -> BucketShape:
+    capacity = max(1, limit.requests // 10)
+    return BucketShape(capacity, (limit.requests - capacity) / limit.seconds)
+
+
+def budget_name(api_key: str) -> str:
+    return f"shipsync-rate-{key_fingerprint(api_key)}"
+
+
+def prefect_api_configured() -> bool:
+    try:
+        from prefect.settings import get_current_settings
+    except ImportError:
+        return False
+    return bool(get_current_settings().api.url)
+
+
+def ensure_budget(name: str, limit: RateLimit) -> None:
+    """Create (or reshape) the global concurrency limit for this key; once per process and name."""
+    with _lock:
+        if name in _ensured:
+            return
+        from prefect.client.orchestration import get_client
+        from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+        from prefect.exceptions import ObjectNotFound
+
+        shape = bucket_for(limit)
+        with get_client(sync_client=True) as client:
+            try:
+                current = client.read_global_concurrency_limit_by_name(name)
+            except ObjectNotFound:
+                client.create_global_concurrency_limit(
+                    GlobalConcurrencyLimitCreate(name=name, limit=shape.capacity, slot_decay_per_second=shape.decay_per_second, active=True)
+                )
+            else:
+                if current.limit != shape.capacity or abs((current.slot_decay_per_second or 0) - shape.decay_per_second) > 1e-9:
+                    client.update_global_concurrency_limit(
+                        name, GlobalConcurrencyLimitUpdate(limit=shape.capacity, slot_decay_per_second=shape.decay_per_second)
+                    )
+        _ensured.add(name)
+
+
+class PrefectBudgetLimiter:
+    """A RequestLimiter that takes a slot of the shared Prefect budget, then the local limiter's."""
+
+    def __init__(self, name: str, local: RequestLimiter) -> None:
+        self.name = name
+        self.local = local
+
+    async def acquire(self) -> None:
+        from prefect.concurrency.asyncio import rate_limit
+
+        await self.local.acquire()
+        await rate_limit(self.name, occupy=1, strict=True)
+
+    def release(self) -> None:
+        self.local.release()
+
+    def pause_until_after(self, seconds: float) -> None:
+        self.local.pause_until_after(seconds)
+
+
+_shared: dict[str, PrefectBudgetLimiter] = {}
+
+
+def shared_budget(api_key: str, limit: RateLimit | None) -> RequestLimiter | None:
+    """The cross-worker limiter for this key, or None without a limit or a Prefect server."""
+    if limit is None or not prefect_api_configured():
+        return None
+    name = budget_name(api_key)
+    ensure_budget(name, limit)
+    with _lock:
+        if name not in _shared:
+            _shared[name] = PrefectBudgetLimiter(name, RollingWindowLimiter(limit))
+        return _shared[name]
