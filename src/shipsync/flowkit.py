@@ -44,6 +44,7 @@ def _serialize_warehouse_writes() -> None:
             client.read_global_concurrency_limit_by_name(WAREHOUSE_LIMIT)
         except ObjectNotFound:
             client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=WAREHOUSE_LIMIT, limit=1, active=True))
+
     def guard() -> AbstractContextManager[object]:
         # Only inside a flow run: the same process may also serve the CLI or tests afterwards.
         if FlowRunContext.get() is None:

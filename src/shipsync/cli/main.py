@@ -39,6 +39,18 @@ def demo(
     run_demo(workdir=workdir, documents=documents)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def deploy(ctx: typer.Context) -> None:
+    """Create the deployments of prefect.yaml on the configured Prefect server (`prefect deploy --all`).
+
+    Extra arguments go to `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with
+    a fix for Prefect 3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
+    """
+    from shipsync.prefect_compat import run_prefect_cli
+
+    raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
+
+
 def main() -> None:
     quiet_prefect()
     app()
