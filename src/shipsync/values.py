@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Any
 
 DATA_TYPES = ("short_text", "number", "date", "datetime", "boolean", "enum", "enum_multi", "reference")
@@ -71,6 +72,7 @@ _FLEXIBLE_DATE_FORMATS = (
 )
 
 
+@lru_cache(maxsize=65_536)  # spreadsheets repeat dates; strptime is the slow part of validation
 def parse_date(text: str, default_format: str | None) -> date:
     """A date through the definition's format first, then flexible parsing; ValueProblem if neither."""
     text = text.strip()
@@ -84,6 +86,7 @@ def parse_date(text: str, default_format: str | None) -> date:
     raise ValueProblem(f"not a date: {text!r}{expected}")
 
 
+@lru_cache(maxsize=65_536)
 def parse_datetime(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import client_bench, load_bench, prefect_bench
+from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, webhook_bench
 from shipsync.bench.results import BenchResult
 
 
@@ -27,6 +27,16 @@ BENCHMARKS: list[Benchmark] = [
         lambda: load_bench.normalize_and_upsert(10_000),
     ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(3_000)),
+    Benchmark(
+        "webhooks",
+        lambda: webhook_bench.receiver_throughput(20_000) + webhook_bench.events_load_rate(100_000),
+        lambda: webhook_bench.receiver_throughput(5_000) + webhook_bench.events_load_rate(20_000),
+    ),
+    Benchmark(
+        "bulk",
+        lambda: bulk_bench.validation(100_000) + bulk_bench.rerun_writes(10_000),
+        lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(1_000),
+    ),
 ]
 
 

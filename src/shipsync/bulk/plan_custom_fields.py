@@ -59,6 +59,9 @@ def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: s
     """(entity type, id) for a key cell; ValueProblem names what is missing."""
     key = text.strip()
     upper = key.upper()
+    # A number the warehouse knows is valid by definition: look it up before checking its digits.
+    if column in ("container_number", "entity") and entity_type_hint != "shipment" and upper in known.containers_by_number:
+        return "container", known.containers_by_number[upper]
     if column == "container_number" or (column == "entity" and entity_type_hint != "shipment" and is_container_number(key)):
         if column == "container_number" and not is_container_number(key):
             raise ValueProblem(f"not a container number (ISO 6346: 4 letters, 6 digits, check digit): {key!r}")
@@ -86,6 +89,8 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
     changes: list[Change] = []
     problems: list[Problem] = []
     seen: dict[tuple[str, str, str], int] = {}
+    wide_columns = [(slug, index[slug]) for slug in layout.slug_columns]
+    slug_index, value_index = index.get("api_slug", 0), index.get("value", 0)
     for row, number in zip(sheet.rows, sheet.row_numbers, strict=True):
         if number in sheet.ragged:
             problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
@@ -100,26 +105,23 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
         except ValueProblem as exc:
             problems.append(Problem(number, layout.entity_column, key_text, str(exc)))
             continue
-        cells = (
-            [(row[index["api_slug"]].strip(), row[index["value"]], "value")]
-            if layout.long
-            else [(slug, row[index[slug]], slug) for slug in layout.slug_columns]
-        )
+        # Cells arrive stripped from the reader; the column positions were found once, above.
+        cells = [(row[slug_index], row[value_index], "value")] if layout.long else [(slug, row[i], slug) for slug, i in wide_columns]
         for slug, text, column in cells:
             definition = known.definitions.get(slug)
             if definition is None:
                 problems.append(Problem(number, "api_slug", slug, "names no custom field definition"))
                 continue
             if definition.applies_to != entity_type:
-                if text.strip():
+                if text:
                     problems.append(Problem(number, column, text, f"{slug} applies to {definition.entity_type}, not a {entity_type}"))
                 continue
-            current = known.values.get((entity_type, entity_id, slug))
             where = (entity_type, entity_id, slug)
-            if where in seen and text.strip():
+            current = known.values.get(where)
+            if text and where in seen:
                 problems.append(Problem(number, column, text, f"the same field of this {entity_type} is set in row {seen[where]}"))
                 continue
-            if not text.strip():
+            if not text:
                 if clear_empty and current is not None:
                     changes.append(Change(number, entity_type, entity_id, slug, "delete", current[1], None, current[0]))
                 continue

@@ -51,8 +51,8 @@ def serve(
 
     from shipsync.webhooks.server import build_receiver, configure_delivery_log
 
-    receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret)
     configure_delivery_log()
+    receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret)
     console.print(f"receiving at http://{host}:{port}/webhook, spooling to {receiver.writer.spool}, {len(receiver.secrets)} secret(s)")
     uvicorn.run(receiver, host=host, port=port, loop="uvloop", http="httptools", lifespan="off", access_log=False, log_level="warning")
 

@@ -22,6 +22,7 @@ from shipsync.webhooks.spool import SpoolWriter, encode_record
 
 log = logging.getLogger("shipsync.webhooks")
 MAX_BODY = 1024 * 1024
+_HEADER = HEADER.encode()
 BODY_TIMEOUT_S = 10.0
 
 
@@ -59,10 +60,39 @@ def notification_of(body: bytes) -> tuple[str, str] | str:
     return data["id"], event if isinstance(event, str) else ""
 
 
+class DeliveryLog:
+    """One line per delivery, written in one go per turn of the event loop: at thousands of
+    deliveries a second, the logging module's per-record work cost a quarter of the throughput."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._scheduled = False
+
+    def line(self, text: str) -> None:
+        if not log.isEnabledFor(logging.INFO):
+            return
+        self._lines.append(text)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        lines, self._lines, self._scheduled = self._lines, [], False
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        stream = next((getattr(h, "stream", None) for h in log.handlers if getattr(h, "stream", None) is not None), None)
+        if stream is None:
+            for text in lines:
+                log.info(text)
+            return
+        stream.write("".join(f"{stamp} {text}\n" for text in lines))
+        stream.flush()
+
+
 class Receiver:
     def __init__(
         self, writer: SpoolWriter, secrets: Sequence[str], *, max_body: int = MAX_BODY, body_timeout_s: float = BODY_TIMEOUT_S
     ) -> None:
+        self.delivery_log = DeliveryLog()
         self.writer = writer
         self.secrets = list(secrets)
         self.max_body = max_body
@@ -83,17 +113,12 @@ class Receiver:
             return
         started = time.perf_counter()
         status, outcome, event, notification_id = await self._deliver(scope, receive, send)
-        log.info(
-            "delivery event=%s id=%s -> %d %s (%.1f ms)",
-            event or "-",
-            notification_id or "-",
-            status,
-            outcome,
-            (time.perf_counter() - started) * 1000,
-        )
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        self.delivery_log.line(f"delivery event={event or '-'} id={notification_id or '-'} -> {status} {outcome} ({elapsed_ms:.1f} ms)")
 
     async def _deliver(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str, str, str]:
-        declared = dict(scope["headers"]).get(b"content-length")
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
             await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
             return 413, "too large", "", ""
@@ -107,7 +132,7 @@ class Receiver:
             return 408, "slow body", "", ""
         except ConnectionError:
             return 0, "client went away", "", ""
-        signature = dict(scope["headers"]).get(HEADER.encode())
+        signature = headers.get(_HEADER)
         index = verify(body, signature, self.secrets)
         if index is None:
             await _respond(send, 401, {"error": "missing or invalid signature"})

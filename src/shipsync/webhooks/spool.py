@@ -97,13 +97,16 @@ class SpoolWriter:
         await future
 
     async def _flush(self) -> None:
-        loop = asyncio.get_running_loop()
         try:
+            await asyncio.sleep(0)  # let requests that arrived together join this batch
             while self._pending:
                 batch, self._pending = self._pending, []
-                data = b"".join(record for record, _ in batch)
                 try:
-                    await loop.run_in_executor(None, self._write_and_sync, data)
+                    # Inline, not in a thread: an fsync here takes ~0.3 ms, while handing it to an
+                    # executor thread cost ~5 ms per batch (the thread waits for the GIL behind the
+                    # busy event loop, up to Python's switch interval). Requests arriving meanwhile
+                    # wait in the kernel and form the next batch.
+                    self._write_and_sync(b"".join(record for record, _ in batch))
                 except OSError as exc:
                     for _, future in batch:
                         if not future.done():
@@ -114,6 +117,7 @@ class SpoolWriter:
                 for _, future in batch:
                     if not future.done():
                         future.set_result(None)
+                await asyncio.sleep(0)
         finally:
             self._flushing = False
 

@@ -1,0 +1,145 @@
+"""Spreadsheet benchmarks: validation and diff of a 100,000-row x 8-field wide file (time, peak RSS),
+and the write requests of re-running an unchanged 10,000-row file against the sandbox."""
+
+from __future__ import annotations
+
+import csv
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from shipsync.bench.processes import SandboxProcess
+from shipsync.bench.results import BenchResult, under
+from shipsync.bulk.lookup import Definition, Knowledge
+from shipsync.iso6346 import check_digit
+from shipsync.sandbox.reference import TEMPLATE_DEFINITIONS
+
+SLUGS = (
+    "po_number",
+    "priority",
+    "handling_flags",
+    "declared_value",
+    "customs_cleared_on",
+    "delivery_appointment_at",
+    "hazardous",
+    "customs_broker",
+)
+
+
+def _number(n: int) -> str:
+    first = f"BNCU{n:06d}"
+    return first + str(check_digit(first))
+
+
+def knowledge(rows: int) -> Knowledge:
+    known = Knowledge()
+    for spec in TEMPLATE_DEFINITIONS:
+        options = [(o, o) for o in spec.get("options", [])]
+        names = ("data_type", "validation", "default_format", "default_value", "reference_type", "entity_type")
+        attributes = {k: spec.get(k) for k in names}
+        known.definitions[spec["api_slug"]] = Definition(
+            spec["api_slug"], spec["api_slug"], spec["entity_type"], spec["data_type"], attributes, options
+        )
+    for n in range(rows):
+        known.containers_by_number[_number(n)] = f"c{n}"
+        if n % 2:  # half the containers already carry a PO number: some updates, some unchanged
+            known.values[("container", f"c{n}", "po_number")] = (f"cf{n}", f"PO-{n}" if n % 4 == 1 else "OLD")
+    return known
+
+
+def write_wide_file(path: Path, rows: int) -> None:
+    with path.open("w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["Container Number", *SLUGS])
+        for n in range(rows):
+            writer.writerow(
+                [
+                    _number(n),
+                    f"PO-{n}",
+                    ["low", "High", "urgent"][n % 3],
+                    "fragile; oversized" if n % 5 == 0 else "",
+                    f"{1000 + n:,}.50",
+                    "03/15/2026",
+                    "2026-05-11T18:30:00Z",
+                    ["yes", "no"][n % 2],
+                    f"party-{n % 10}",
+                ]
+            )
+
+
+def validate_in_process(path: Path, rows: int) -> dict[str, float]:
+    from shipsync.bulk.plan_custom_fields import plan
+    from shipsync.bulk.reader import read_sheet
+
+    known = knowledge(rows)
+    started = time.perf_counter()
+    changes, problems = plan(read_sheet(path), known)
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": seconds,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "changes": len(changes),
+        "problems": len(problems),
+    }
+
+
+def validation(rows: int = 100_000) -> list[BenchResult]:
+    with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
+        path = Path(tmp) / "wide.csv"
+        write_wide_file(path, rows)
+        done = subprocess.run(
+            [sys.executable, "-m", "shipsync.bench.bulk_bench", str(path), str(rows)], capture_output=True, text=True, check=True
+        )
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    if figures["problems"]:
+        raise RuntimeError(f"{figures['problems']} unexpected problems in the generated file")
+    return [
+        under(f"validate + diff {rows:,} rows x 8 fields", figures["seconds"], "s", 5),
+        under(f"peak RSS validating {rows:,} x 8", figures["peak_rss_mb"], "MB", 1024),
+    ]
+
+
+def rerun_writes(rows: int = 10_000) -> list[BenchResult]:
+    from shipsync.bulk.apply import apply_file
+    from shipsync.config import load_settings
+    from shipsync.pull.documents import pull_documents
+    from shipsync.warehouse.connection import connect
+
+    documents = int(rows * 1.25)  # about 0.86 containers per document in the sandbox
+    with (
+        tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp,
+        SandboxProcess("--rate-limit", "0", "--documents", str(documents), "--api-key", "sandbox-key-1") as sandbox,
+    ):
+        settings = load_settings(api_url=sandbox.api_url, api_key="sandbox-key-1", rate_limit="0", warehouse=Path(tmp) / "w.duckdb")
+        pull_documents(settings, all_documents=True)
+        with connect(settings.warehouse) as con:
+            numbers = [r[0] for r in con.execute(f"SELECT attributes->>'number' FROM containers LIMIT {rows}").fetchall()]
+        path = Path(tmp) / "po.csv"
+        with path.open("w", newline="") as out:
+            csv.writer(out).writerows([["container_number", "po_number"], *([n, f"PO-{i}"] for i, n in enumerate(numbers))])
+        first = apply_file(settings, "custom-fields", path)
+        before = sandbox.stats()
+        again = apply_file(settings, "custom-fields", path)
+        after = sandbox.stats()
+    reads = int(after["admitted"]) - int(before["admitted"])  # type: ignore[call-overload]
+    writes = again.writes + (reads - again.requests)
+    return [
+        BenchResult(
+            f"write requests re-running an unchanged {len(numbers):,}-row file (first run wrote {first.writes:,})",
+            float(writes),
+            "requests",
+            "-",
+            None,
+            None,
+            "0",
+            writes == 0,
+        )
+    ]
+
+
+if __name__ == "__main__":
+    print(json.dumps(validate_in_process(Path(sys.argv[1]), int(sys.argv[2]))))
