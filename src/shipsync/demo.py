@@ -157,7 +157,8 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
         def journeys() -> dict[str, int]:
             httpx.post(
                 f"{sandbox_server.url}/_admin/simulate",
-                params={"api_key": DEFAULT_API_KEYS[0], "containers": JOURNEY_CONTAINERS},
+                params={"containers": JOURNEY_CONTAINERS},
+                headers={"Authorization": f"Token {DEFAULT_API_KEYS[0]}"},
                 timeout=60,
             ).raise_for_status()
             return wait_for_deliveries(sandbox_server.url)

@@ -83,7 +83,10 @@ def simulate(
     import httpx
 
     response = httpx.post(
-        f"{url.rstrip('/')}/_admin/simulate", params={"api_key": api_key, "containers": containers, "seed": seed}, timeout=60
+        f"{url.rstrip('/')}/_admin/simulate",
+        params={"containers": containers, "seed": seed},
+        headers={"Authorization": f"Token {api_key}"},
+        timeout=60,
     )
     if response.status_code != 200:
         from shipsync.errors import ApiError

@@ -72,10 +72,12 @@ class SandboxApp:
 
     async def simulate(self, request: Request) -> Response:
         """Move seeded containers through their journeys; the webhooks of the key's account receive them."""
-        key = request.query_params.get("api_key", "")
+        # The account is named like every API request: `Authorization: Token <key>` (never in the URL,
+        # where request logs would keep it).
+        key = self._key_from(request.headers.get("authorization", "")) or ""
         account = self.state.world.accounts.get(key)
         if account is None:
-            return problem_response(ApiProblem(404, "Not Found", "no account for that api_key"))
+            return problem_response(ApiProblem(401, "Unauthorized", "send Authorization: Token <API_KEY> of the account to simulate"))
         try:
             containers = int(request.query_params.get("containers", "10"))
             seed = int(request.query_params.get("seed", "1"))

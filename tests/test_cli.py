@@ -1,0 +1,102 @@
+"""The README's commands as a user runs them, through the real CLI, against a sandbox."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from conftest import K1, RunningSandbox
+from shipsync.cli import app
+from shipsync.serving import BackgroundServer
+from shipsync.webhooks.receiver import Receiver
+from shipsync.webhooks.secrets_store import load_secrets
+from shipsync.webhooks.spool import SpoolWriter
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def env(sandbox: RunningSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name, value in {
+        "SHIPSYNC_API_URL": sandbox.api_url,
+        "SHIPSYNC_API_KEY": K1,
+        "SHIPSYNC_RATE_LIMIT": "0",
+        "SHIPSYNC_WAREHOUSE": str(tmp_path / "w.duckdb"),
+        "SHIPSYNC_RETRY_BASE_DELAY": "0.01",
+        "SHIPSYNC_SHARED_BUDGET": "off",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def ok(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_pulls_status_templates_and_apply(env: Path) -> None:
+    assert "pull_documents completed" in ok("pull", "all")
+    assert "0 inserted, 0 updated" in ok("pull", "documents", "--all")
+    assert "documents" in ok("status")
+    ok("template", "custom-fields")
+    assert (env / "custom-fields.csv").exists()
+    sheet = env / "tags.csv"
+    import duckdb
+
+    con = duckdb.connect(str(env / "w.duckdb"), read_only=True)
+    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    con.close()
+    sheet.write_text(f"Container Number,PO Number,Priority\n{number},PO-7,High\n")
+    assert "2 planned" in ok("apply", "custom-fields", str(sheet), "--dry-run")
+    applied = ok("apply", "custom-fields", str(sheet))
+    assert "2 applied" in applied and "undo with: shipsync apply undo" in applied
+    run_id = applied.split("undo with: shipsync apply undo ")[1].split()[0]
+    assert "2 applied" in ok("apply", "undo", run_id)
+
+
+def test_errors_are_one_line(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SHIPSYNC_API_KEY")
+    result = runner.invoke(app, ["pull", "all"])
+    assert result.exit_code == 1 and "SHIPSYNC_API_KEY" in result.output and "Traceback" not in result.output
+    monkeypatch.setenv("SHIPSYNC_API_KEY", "wrong-key-canary-7")
+    result = runner.invoke(app, ["pull", "documents", "--all"])
+    assert result.exit_code == 1 and "authentication failed" in result.output and "wrong-key-canary-7" not in result.output
+    (env / "bad.csv").write_text("po_number\nPO-1\n")
+    result = runner.invoke(app, ["apply", "custom-fields", str(env / "bad.csv")])
+    assert result.exit_code == 1 and "bad.csv" in result.output and "no key column" in result.output
+
+
+def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandbox) -> None:
+    writer = SpoolWriter(env / "spool")
+    receiver = Receiver(writer, [])
+    with BackgroundServer(receiver) as server:
+        output = ok(
+            "webhooks",
+            "register",
+            "--url",
+            f"{server.url}/webhook",
+            "--event",
+            "container.transport.vessel_arrived",
+            "--event",
+            "container.transport.vessel_departed",
+            "--header",
+            "X-Team=ops",
+        )
+        webhook_id = output.split("registered webhook ")[1].split()[0]
+        from shipsync.config import load_settings
+
+        receiver.secrets.extend(load_secrets(load_settings()))
+        assert "simulated" in ok("sandbox", "simulate", "--url", sandbox.server.url, "--api-key", K1, "--containers", "3")
+        deadline = time.monotonic() + 20
+        while httpx.get(f"{sandbox.server.url}/_admin/deliveries").json()["pending"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert "events load: 6 loaded" in ok("events", "load")
+    assert "deleted webhook" in ok("webhooks", "delete", webhook_id)
+    bad = runner.invoke(app, ["webhooks", "register", "--url", "http://x/h", "--event", "container.transport.vessel_arived"])
+    assert bad.exit_code == 1 and "did you mean container.transport.vessel_arrived" in bad.output

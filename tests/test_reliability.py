@@ -1,0 +1,94 @@
+"""Proof under faults and for secrets: a faulty service yields the same warehouse as a healthy one,
+and a planted API key and webhook secret appear in no log, table, spool or result file."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import duckdb
+import httpx
+import pytest
+
+from conftest import RunningSandbox, SandboxFactory, settings_for
+from shipsync.bulk.apply import apply_file
+from shipsync.pull.everything import pull_all
+from shipsync.serving import BackgroundServer
+from shipsync.webhooks.load import load_events
+from shipsync.webhooks.receiver import Receiver
+from shipsync.webhooks.registration import register_webhook
+from shipsync.webhooks.spool import SpoolWriter
+
+CONTENT = {
+    "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
+    "document_shipments": "document_id, shipment_id",
+    "document_containers": "document_id, container_id",
+    "shipments": "id, attributes, relationships",
+    "containers": "id, attributes",
+    "metro_areas": "code, name, time_zone",
+    "document_schemas": "id, schema_payload",
+    "tracking_requests": "id, request_number, status, tags",
+}
+
+
+def snapshot(warehouse: Path) -> dict[str, list[tuple[object, ...]]]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return {t: con.execute(f"SELECT {cols} FROM {t} ORDER BY ALL").fetchall() for t, cols in CONTENT.items()}
+    finally:
+        con.close()
+
+
+@pytest.mark.slow
+def test_pull_all_under_faults_equals_a_fault_free_run(make_sandbox: SandboxFactory, tmp_path: Path) -> None:
+    healthy = make_sandbox(documents=80, seed=9)
+    faulty = make_sandbox(documents=80, seed=9, fault_rate=0.05, latency_ms=2)
+    pull_all(settings_for(healthy, tmp_path / "healthy.duckdb"))
+    records = pull_all(settings_for(faulty, tmp_path / "faulty.duckdb", max_retries=10))
+    assert faulty.state.faults_injected > 0 and sum(r.stats.retries for r in records) > 0
+    assert all(not r.errors for r in records)
+    assert snapshot(tmp_path / "faulty.duckdb") == snapshot(tmp_path / "healthy.duckdb")
+
+
+def everything_text(root: Path, warehouse: Path, skip: set[Path]) -> str:
+    parts = [p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file() and p not in skip and p.suffix != ".duckdb"]
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        for (table,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
+            parts.append(str(con.execute(f'SELECT * FROM "{table}"').fetchall()))
+    finally:
+        con.close()
+    return "\n".join(parts)
+
+
+def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    planted_key = "canary-api-key-3f9c1e"
+    sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=20)
+    warehouse = tmp_path / "w.duckdb"
+    settings = settings_for(sandbox, warehouse, key=planted_key)
+    caplog.set_level(logging.DEBUG)
+    pull_all(settings)
+    con = duckdb.connect(str(warehouse), read_only=True)
+    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    con.close()
+    (tmp_path / "tags.csv").write_text(f"container_number,po_number,priority\n{number},PO-1,high\n{number}X,PO-2,low\n")
+    apply_file(settings, "custom-fields", tmp_path / "tags.csv")
+    receiver = Receiver(SpoolWriter(tmp_path / "spool"), [])
+    with BackgroundServer(receiver) as server:
+        webhook = register_webhook(settings, f"{server.url}/webhook", [], all_events=True)
+        assert webhook.secret
+        planted_secret = webhook.secret
+        receiver.secrets.append(planted_secret)
+        httpx.post(
+            f"{sandbox.server.url}/_admin/simulate", params={"containers": 2}, headers={"Authorization": f"Token {planted_key}"}
+        ).raise_for_status()
+        deadline = time.monotonic() + 20
+        while httpx.get(f"{sandbox.server.url}/_admin/deliveries").json()["pending"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert load_events(warehouse, tmp_path / "spool").loaded > 0
+    secrets_file = warehouse.parent / "secrets.json"
+    assert planted_secret in secrets_file.read_text()  # the one place it belongs
+    haystack = everything_text(tmp_path, warehouse, {secrets_file}) + caplog.text + repr(settings) + repr(webhook)
+    assert planted_key not in haystack and planted_secret not in haystack
+    assert "shipsync.api" in caplog.text  # DEBUG logging was on and the client did log
