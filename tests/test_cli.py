@@ -43,6 +43,12 @@ def ok(*args: str) -> str:
 def test_pulls_status_templates_and_apply(env: Path) -> None:
     assert "pull_documents completed" in ok("pull", "all")
     assert "0 inserted, 0 updated" in ok("pull", "documents", "--all")
+    assert "1 requests" in ok("pull", "metro-areas", "--id", "uslax", "--force")
+    assert "pull_document_schemas completed" in ok("pull", "document-schemas", "--freshness-days", "0")
+    assert "pull_tracking_requests completed" in ok("pull", "tracking-requests")
+    ids = env / "ids.txt"
+    ids.write_text("missing-id\n")
+    assert "not found (1): missing-id" in ok("pull", "documents", "--ids-file", str(ids))
     assert "documents" in ok("status")
     ok("template", "custom-fields")
     assert (env / "custom-fields.csv").exists()
@@ -100,3 +106,11 @@ def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandb
     assert "deleted webhook" in ok("webhooks", "delete", webhook_id)
     bad = runner.invoke(app, ["webhooks", "register", "--url", "http://x/h", "--event", "container.transport.vessel_arived"])
     assert bad.exit_code == 1 and "did you mean container.transport.vessel_arrived" in bad.output
+
+
+def test_bench_command_writes_its_table_as_json(tmp_path: Path) -> None:
+    output = tmp_path / "bench.json"
+    printed = ok("bench", "--quick", "--only", "budget", "--output", str(output))
+    rows = __import__("json").loads(output.read_text())
+    assert "rate budget use" in printed and {r["name"] for r in rows} >= {"429s received under the limit"}
+    assert all(set(r) == {"name", "figure", "unit", "peer", "peer_figure", "ratio", "goal", "pass"} for r in rows)
