@@ -17,10 +17,12 @@ import httpx
 import pytest
 
 from shipsync.bench.processes import SandboxProcess
+from shipsync.sandbox.reference import METRO_AREAS
 from shipsync.serving import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sandbox-key-1"
+LOCODES = [code for code, *_ in METRO_AREAS]
 
 RUN = """
 import json, sys, asyncio

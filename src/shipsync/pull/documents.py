@@ -11,7 +11,7 @@ from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.run import ledger_run
-from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.ledger import RunRecord
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
@@ -69,12 +69,6 @@ def pull_documents(
             chunk = wanted[start : start + ID_BATCH]
             absorb(record, runner("documents-by-id", documents_by_id, settings, chunk, record.run_id))
             progress(len(chunk))
-        cursor: str | None = None
-        while all_documents:
-            outcome = runner("documents-pages", documents_pages, settings, cursor, record.run_id)
-            absorb(record, outcome)
-            progress(outcome.fetched)
-            cursor = outcome.next_link
-            if cursor is None:
-                break
+        if all_documents:
+            page_through(record, runner, progress, "documents-pages", documents_pages, settings)
     return record

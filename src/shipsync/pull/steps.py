@@ -55,3 +55,17 @@ def absorb(record: RunRecord, outcome: BatchOutcome) -> None:
     record.not_found.extend(outcome.not_found)
     record.errors.extend(outcome.failed)
     add_counts(record.counts, outcome.counts)
+
+
+def page_through(
+    record: RunRecord, runner: StepRunner, progress: Progress, name: str, batch: Callable[..., BatchOutcome], *args: Any
+) -> None:
+    """Run `batch(*args, cursor, run_id)` as steps, following each outcome's `links.next` cursor to the end."""
+    cursor: str | None = None
+    while True:
+        outcome = runner(name, batch, *args, cursor, record.run_id)
+        absorb(record, outcome)
+        progress(outcome.fetched)
+        cursor = outcome.next_link
+        if cursor is None:
+            return

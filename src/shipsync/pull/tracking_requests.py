@@ -9,7 +9,7 @@ from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import fetch_pages
 from shipsync.pull.run import ledger_run
-from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.ledger import RunRecord, last_success
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import tracking_request_columns
@@ -38,12 +38,5 @@ def pull_tracking_requests(
         since = last - OVERLAP if last else None
     since_text = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since else None
     with ledger_run(settings, FLOW, {"updated_since": since_text, "full": full}) as record:
-        cursor: str | None = None
-        while True:
-            outcome = runner("tracking-requests-pages", tracking_requests_pages, settings, since_text, cursor, record.run_id)
-            absorb(record, outcome)
-            progress(outcome.fetched)
-            cursor = outcome.next_link
-            if cursor is None:
-                break
+        page_through(record, runner, progress, "tracking-requests-pages", tracking_requests_pages, settings, since_text)
     return record
