@@ -72,12 +72,13 @@ def write_wide_file(path: Path, rows: int) -> None:
 
 
 def validate_in_process(path: Path, rows: int) -> dict[str, float]:
-    from shipsync.bulk.plan_custom_fields import plan
+    from shipsync.bulk import plan_custom_fields
+    from shipsync.bulk.apply import plan_without_gc_pauses
     from shipsync.bulk.reader import read_sheet
 
     known = knowledge(rows)
     started = time.perf_counter()
-    changes, problems = plan(read_sheet(path), known)
+    changes, problems = plan_without_gc_pauses(plan_custom_fields, read_sheet(path), known, False)
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,

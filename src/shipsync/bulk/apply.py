@@ -7,6 +7,7 @@ run keeps what it did and a re-run (which re-reads the service first) finishes t
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,6 +53,19 @@ class ApplyReport:
     @property
     def writes(self) -> int:
         return sum(1 for c in self.changes if c.action in WRITE_ACTIONS)
+
+
+def plan_without_gc_pauses(planner: ModuleType, table: Sheet, known: Knowledge, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
+    """Plan with the cyclic garbage collector paused: a big file allocates a million small objects
+    that form no cycles, and the collector's repeated passes over them cost a third of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        changes, problems = planner.plan(table, known, clear_empty=clear_empty)
+    finally:
+        if enabled:
+            gc.enable()
+    return changes, problems
 
 
 def _structure(kind: str, sheet: Sheet) -> None:
@@ -118,7 +132,7 @@ def apply_file(
         )
         known = read_knowledge(settings.warehouse, entities=kind == "custom-fields", tracking=kind == "tracking-requests")
         planner.check_headers(table, known)
-        changes, problems = planner.plan(table, known, clear_empty=clear_empty)
+        changes, problems = plan_without_gc_pauses(planner, table, known, clear_empty)
         report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems)
         store(settings.warehouse, record.run_id, kind, table, [c for c in changes if c.action == "skip"], problems)
         pending = [c for c in changes if c.action != "skip"]

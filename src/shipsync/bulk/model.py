@@ -12,7 +12,7 @@ Action = Literal["create", "update", "delete", "skip"]
 Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Problem:
     """One reason a row (or a cell of it) cannot be applied."""
 
@@ -26,7 +26,7 @@ class Problem:
         return f"row {self.row}, column {self.column}:{shown} {self.reason}"
 
 
-@dataclass
+@dataclass(slots=True)
 class Change:
     """One write decided from one row (one field of it, for custom fields)."""
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from shipsync.bulk.cells import cell_value
 from shipsync.bulk.lookup import Knowledge
@@ -90,6 +91,7 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
     problems: list[Problem] = []
     seen: dict[tuple[str, str, str], int] = {}
     wide_columns = [(slug, index[slug]) for slug in layout.slug_columns]
+    converted: dict[tuple[str, str], tuple[bool, Any]] = {}
     slug_index, value_index = index.get("api_slug", 0), index.get("value", 0)
     for row, number in zip(sheet.rows, sheet.row_numbers, strict=True):
         if number in sheet.ragged:
@@ -125,11 +127,19 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
                 if clear_empty and current is not None:
                     changes.append(Change(number, entity_type, entity_id, slug, "delete", current[1], None, current[0]))
                 continue
-            try:
-                value = cell_value(text, definition.rules, definition.labels)
-            except ValueProblem as exc:
-                problems.append(Problem(number, column, text, str(exc)))
+            # Spreadsheets repeat values (priorities, yes/no, dates, option lists): each distinct
+            # (field, text) is converted and checked once per run.
+            outcome = converted.get((slug, text))
+            if outcome is None:
+                try:
+                    outcome = (True, cell_value(text, definition.rules, definition.labels))
+                except ValueProblem as exc:
+                    outcome = (False, str(exc))
+                converted[(slug, text)] = outcome
+            if not outcome[0]:
+                problems.append(Problem(number, column, text, outcome[1]))
                 continue
+            value = outcome[1]
             seen[where] = number  # only a valid value claims the field
             if current is None:
                 changes.append(

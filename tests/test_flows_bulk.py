@@ -1,0 +1,31 @@
+"""The bulk flows run as real Prefect flows: apply a spreadsheet (with a table artifact), then undo it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from flows.bulk import apply_spreadsheet, undo_apply
+from flows.pull import pull_documents
+
+from conftest import RunningSandbox
+
+
+@pytest.mark.slow
+def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: RunningSandbox, tmp_path: Path) -> None:
+    pull_documents(all_documents=True)
+    con = duckdb.connect(str(flow_env), read_only=True)
+    numbers = [r[0] for r in con.execute("SELECT attributes->>'number' FROM containers ORDER BY id LIMIT 3").fetchall()]
+    con.close()
+    sheet = tmp_path / "tags.csv"
+    sheet.write_text("container_number,priority\n" + "".join(f"{n},high\n" for n in numbers) + "NOTACONTAINER,low\n")
+    run_id = apply_spreadsheet(kind="custom-fields", file=str(sheet))
+    account = next(iter(sandbox.state.world.accounts.values()))
+    assert len(account.custom_fields) == 3
+    undo_apply(run_id=run_id)
+    assert account.custom_fields == {}
+    con = duckdb.connect(str(flow_env), read_only=True)
+    statuses = dict(con.execute("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", [run_id]).fetchall())
+    con.close()
+    assert statuses == {"applied": 3, "rejected": 1}
