@@ -123,7 +123,9 @@ class Receiver:
             await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
             return 413, "too large", "", ""
         try:
-            body = await asyncio.wait_for(self._read_body(receive), timeout=self.body_timeout_s)
+            # asyncio.timeout, not wait_for: wait_for wraps the read in a new task per delivery.
+            async with asyncio.timeout(self.body_timeout_s):
+                body = await self._read_body(receive)
         except BodyTooLarge:
             await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
             return 413, "too large", "", ""
