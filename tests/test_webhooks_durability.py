@@ -21,7 +21,7 @@ import pytest
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.world import build_world
-from shipsync.serving import free_port
+from shipsync.serving import free_port, wait_until_answers
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import encode_record
@@ -49,14 +49,8 @@ def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    raise RuntimeError("receiver did not start")
+    wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=30)
+    return process
 
 
 def count(warehouse: Path, sql: str) -> Any:

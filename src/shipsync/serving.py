@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
 from types import TracebackType
 from typing import Self
 
+import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
@@ -64,3 +66,19 @@ def free_port(host: str = "127.0.0.1") -> int:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def wait_until_answers(url: str, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
+    """Poll `url` until it answers 200; RuntimeError if the process exits or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server for {url} exited with status {process.returncode}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"server for {url} did not start within {timeout_s:.0f} s")

@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from types import TracebackType
 from typing import Self
 
 import httpx
 
-from shipsync.serving import free_port
+from shipsync.serving import free_port, wait_until_answers
 
 
 class SandboxProcess:
@@ -26,17 +25,9 @@ class SandboxProcess:
 
     def __enter__(self) -> Self:
         env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-        self._process = subprocess.Popen(self._args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"sandbox exited: {self._process.stderr.read().decode() if self._process.stderr else ''}")
-            try:
-                if httpx.get(f"{self.url}/_admin/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("sandbox did not start")
+        self._process = subprocess.Popen(self._args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        wait_until_answers(f"{self.url}/_admin/health", self._process, timeout_s=120)
+        return self
 
     def stats(self) -> dict[str, object]:
         result: dict[str, object] = httpx.get(f"{self.url}/_admin/stats", timeout=5).json()

@@ -27,34 +27,21 @@ class BenchResult:
         return row
 
 
+def _versus(name: str, figure: float, unit: str, peer: str, peer_figure: float, bound: float, higher_is_better: bool) -> BenchResult:
+    ratio = figure / peer_figure if peer_figure else None
+    met = ratio is not None and (ratio >= bound if higher_is_better else ratio <= bound)
+    goal = f"{'>=' if higher_is_better else '<='} {bound:g}x {peer}"
+    return BenchResult(name, figure, unit, peer, peer_figure, ratio, goal, met)
+
+
 def at_least(name: str, figure: float, unit: str, peer: str, peer_figure: float, min_ratio: float) -> BenchResult:
     """A figure that should reach `min_ratio` times its peer (higher is better)."""
-    ratio = figure / peer_figure if peer_figure else None
-    return BenchResult(
-        name,
-        figure,
-        unit,
-        peer,
-        peer_figure,
-        ratio,
-        f">= {min_ratio:g}x {peer}",
-        ratio is not None and ratio >= min_ratio,
-    )
+    return _versus(name, figure, unit, peer, peer_figure, min_ratio, higher_is_better=True)
 
 
 def at_most(name: str, figure: float, unit: str, peer: str, peer_figure: float, max_ratio: float) -> BenchResult:
     """A figure that should stay within `max_ratio` times its peer (lower is better)."""
-    ratio = figure / peer_figure if peer_figure else None
-    return BenchResult(
-        name,
-        figure,
-        unit,
-        peer,
-        peer_figure,
-        ratio,
-        f"<= {max_ratio:g}x {peer}",
-        ratio is not None and ratio <= max_ratio,
-    )
+    return _versus(name, figure, unit, peer, peer_figure, max_ratio, higher_is_better=False)
 
 
 def under(name: str, figure: float, unit: str, limit: float) -> BenchResult:

@@ -16,11 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import orjson
 
 from shipsync.bench.results import BenchResult, at_least, under
-from shipsync.serving import free_port
+from shipsync.serving import free_port, wait_until_answers
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import encode_record
@@ -82,15 +81,8 @@ async def _drive(port: int, requests: list[bytes]) -> tuple[float, list[float], 
 
 def _serve(args: list[str], port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("server did not start")
+    wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=30)
+    return process
 
 
 def _measure(args: list[str], port: int, env: dict[str, str], count: int) -> tuple[float, float, float]:
