@@ -57,7 +57,7 @@ def pulled(sandbox: RunningSandbox, warehouse: Path) -> Path:
     simulate(account, emit, containers=3)
     spool = warehouse.parent / "spool"
     spool.mkdir()
-    (spool / "segment-1.jsonl").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
+    (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
     load_events(warehouse, spool)
     return warehouse
 

@@ -121,7 +121,7 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
 def write_spool(spool: Path, bodies: list[bytes], per_segment: int) -> None:
     spool.mkdir(parents=True, exist_ok=True)
     for n in range(0, len(bodies), per_segment):
-        with (spool / f"segment-{n:020d}-1.jsonl").open("wb") as out:
+        with (spool / f"segment-{n:020d}-1.spool").open("wb") as out:
             out.write(b"".join(encode_record(b, 0) for b in bodies[n : n + per_segment]))
 
 

@@ -175,7 +175,7 @@ def events_load_rate(count: int = 100_000) -> list[BenchResult]:
         spool.mkdir()
         per_segment = 25_000
         for start in range(0, count, per_segment):
-            with (spool / f"segment-{start:020d}-1.jsonl").open("wb") as out:
+            with (spool / f"segment-{start:020d}-1.spool").open("wb") as out:
                 out.write(b"".join(encode_record(_body(n), 0) for n in range(start, min(count, start + per_segment))))
         started = time.perf_counter()
         report = load_events(Path(tmp) / "w.duckdb", spool)

@@ -23,7 +23,7 @@ import pyarrow as pa
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import Batch, dumps, related_columns, tracking_request_columns
-from shipsync.webhooks.spool import SpoolRecord, read_records, segments
+from shipsync.webhooks.spool import SpoolRecord, is_finished, read_records, segments
 
 BATCH_RECORDS = 20_000
 ENTITY_TABLES = {"tracking_request": "tracking_requests", "shipment": "shipments", "container": "containers"}
@@ -237,11 +237,14 @@ def load_events(warehouse: Path, spool: Path) -> LoadReport:
 
 
 def archive_consumed(spool: Path, checkpoints: dict[str, int]) -> list[str]:
-    """Move fully loaded segments to `archive/`; never the newest, which a receiver may still append to."""
+    """Move loaded segments that no receiver holds any more to `archive/`.
+
+    Loading read every complete record, so a finished segment is consumed; anything past its
+    checkpoint is the zero-filled tail or a record cut by a crash, never acknowledged."""
     archive = spool / "archive"
     moved = []
-    for path in segments(spool)[:-1]:
-        if checkpoints.get(path.name) == path.stat().st_size:
+    for path in segments(spool):
+        if is_finished(path) and not any(True for _ in read_records(path, checkpoints.get(path.name, 0))):
             archive.mkdir(exist_ok=True)
             shutil.move(str(path), archive / path.name)
             moved.append(path.name)
