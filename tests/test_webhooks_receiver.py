@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from pathlib import Path
@@ -153,3 +154,16 @@ def test_duplicates_and_50_concurrent_copies_load_once(receiver, tmp_path: Path)
     assert post(server.url, different).status_code == 200
     report = load_events(tmp_path / "w.duckdb", writer.spool)
     assert (report.loaded, report.duplicates, report.conflicts) == (1, 49, 1)
+
+
+def test_one_log_line_per_delivery_without_secrets(receiver, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    server, _ = receiver
+    with caplog.at_level(logging.INFO, logger="shipsync.webhooks"):
+        assert post(server.url, notification("n-logged")).status_code == 200
+        assert post(server.url, notification("n-unsigned"), secret="wrong-secret").status_code == 401
+        deadline = time.monotonic() + 5
+        while caplog.text.count("delivery event=") < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert "delivery event=container.transport.vessel_arrived id=n-logged -> 200 stored" in caplog.text
+    assert "-> 401 bad signature" in caplog.text
+    assert SECRET not in caplog.text and OTHER not in caplog.text

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, webhook_bench
 from shipsync.bench.results import BenchResult
+from shipsync.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,8 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(3_000)),
     Benchmark(
         "webhooks",
-        lambda: webhook_bench.receiver_throughput(20_000) + webhook_bench.events_load_rate(100_000),
-        lambda: webhook_bench.receiver_throughput(5_000) + webhook_bench.events_load_rate(20_000),
+        lambda: webhook_bench.receiver_throughput(10_000) + webhook_bench.events_load_rate(100_000),
+        lambda: webhook_bench.receiver_throughput(3_000) + webhook_bench.events_load_rate(20_000),
     ),
     Benchmark(
         "bulk",
@@ -41,6 +42,9 @@ BENCHMARKS: list[Benchmark] = [
 
 
 def run_suite(*, quick: bool, only: list[str] | None = None, console: Console | None = None) -> list[BenchResult]:
+    unknown = sorted(set(only or []) - {bench.name for bench in BENCHMARKS})
+    if unknown:
+        raise InputError(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(b.name for b in BENCHMARKS)}")
     results: list[BenchResult] = []
     for bench in BENCHMARKS:
         if only and bench.name not in only:

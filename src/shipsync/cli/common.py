@@ -9,7 +9,6 @@ from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
 
-import duckdb
 import typer
 from rich.console import Console
 
@@ -41,6 +40,13 @@ def settings_from_env(**overrides: object) -> Settings:
     return load_settings(**{k: v for k, v in overrides.items() if v is not None})
 
 
+def _is_duckdb_error(exc: Exception) -> bool:
+    # duckdb is not imported for its exception class alone: commands that never open the
+    # warehouse (serve, --help) start a second faster without it.
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(exc, duckdb.Error)
+
+
 def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn a ShipsyncError into `error: <message>` on stderr and exit status 1 (no traceback)."""
 
@@ -51,7 +57,10 @@ def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
         except ShipsyncError as exc:
             err_console.print(f"[red]error:[/red] {redact(str(exc))}", markup=True, soft_wrap=True)
             raise typer.Exit(1) from None
-        except duckdb.Error as exc:  # a warehouse failure nobody anticipated: still one line
+        except Exception as exc:
+            if not _is_duckdb_error(exc):
+                raise
+            # A warehouse failure nobody anticipated: still one line.
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             err_console.print(f"[red]error:[/red] warehouse: {redact(first)}", markup=True, soft_wrap=True)
             raise typer.Exit(1) from None

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from shipsync.cli.common import console
-from shipsync.pull.steps import Progress as ProgressCallback
-from shipsync.pull.steps import no_progress
 
 
 @contextmanager
-def progress_bar(label: str, total: int | None = None) -> Iterator[ProgressCallback]:
+def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
     if not console.is_terminal:
-        yield no_progress
+        yield lambda advance: None
         return
     columns = [SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=console, transient=True) as bar:

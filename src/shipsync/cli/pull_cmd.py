@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from shipsync.cli.common import console, one_line_errors, settings_from_env
 from shipsync.cli.progress import progress_bar
-from shipsync.warehouse.ledger import RunRecord
+
+if TYPE_CHECKING:
+    from shipsync.warehouse.ledger import RunRecord
 
 pull_app = typer.Typer(help="Pull from the service into the warehouse (SHIPSYNC_WAREHOUSE).", no_args_is_help=True)
 

@@ -6,11 +6,9 @@ import logging
 import sys
 
 import typer
-import uvicorn
 
 from shipsync.cli.common import one_line_errors
 from shipsync.config import parse_rate_limit
-from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 
 sandbox_app = typer.Typer(help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True)
 
@@ -21,7 +19,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8700, help="Port to listen on."),
     api_key: list[str] = typer.Option(
-        list(DEFAULT_API_KEYS), "--api-key", help="An API key; repeat for more. Each key is its own isolated account."
+        [], "--api-key", help="An API key; repeat for more. Each key is its own isolated account (default: the demo keys)."
     ),
     seed: int = typer.Option(7, help="Seed of the generated data (same seed, same data)."),
     documents: int = typer.Option(200, min=0, help="Documents per account (with shipments, containers and the rest)."),
@@ -34,8 +32,13 @@ def serve(
     Set SHIPSYNC_API_URL=http://HOST:PORT/v2 and SHIPSYNC_API_KEY to one of the keys to point
     shipsync at it. Admin endpoints: GET /_admin/health, GET /_admin/stats.
     """
+    # Imported here, not at the top: every `shipsync` command would otherwise pay for the sandbox.
+    import uvicorn
+
+    from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+
     options = SandboxOptions(
-        api_keys=tuple(api_key),
+        api_keys=tuple(api_key or DEFAULT_API_KEYS),
         seed=seed,
         documents=documents,
         rate_limit=parse_rate_limit(rate_limit, name="--rate-limit"),
