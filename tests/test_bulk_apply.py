@@ -4,6 +4,11 @@ explained per row and column, bad headers write nothing, undo restores, unknown 
 from __future__ import annotations
 
 import csv
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -185,3 +190,45 @@ def test_definitions_with_options_then_values_using_them(pulled: tuple[RunningSa
         write_csv(tmp_path / "v.csv", [["container_number", "broker", "seal_number"], [number, "Globex", "SEAL-1"]]),
     )
     assert values.counts["applied"] == 2 and "globex" in service_values(sandbox).values()
+
+
+@pytest.mark.slow
+def test_apply_killed_mid_run_then_rerun_applies_each_change_once(make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path) -> None:
+    sandbox = make_sandbox(documents=120, seed=5)
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)
+    numbers = container_numbers(warehouse, 100)
+    rows = [["container_number", "po_number", "priority"]] + [[n, f"PO-{i}", ["low", "high"][i % 2]] for i, n in enumerate(numbers)]
+    file = write_csv(tmp_path / "tags.csv", rows)
+    sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "latency_ms": 25.0})
+    env = {
+        **os.environ,
+        "SHIPSYNC_API_URL": sandbox.api_url,
+        "SHIPSYNC_API_KEY": K1,
+        "SHIPSYNC_WAREHOUSE": str(warehouse),
+        "SHIPSYNC_RATE_LIMIT": "0",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+    apply = subprocess.Popen(
+        [sys.executable, "-m", "shipsync", "apply", "custom-fields", str(file)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    account = sandbox.state.world.accounts[K1]
+    deadline = time.monotonic() + 60
+    while len(account.custom_fields) < 40 and apply.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    apply.send_signal(signal.SIGKILL)
+    apply.wait()
+    written = len(account.custom_fields)
+    assert 0 < written < 200, f"the kill should land mid-run, {written} of 200 values were written"
+
+    con = duckdb.connect(str(warehouse))  # the file opens after the kill
+    con.close()
+    sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "latency_ms": 0.0})
+    rerun = apply_file(settings, "custom-fields", file)
+    assert rerun.counts["failed"] == rerun.counts["unknown"] == 0 and not rerun.problems
+    assert rerun.counts["applied"] + rerun.counts["unchanged"] == 200
+    assert rerun.counts["unchanged"] >= written  # what the killed run wrote is not sent again
+    values = service_values(sandbox)
+    assert len(account.custom_fields) == 200  # never two values for one field
+    assert sorted(v for (_, slug), v in values.items() if slug == "po_number") == sorted(f"PO-{i}" for i in range(100))
+    assert apply_file(settings, "custom-fields", file).writes == 0
