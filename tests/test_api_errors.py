@@ -122,3 +122,25 @@ async def test_malformed_service_responses(kind: str, error: type[ApiError]) -> 
                 await client.metro_areas.get(kind)
     assert isinstance(caught.value, ApiError)
     assert "<html" not in str(caught.value)
+
+
+async def test_a_huge_included_array_is_read_whole() -> None:
+    count = 50_000
+    refs = [{"type": "container", "id": f"c-{n}"} for n in range(count)]
+    body = json.dumps(
+        {
+            "data": {"id": "d-1", "type": "document", "attributes": {"name": "big"}, "relationships": {"containers": {"data": refs}}},
+            "included": [{**ref, "attributes": {"number": f"MSCU{n:07d}"}} for n, ref in enumerate(refs)],
+        }
+    )
+
+    async def document(request: Request) -> Response:
+        return Response(body, 200, media_type="application/vnd.api+json")
+
+    app = Starlette(routes=[Route("/v2/documents/{id}", document)])
+    with BackgroundServer(app) as server:
+        async with AsyncShipsyncClient(f"{server.url}/v2", K1, rate_limit=None, policy=FAST) as client:
+            fetched = await client.documents.get("d-1")
+    assert fetched.document.id == "d-1"
+    assert len(fetched.included) == count
+    assert {r.id for r in fetched.included} == {ref["id"] for ref in refs}

@@ -232,3 +232,22 @@ def test_apply_killed_mid_run_then_rerun_applies_each_change_once(make_sandbox: 
     assert len(account.custom_fields) == 200  # never two values for one field
     assert sorted(v for (_, slug), v in values.items() if slug == "po_number") == sorted(f"PO-{i}" for i in range(100))
     assert apply_file(settings, "custom-fields", file).writes == 0
+
+
+@pytest.mark.slow
+def test_a_million_row_file_is_checked_row_by_row_without_loss(make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path) -> None:
+    sandbox = make_sandbox(documents=20)
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)
+    known = container_numbers(warehouse, 1)[0]
+    file = tmp_path / "million.csv"
+    with file.open("w", newline="") as out:
+        out.write("container_number,po_number\n")
+        out.write(f"{known},PO-REAL\n")
+        out.writelines(f"ZZZU{n:06d}0,PO-{n}\n" for n in range(999_999))  # well-formed numbers nobody tracks
+    report = apply_file(settings, "custom-fields", file, dry_run=True)
+    assert report.counts["planned"] == 1 and report.counts["rejected"] == 999_999
+    assert len(report.problems) == 999_999 and report.problems[-1].row == 1_000_001
+    with (tmp_path / "million.results.csv").open() as results:
+        assert sum(1 for _ in results) == 1 + 1_000_000  # a header and one line per row: nothing dropped
+    assert service_values(sandbox) == {}  # a dry run writes nothing

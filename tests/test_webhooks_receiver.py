@@ -167,3 +167,20 @@ def test_one_log_line_per_delivery_without_secrets(receiver, caplog: pytest.LogC
     assert "delivery event=container.transport.vessel_arrived id=n-logged -> 200 stored" in caplog.text
     assert "-> 401 bad signature" in caplog.text
     assert SECRET not in caplog.text and OTHER not in caplog.text
+
+
+def test_a_10_mb_body_is_refused_while_reading_and_the_receiver_carries_on(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path / "spool")
+    with BackgroundServer(Receiver(writer, [SECRET])) as server:  # the default 1 MiB cap
+        ten_mb = notification(padding="x" * 10 * 1024 * 1024)
+        assert post(server.url, ten_mb).status_code == 413
+
+        def chunks():  # type: ignore[no-untyped-def]
+            for _ in range(10 * 1024):
+                yield b"y" * 1024
+
+        response = httpx.post(f"{server.url}/webhook", content=chunks(), headers={"X-T49-Webhook-Signature": sign(SECRET, b"")}, timeout=30)
+        assert response.status_code == 413
+        assert post(server.url, notification("after-the-big-ones")).status_code == 200
+    writer.close()
+    assert stored(writer) == [notification("after-the-big-ones")]

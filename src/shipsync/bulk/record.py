@@ -19,6 +19,7 @@ from shipsync.redaction import redact
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import custom_field_columns
+from shipsync.warehouse.upsert import append_rows, sql_types
 
 # Status of a row when its fields disagree: the worst one is shown.
 SEVERITY = {"rejected": 5, "failed": 4, "unknown": 3, "applied": 2, "planned": 1, "unchanged": 0}
@@ -93,18 +94,16 @@ def store(
     """Results, before-images of what was applied, and the written values, in one transaction."""
     applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
     with connect(warehouse) as con, transaction(con):
-        row = con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_results WHERE run_id = ?", [run_id]).fetchone()
-        seq = int(row[0]) if row else 0
+        seq = int(con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_results WHERE run_id = ?", [run_id]).fetchall()[0][0])
         rows = result_rows(run_id, kind, sheet, changes, problems, seq)
-        if rows:
-            con.executemany("INSERT INTO bulk_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        append_rows(con, "bulk_results", list(sql_types("bulk_results")), rows)
         if undo_of is None and applied:
-            row = con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_undo WHERE run_id = ?", [run_id]).fetchone()
-            first = int(row[0]) if row else 0
+            first = int(con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_undo WHERE run_id = ?", [run_id]).fetchall()[0][0])
             undo = [as_undo(c) for c in applied]
-            con.executemany(
-                "INSERT INTO bulk_undo (run_id, seq, kind, entity_type, entity_id, field, action, resource_id, before, after) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            append_rows(
+                con,
+                "bulk_undo",
+                ["run_id", "seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after"],
                 [
                     (
                         run_id,

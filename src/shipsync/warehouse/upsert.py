@@ -79,6 +79,20 @@ def sql_types(table_name: str) -> dict[str, str]:
     return {c.name: c.type.compile(dialect=_DIALECT) for c in schema_table(table_name).columns}
 
 
+def append_rows(con: duckdb.DuckDBPyConnection, table_name: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Append rows (tuples in `names` order) as one Arrow batch: `executemany` inserts row by row,
+    about a thousand rows a second here, which made a 20,000-row bulk result take 19 s."""
+    if not rows:
+        return
+    batch = pa.table({name: pa.array(list(values)) for name, values in zip(names, zip(*rows, strict=True), strict=True)})
+    con.register("_append_rows", batch)
+    try:
+        listed = ", ".join(_q(n) for n in names)
+        con.execute(f"INSERT INTO {table_name} ({listed}) SELECT {listed} FROM _append_rows")
+    finally:
+        con.unregister("_append_rows")
+
+
 def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
     columns = [batch.column(k).to_pylist() for k in keys]
     return len(set(zip(*columns, strict=True))) == int(batch.num_rows)
