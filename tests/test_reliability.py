@@ -3,6 +3,7 @@ and a planted API key and webhook secret appear in no log, table, spool or resul
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -96,3 +97,54 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     haystack = everything_text(tmp_path, warehouse, {secrets_file}) + caplog.text + repr(settings) + repr(webhook)
     assert planted_key not in haystack and planted_secret not in haystack
     assert "shipsync.api" in caplog.text  # DEBUG logging was on and the client did log
+
+
+async def _prefect_records(path: str, body: dict[str, object]) -> str:
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        # Posted directly: this Prefect client sends null for absent filters, which its server refuses.
+        response = await client._client.post(path, json=body)
+        response.raise_for_status()
+    return response.text
+
+
+@pytest.mark.slow
+def test_secrets_canary_in_prefect(
+    prefect_harness: None, make_sandbox: SandboxFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The flows' artifacts, logs and parameters on the Prefect server never hold the key or a secret."""
+    import asyncio
+
+    from flows.bulk import apply_spreadsheet
+    from flows.pull import pull_all as pull_all_flow
+    from flows.webhooks import register
+
+    planted_key = "canary-prefect-key-8d21a7"
+    sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=10)
+    warehouse = tmp_path / "w.duckdb"
+    caplog.set_level(logging.DEBUG, logger="shipsync")
+    for name, value in {
+        "SHIPSYNC_API_URL": sandbox.api_url,
+        "SHIPSYNC_API_KEY": planted_key,
+        "SHIPSYNC_WAREHOUSE": str(warehouse),
+        "SHIPSYNC_RATE_LIMIT": "0",
+    }.items():
+        monkeypatch.setenv(name, value)
+    pull_all_flow()
+    con = duckdb.connect(str(warehouse), read_only=True)
+    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    con.close()
+    (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number},PO-9\n")
+    apply_spreadsheet("custom-fields", str(tmp_path / "tags.csv"))
+    webhook_id = register("http://127.0.0.1:9/webhook", all_events=True)
+    planted_secret = json.loads((warehouse.parent / "secrets.json").read_text())[webhook_id]
+    assert planted_secret
+
+    runs = asyncio.run(_prefect_records("/flow_runs/filter", {"limit": 50, "sort": "EXPECTED_START_TIME_DESC"}))
+    run_ids = [run["id"] for run in json.loads(runs)]
+    artifacts = asyncio.run(_prefect_records("/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": run_ids}}, "limit": 200}))
+    logs = asyncio.run(_prefect_records("/logs/filter", {"logs": {"flow_run_id": {"any_": run_ids}}, "limit": 200}))
+    assert "pull-all" in artifacts and "apply-custom-fields" in artifacts and '"message"' in logs
+    haystack = runs + artifacts + logs + everything_text(tmp_path, warehouse, {warehouse.parent / "secrets.json"})
+    assert planted_key not in haystack and planted_secret not in haystack
