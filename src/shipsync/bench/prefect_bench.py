@@ -20,7 +20,7 @@ from shipsync.sandbox import DEFAULT_API_KEYS
 KEY = DEFAULT_API_KEYS[0]
 
 
-def prefect_overhead(documents: int = 10_000) -> list[BenchResult]:
+def prefect_overhead(documents: int = 10_000, rounds: int = 2) -> list[BenchResult]:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     home = Path(os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="shipsync-prefect-")))
     home.mkdir(parents=True, exist_ok=True)
@@ -40,7 +40,7 @@ def prefect_overhead(documents: int = 10_000) -> list[BenchResult]:
                 from flows.pull import pull_documents as pull_documents_flow
 
                 plain_times, flow_times, empty_times = [], [], []
-                for n in range(2):  # alternate, and keep the better of each (noise only slows)
+                for n in range(rounds):  # alternate, and keep the better of each (noise only slows)
                     settings = load_settings(warehouse=Path(tmp) / f"plain{n}.duckdb")
                     started = time.perf_counter()
                     record = pull_documents(settings, all_documents=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,18 +26,18 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark(
         "load",
         lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
-        lambda: load_bench.normalize_and_upsert(10_000),
+        lambda: load_bench.normalize_and_upsert(2_000),
     ),
-    Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(3_000)),
+    Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
     Benchmark(
         "webhooks",
         lambda: webhook_bench.receiver_throughput(10_000) + webhook_bench.events_load_rate(100_000),
-        lambda: webhook_bench.receiver_throughput(3_000) + webhook_bench.events_load_rate(20_000),
+        lambda: webhook_bench.receiver_throughput(2_000) + webhook_bench.events_load_rate(20_000),
     ),
     Benchmark(
         "bulk",
         lambda: bulk_bench.validation(100_000) + bulk_bench.rerun_writes(10_000),
-        lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(1_000),
+        lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(500),
     ),
 ]
 
@@ -51,5 +52,8 @@ def run_suite(*, quick: bool, only: list[str] | None = None, console: Console | 
             continue
         if console:
             console.print(f"running {bench.name} ...")
+        started = time.perf_counter()
         results.extend(bench.quick() if quick else bench.full())
+        if console:
+            console.print(f"  {bench.name} took {time.perf_counter() - started:.0f} s")
     return results
