@@ -108,8 +108,7 @@ class BodyDeadlines:
         self._expired: set[asyncio.Task[object]] = set()
         self._timer: asyncio.TimerHandle | None = None
 
-    def start(self, task: asyncio.Task[object]) -> None:
-        loop = asyncio.get_running_loop()
+    def start(self, task: asyncio.Task[object], loop: asyncio.AbstractEventLoop) -> None:
         self._deadlines[task] = loop.time() + self.timeout_s
         if self._timer is None:
             self._timer = loop.call_later(self._period(), self._sweep)
@@ -172,9 +171,11 @@ class Receiver:
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
             await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
             return 413, "too large", "", ""
-        task = asyncio.current_task()
+        # The loop is looked up once per delivery: each lookup is a getpid() system call here.
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
         assert task is not None  # uvicorn runs each request in a task
-        self._deadlines.start(task)
+        self._deadlines.start(task, loop)
         try:
             body = await self._read_body(receive)
         except asyncio.CancelledError:
@@ -206,7 +207,7 @@ class Receiver:
             return 400, f"quarantined ({parsed})", "", ""
         notification_id, event = parsed
         try:
-            await self.writer.append(encode_record(body, index))
+            await self.writer.append(encode_record(body, index), loop)
         except OSError:
             await _respond(send, 503, {"error": "cannot store the delivery now"})
             return 503, "spool write failed", event, notification_id

@@ -136,10 +136,10 @@ class SpoolWriter:
         os.close(self._fd)
         self._fd = -1
 
-    def append(self, record: bytes) -> asyncio.Future[None]:
+    def append(self, record: bytes, loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Future[None]:
         """A future that completes once `record` is on disk (a plain function returning the future
         rather than a coroutine: one frame less to suspend and resume per delivery)."""
-        loop = asyncio.get_running_loop()
+        loop = loop or asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._pending.append(record)
         self._waiting.append(future)
@@ -178,8 +178,11 @@ class SpoolWriter:
         elif self._syncer is not None and not self._syncer.alive:
             self._lost_syncer()
         _settle(futures, error)
-        if self._pending:
-            self._commit()  # everything that arrived during that sync, in one batch
+        if self._pending and not self._scheduled:
+            # Everything that arrived during that sync, in one batch: on the next turn of the
+            # loop, so that requests already read but not yet run join it too.
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._commit)
 
     def _lost_syncer(self) -> None:
         log.warning("the spool's fsync helper exited; syncing in the receiver from now on")
