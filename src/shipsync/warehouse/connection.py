@@ -35,11 +35,21 @@ def _is_lock_conflict(exc: duckdb.Error) -> bool:
 
 @contextmanager
 def connect(
-    path: Path, *, read_only: bool = False, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, migrate: bool = True, _guarded: bool = False
+    path: Path,
+    *,
+    read_only: bool = False,
+    lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
+    migrate: bool = True,
+    brief: bool = False,
+    _guarded: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the warehouse file (created and migrated on first use), closed on exit."""
+    """A connection to the warehouse file (created and migrated on first use), closed on exit.
+
+    `brief` writes (a ledger row) skip the write guard and wait on the file lock alone: the guard
+    is a round trip to the Prefect server, which costs more than the write itself.
+    """
     path = Path(path)
-    if not read_only and _write_guard is not None and not _guarded:
+    if not read_only and not brief and _write_guard is not None and not _guarded:
         with _write_guard(), connect(path, lock_wait_s=lock_wait_s, migrate=migrate, _guarded=True) as con:
             yield con
         return

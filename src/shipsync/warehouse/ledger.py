@@ -62,7 +62,7 @@ def _json(value: Any) -> str:
 
 def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunRecord:
     record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
-    with connect(warehouse) as con:
+    with connect(warehouse, brief=True) as con:
         con.execute(
             "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) VALUES (?, ?, ?, ?, ?, 'running')",
             [record.run_id, flow, prefect_flow_run_id(), _json(record.parameters), record.started_at],
@@ -71,7 +71,7 @@ def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunR
 
 
 def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
-    with connect(warehouse) as con:
+    with connect(warehouse, brief=True) as con:
         con.execute(
             "UPDATE sync_runs SET finished_at = ?, status = ?, requests = ?, throttled = ?, retries = ?, "
             "table_counts = ?, not_found = ?, errors = ? WHERE run_id = ?",
