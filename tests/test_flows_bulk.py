@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import duckdb
@@ -14,16 +15,16 @@ from conftest import RunningSandbox
 
 @pytest.mark.slow
 def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: RunningSandbox, tmp_path: Path) -> None:
-    pull_documents(all_documents=True)
+    asyncio.run(pull_documents(all_documents=True))
     con = duckdb.connect(str(flow_env), read_only=True)
     numbers = [r[0] for r in con.execute("SELECT attributes->>'number' FROM containers ORDER BY id LIMIT 3").fetchall()]
     con.close()
     sheet = tmp_path / "tags.csv"
     sheet.write_text("container_number,priority\n" + "".join(f"{n},high\n" for n in numbers) + "NOTACONTAINER,low\n")
-    run_id = apply_spreadsheet(kind="custom-fields", file=str(sheet))
+    run_id = asyncio.run(apply_spreadsheet(kind="custom-fields", file=str(sheet)))
     account = next(iter(sandbox.state.world.accounts.values()))
     assert len(account.custom_fields) == 3
-    undo_apply(run_id=run_id)
+    asyncio.run(undo_apply(run_id=run_id))
     assert account.custom_fields == {}
     con = duckdb.connect(str(flow_env), read_only=True)
     statuses = dict(con.execute("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", [run_id]).fetchall())

@@ -22,8 +22,8 @@ async def _artifacts(key: str) -> list[str]:
 
 @pytest.mark.slow
 def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
-    pull_all()
-    pull_all()
+    asyncio.run(pull_all())
+    asyncio.run(pull_all())
     con = duckdb.connect(str(flow_env), read_only=True)
     runs = con.execute("SELECT flow, status, prefect_flow_run_id FROM sync_runs ORDER BY started_at").fetchall()
     documents = con.execute("SELECT count(*) FROM documents").fetchone()
@@ -39,8 +39,8 @@ def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
 def test_flows_with_ids_and_not_found(prefect_harness: None, flow_env: Path, tmp_path: Path) -> None:
     ids_file = tmp_path / "ids.txt"
     ids_file.write_text("missing-document\n")
-    pull_documents(ids=["also-missing"], ids_file=str(ids_file))
-    pull_metro_areas(locodes=["USLAX", "ZZZZZ"])
+    asyncio.run(pull_documents(ids=["also-missing"], ids_file=str(ids_file)))
+    asyncio.run(pull_metro_areas(locodes=["USLAX", "ZZZZZ"]))
     con = duckdb.connect(str(flow_env), read_only=True)
     rows = con.execute("SELECT flow, status, not_found FROM sync_runs ORDER BY started_at").fetchall()
     con.close()

@@ -131,13 +131,13 @@ def test_secrets_canary_in_prefect(
         "SHIPSYNC_RATE_LIMIT": "0",
     }.items():
         monkeypatch.setenv(name, value)
-    pull_all_flow()
+    asyncio.run(pull_all_flow())
     con = duckdb.connect(str(warehouse), read_only=True)
     number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number},PO-9\n")
-    apply_spreadsheet("custom-fields", str(tmp_path / "tags.csv"))
-    webhook_id = register("http://127.0.0.1:9/webhook", all_events=True)
+    asyncio.run(apply_spreadsheet("custom-fields", str(tmp_path / "tags.csv")))
+    webhook_id = asyncio.run(register("http://127.0.0.1:9/webhook", all_events=True))
     planted_secret = json.loads((warehouse.parent / "secrets.json").read_text())[webhook_id]
     assert planted_secret
 

@@ -5,6 +5,7 @@ Prefect's machinery.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -77,6 +78,19 @@ def _task_for(fn: Callable[..., Any], name: str) -> Any:
     return task(name=name, cache_policy=NONE, persist_result=False, retries=0)(fn)
 
 
+async def in_worker_thread(body: Callable[[], T]) -> T:
+    """Run a flow's body in a worker thread that carries the flow run's context.
+
+    The flows are async so that Prefect's engine does not join its heartbeat thread when a run
+    ends: the sync engine waits for it, up to a second (it sleeps in 1-second steps), which was a
+    fifth of a 10,000-document pull; an empty async flow costs 0.2 s here instead of 1.1 s.
+    Heartbeats still run while the flow does. The bodies are the library's blocking functions
+    (they run their own event loops for HTTP), hence the thread. Prefect calls made from it pass
+    `_sync=True`: Prefect sees the async flow and would otherwise hand back a coroutine.
+    """
+    return await asyncio.to_thread(body)
+
+
 def prefect_step(name: str, fn: Callable[..., T], /, *args: Any) -> T:
     """The StepRunner for flows: each batch step is one Prefect task run."""
     result: T = _task_for(fn, name)(*args)
@@ -106,4 +120,4 @@ def publish(records: Sequence[RunRecord], key: str) -> None:
         if record.errors:
             lines.append(f"**Given up ({len(record.errors)}):**")
             lines += [f"- {e}" for e in record.errors[:50]]
-    create_markdown_artifact(key=key, markdown=redact("\n".join(lines)), description="shipsync run counts")
+    create_markdown_artifact(key=key, markdown=redact("\n".join(lines)), description="shipsync run counts", _sync=True)  # type: ignore[call-arg]
