@@ -24,7 +24,7 @@ from shipsync.sandbox.world import build_world
 from shipsync.serving import free_port, wait_until_answers
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
-from shipsync.webhooks.spool import encode_record
+from shipsync.webhooks.spool import encode_record, is_finished, read_records, segments
 
 SECRET = "whsec-durability-0001"
 KILLS = 20
@@ -171,3 +171,20 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
     assert states[0] == states[1] == states[2]
     final = {orjson.loads(a)["last_event"] for _, a, _ in states[0][0]}
     assert final == {"container.transport.empty_in"}  # the newest event won, whatever the order
+
+
+def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:
+    port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w.duckdb"
+    receiver = start_receiver(port, spool, warehouse)
+    body = journey_notifications(1)[0]
+    response = httpx.post(f"http://127.0.0.1:{port}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)})
+    assert response.status_code == 200
+    receiver.send_signal(signal.SIGTERM)
+    assert receiver.wait(timeout=20) == 128 + signal.SIGTERM
+    (segment,) = segments(spool)
+    records = list(read_records(segment))
+    # The segment is cut to its last record and released: the next load archives it.
+    assert [r.body for r in records] == [body] and segment.stat().st_size == records[-1].end_offset
+    assert is_finished(segment)
+    report = load_events(warehouse, spool)
+    assert report.loaded == 1 and report.archived == [segment.name]

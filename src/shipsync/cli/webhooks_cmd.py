@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import typer
@@ -54,7 +55,18 @@ def serve(
     configure_delivery_log()
     receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret)
     console.print(f"receiving at http://{host}:{port}/webhook, spooling to {receiver.writer.spool}, {len(receiver.secrets)} secret(s)")
-    uvicorn.run(receiver, host=host, port=port, loop="uvloop", http="httptools", lifespan="off", access_log=False, log_level="warning")
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises it under the handler found before
+    # it started: make that an exit that runs the `finally` below, not an instant kill.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        uvicorn.run(receiver, host=host, port=port, loop="uvloop", http="httptools", lifespan="off", access_log=False, log_level="warning")
+    finally:
+        receiver.delivery_log.flush()
+        receiver.writer.close()  # cut the segment to its last record and stop the fsync helper
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 @events_app.command("load")

@@ -117,7 +117,7 @@ class SpoolWriter:
         self._path = os.fsencode(path)
         self._size = 0
         self._allocated = 0
-        self._extend(EXTENT_BYTES)
+        self._extend(0)  # one extent to start with
         _fsync_dir(self.spool)
 
     def _extend(self, needed: int) -> None:
