@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from functools import cache
-from typing import Any, TypeVar
+from functools import cache, wraps
+from typing import Any, ParamSpec, TypeVar
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
@@ -21,6 +21,7 @@ from shipsync.redaction import redact
 from shipsync.warehouse.ledger import RunRecord
 
 T = TypeVar("T")
+P = ParamSpec("P")
 API_KEY_BLOCK = "shipsync-api-key"
 
 
@@ -78,8 +79,9 @@ def _task_for(fn: Callable[..., Any], name: str) -> Any:
     return task(name=name, cache_policy=NONE, persist_result=False, retries=0)(fn)
 
 
-async def in_worker_thread(body: Callable[[], T]) -> T:
-    """Run a flow's body in a worker thread that carries the flow run's context.
+def runs_in_worker_thread(body: Callable[P, T]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Make a flow's blocking body an async function that runs it in a worker thread carrying
+    the flow run's context; put it under `@flow`.
 
     The flows are async so that Prefect's engine does not join its heartbeat thread when a run
     ends: the sync engine waits for it, up to a second (it sleeps in 1-second steps), which was a
@@ -88,7 +90,12 @@ async def in_worker_thread(body: Callable[[], T]) -> T:
     (they run their own event loops for HTTP), hence the thread. Prefect calls made from it pass
     `_sync=True`: Prefect sees the async flow and would otherwise hand back a coroutine.
     """
-    return await asyncio.to_thread(body)
+
+    @wraps(body)
+    async def in_thread(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.to_thread(body, *args, **kwargs)
+
+    return in_thread
 
 
 def prefect_step(name: str, fn: Callable[..., T], /, *args: Any) -> T:

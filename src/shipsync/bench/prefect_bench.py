@@ -75,7 +75,7 @@ def prefect_overhead(documents: int = 10_000, rounds: int = 3) -> list[BenchResu
 
 
 def empty_flow() -> None:
-    """An async flow that does nothing, like the pull flows' engine (see flowkit.in_worker_thread)."""
+    """An async flow that does nothing, like the pull flows' engine (see flowkit.runs_in_worker_thread)."""
     from prefect import flow
 
     @flow(name="empty")

@@ -10,7 +10,6 @@ service retries.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 import time
 from collections.abc import Sequence
@@ -71,7 +70,6 @@ class DeliveryLog:
     def __init__(self) -> None:
         self._entries: list[tuple[str, str, int, str, float]] = []
         self._timer: asyncio.TimerHandle | None = None
-        atexit.register(self.flush)
 
     def line(self, event: str, notification_id: str, status: int, outcome: str, elapsed_s: float) -> None:
         if not log.isEnabledFor(logging.INFO):

@@ -168,8 +168,6 @@ class SpoolWriter:
         else:
             self._count(futures)
             _settle(futures, None)
-        if self._pending:
-            self._commit()
 
     def _synced(self, error: OSError | None) -> None:
         futures, self._syncing = self._syncing or [], None
