@@ -85,6 +85,24 @@ def test_segments_rotate_and_extents_grow(tmp_path: Path, monkeypatch: pytest.Mo
     assert writer.records == 300
 
 
+def test_the_helper_zeroes_extents_ahead_and_records_never_land_in_its_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spool_module, "EXTENT_BYTES", 8192)
+    inline: list[int] = []
+    extend = SpoolWriter._extend
+    monkeypatch.setattr(SpoolWriter, "_extend", lambda self, needed: (inline.append(needed), extend(self, needed)))
+    writer = SpoolWriter(tmp_path)
+    bodies = [b"%d-" % n + b"y" * 300 for n in range(1000)]
+    for start in range(0, 1000, 5):  # small batches: the helper keeps ahead, each in a new event loop
+        write(writer, bodies[start : start + 5])
+    (segment,) = segments(tmp_path)
+    assert inline == [0]  # only the segment's first extent was zeroed in the receiver
+    assert segment.stat().st_size >= 320_000
+    write(writer, [b"z" * 20_000] * 3)  # more than the headroom: waits for the helper, or zeroes inline
+    writer.close()
+    assert [r.body for p in segments(tmp_path) for r in read_records(p)] == bodies + [b"z" * 20_000] * 3
+    assert segment.stat().st_size == list(read_records(segment))[-1].end_offset
+
+
 def test_when_the_fsync_helper_dies_the_writer_syncs_itself(tmp_path: Path) -> None:
     writer = SpoolWriter(tmp_path)
     write(writer, [b"before"])

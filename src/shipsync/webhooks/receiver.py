@@ -30,15 +30,12 @@ class BodyTooLarge(Exception):
     pass
 
 
+_JSON = [(b"content-type", b"application/json")]
+
+
 async def _respond(send: Send, status: int, body: dict[str, object]) -> None:
     payload = orjson.dumps(body)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
-        }
-    )
+    await send({"type": "http.response.start", "status": status, "headers": [*_JSON, (b"content-length", b"%d" % len(payload))]})
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -58,6 +55,9 @@ def notification_of(body: bytes) -> tuple[str, str] | str:
     attributes = data.get("attributes") if isinstance(data.get("attributes"), dict) else {}
     event = attributes.get("event") if isinstance(attributes, dict) else None
     return data["id"], event if isinstance(event, str) else ""
+
+
+_LINE = "delivery event=%s id=%s -> %d %s (%.1f ms)"
 
 
 class DeliveryLog:
@@ -82,17 +82,18 @@ class DeliveryLog:
         entries, self._entries, self._timer = self._entries, [], None
         if not entries:
             return
-        lines = [
-            f"delivery event={event or '-'} id={notification_id or '-'} -> {status} {outcome} ({elapsed_s * 1000:.1f} ms)"
-            for event, notification_id, status, outcome, elapsed_s in entries
-        ]
         stream = next((getattr(h, "stream", None) for h in log.handlers if getattr(h, "stream", None) is not None), None)
         if stream is None:
-            for text in lines:
-                log.info(text)
+            for event, notification_id, status, outcome, elapsed_s in entries:
+                log.info(_LINE, event or "-", notification_id or "-", status, outcome, elapsed_s * 1000)
             return
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        stream.write("".join(f"{stamp} {text}\n" for text in lines))
+        line = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {_LINE}\n"
+        stream.write(
+            "".join(
+                line % (event or "-", notification_id or "-", status, outcome, elapsed_s * 1000)
+                for event, notification_id, status, outcome, elapsed_s in entries
+            )
+        )
         stream.flush()
 
 
@@ -149,74 +150,92 @@ class Receiver:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        path, method = scope["path"], scope["method"]
-        if path == "/healthz" and method == "GET":
-            await _respond(send, 200, {"status": "ok", "records": self.writer.records, "fsyncs": self.writer.fsyncs})
+        if scope["path"] != "/webhook" or scope["method"] != "POST":
+            await self._not_a_delivery(scope, send)
             return
-        if path != "/webhook":
-            await _respond(send, 404, {"error": "not found"})
-            return
-        if method != "POST":
-            await _respond(send, 405, {"error": "use POST"})
-            return
+        # A delivery, in this one coroutine: each further frame is resumed again when the fsync
+        # completes, and at thousands of deliveries a second every frame shows.
         started = time.perf_counter()
-        status, outcome, event, notification_id = await self._deliver(scope, receive, send)
-        self.delivery_log.line(event, notification_id, status, outcome, time.perf_counter() - started)
-
-    async def _deliver(self, scope: Scope, receive: Receive, send: Send) -> tuple[int, str, str, str]:
         headers = dict(scope["headers"])
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
-            return 413, "too large", "", ""
+            await self._finish(send, started, 413, {"error": f"body larger than {self.max_body} bytes"}, "too large")
+            return
         # The loop is looked up once per delivery: each lookup is a getpid() system call here.
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         assert task is not None  # uvicorn runs each request in a task
         self._deadlines.start(task, loop)
         try:
-            body = await self._read_body(receive)
+            message: Message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body", False):
+                body = message.get("body", b"")  # the whole body in one message: the usual case
+                if len(body) > self.max_body:
+                    raise BodyTooLarge
+            else:
+                body = await self._read_rest(message, receive)
         except asyncio.CancelledError:
             if not self._deadlines.expired(task):
                 raise
             task.uncancel()
-            await _respond(send, 408, {"error": "body not received in time"})
-            return 408, "slow body", "", ""
+            await self._finish(send, started, 408, {"error": "body not received in time"}, "slow body")
+            return
         except BodyTooLarge:
-            await _respond(send, 413, {"error": f"body larger than {self.max_body} bytes"})
-            return 413, "too large", "", ""
+            await self._finish(send, started, 413, {"error": f"body larger than {self.max_body} bytes"}, "too large")
+            return
         except ConnectionError:
-            return 0, "client went away", "", ""
+            self.delivery_log.line("", "", 0, "client went away", time.perf_counter() - started)
+            return
         finally:
             self._deadlines.stop(task)
-        signature = headers.get(_HEADER)
-        index = verify(body, signature, self.secrets)
+        index = verify(body, headers.get(_HEADER), self.secrets)
         if index is None:
-            await _respond(send, 401, {"error": "missing or invalid signature"})
-            return 401, "bad signature", "", ""
+            await self._finish(send, started, 401, {"error": "missing or invalid signature"}, "bad signature")
+            return
         parsed = notification_of(body)
         if isinstance(parsed, str):
-            try:
-                self.writer.quarantine(body, parsed)
-            except OSError:
-                await _respond(send, 503, {"error": "cannot store the delivery now"})
-                return 503, "quarantine failed", "", ""
-            await _respond(send, 400, {"error": f"not a webhook notification: {parsed}"})
-            return 400, f"quarantined ({parsed})", "", ""
+            await self._quarantine(send, started, body, parsed)
+            return
         notification_id, event = parsed
         try:
             await self.writer.append(encode_record(body, index), loop)
         except OSError:
-            await _respond(send, 503, {"error": "cannot store the delivery now"})
-            return 503, "spool write failed", event, notification_id
-        await _respond(send, 200, {"received": notification_id})
-        return 200, "stored", event, notification_id
+            await self._finish(send, started, 503, {"error": "cannot store the delivery now"}, "spool write failed", event, notification_id)
+            return
+        payload = b'{"received":%s}' % orjson.dumps(notification_id)
+        await send({"type": "http.response.start", "status": 200, "headers": [*_JSON, (b"content-length", b"%d" % len(payload))]})
+        await send({"type": "http.response.body", "body": payload})
+        self.delivery_log.line(event, notification_id, 200, "stored", time.perf_counter() - started)
 
-    async def _read_body(self, receive: Receive) -> bytes:
+    async def _not_a_delivery(self, scope: Scope, send: Send) -> None:
+        if scope["path"] == "/healthz" and scope["method"] == "GET":
+            await _respond(send, 200, {"status": "ok", "records": self.writer.records, "fsyncs": self.writer.fsyncs})
+        elif scope["path"] != "/webhook":
+            await _respond(send, 404, {"error": "not found"})
+        else:
+            await _respond(send, 405, {"error": "use POST"})
+
+    async def _finish(
+        self, send: Send, started: float, status: int, answer: dict[str, object], outcome: str, event: str = "", notification_id: str = ""
+    ) -> None:
+        await _respond(send, status, answer)
+        self.delivery_log.line(event, notification_id, status, outcome, time.perf_counter() - started)
+
+    async def _quarantine(self, send: Send, started: float, body: bytes, reason: str) -> None:
+        """A signed body that is not a notification: kept on disk, then 400 (503 if it cannot be kept)."""
+        try:
+            self.writer.quarantine(body, reason)
+        except OSError:
+            await self._finish(send, started, 503, {"error": "cannot store the delivery now"}, "quarantine failed")
+            return
+        await self._finish(send, started, 400, {"error": f"not a webhook notification: {reason}"}, f"quarantined ({reason})")
+
+    async def _read_rest(self, first: Message, receive: Receive) -> bytes:
+        """The body of a delivery that arrives in several messages, from the first one on."""
         chunks: list[bytes] = []
         size = 0
+        message = first
         while True:
-            message: Message = await receive()
             if message["type"] == "http.disconnect":
                 raise ConnectionError("client disconnected")
             chunk = message.get("body", b"")
@@ -226,6 +245,7 @@ class Receiver:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+            message = await receive()
 
 
 async def noop_app(scope: Scope, receive: Receive, send: Send) -> None:
