@@ -125,9 +125,13 @@ def _measure_interleaved(servers: dict[str, tuple[list[str], int]], env: dict[st
 
 
 def receiver_throughput(count: int = 20_000, rounds: int = 5) -> list[BenchResult]:
-    """`count` deliveries per round, `rounds` measured rounds for each server. This machine's speed
-    drifts by a quarter within seconds, so each figure is its server's best round, and the median
-    of the paired rounds' ratios is printed beside it as a check."""
+    """`count` deliveries per round, `rounds` measured rounds for each server.
+
+    The verdict is the median, over rounds, of the receiver's rate over the no-op's in the same
+    round: the two run seconds apart, so a round compares them under the same conditions. This
+    machine's speed drifts by a quarter within seconds, and in full runs one lucky no-op round
+    made the ratio of best rounds swing from 0.46 to 0.59 while the paired median stayed at 0.61-0.66.
+    """
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
         env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(Path(tmp) / "w.duckdb"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
         ours_port, noop_port = free_port(), free_port()
@@ -139,20 +143,20 @@ def receiver_throughput(count: int = 20_000, rounds: int = 5) -> list[BenchResul
     ours, noop = measured["receiver"], measured["no-op"]
     return [
         at_least(
-            f"receiver durable deliveries/s (concurrency {CONCURRENCY}, fsync before 200; best of {rounds} interleaved rounds)",
-            ours.best_rate,
-            "req/s",
+            f"receiver throughput / no-op handler's (concurrency {CONCURRENCY}, fsync before 200; median of {rounds} paired rounds)",
+            statistics.median(a / b for a, b in zip(ours.rates, noop.rates, strict=True)),
+            "x",
             "no-op handler, same stack",
-            noop.best_rate,
+            1.0,
             0.5,
         ),
         BenchResult(
-            f"receiver/no-op throughput, median of the {rounds} paired rounds",
-            statistics.median(a / b for a, b in zip(ours.rates, noop.rates, strict=True)),
-            "x",
-            "-",
-            None,
-            None,
+            f"receiver durable deliveries/s, best of {rounds} interleaved rounds",
+            ours.best_rate,
+            "req/s",
+            "no-op handler's best",
+            noop.best_rate,
+            ours.best_rate / noop.best_rate,
             "(context)",
             True,
         ),
