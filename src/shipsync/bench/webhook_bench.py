@@ -103,7 +103,7 @@ class Measured:
 
 def _measure_interleaved(servers: dict[str, tuple[list[str], int]], env: dict[str, str], count: int, rounds: int) -> dict[str, Measured]:
     """Rounds alternate between the servers, so that this shared machine's slow spells hit both
-    alike; each one's throughput is its best round, its latencies are pooled over all rounds."""
+    alike; each one's rate per round is kept (in order, for pairing), its latencies are pooled."""
     processes = {name: _serve(args, port, env) for name, (args, port) in servers.items()}
     measured = {name: Measured() for name in servers}
     try:

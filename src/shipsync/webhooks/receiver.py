@@ -33,9 +33,13 @@ class BodyTooLarge(Exception):
 _JSON = [(b"content-type", b"application/json")]
 
 
+def _response_start(status: int, payload: bytes) -> Message:
+    return {"type": "http.response.start", "status": status, "headers": [*_JSON, (b"content-length", b"%d" % len(payload))]}
+
+
 async def _respond(send: Send, status: int, body: dict[str, object]) -> None:
     payload = orjson.dumps(body)
-    await send({"type": "http.response.start", "status": status, "headers": [*_JSON, (b"content-length", b"%d" % len(payload))]})
+    await send(_response_start(status, payload))
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -202,8 +206,9 @@ class Receiver:
         except OSError:
             await self._finish(send, started, 503, {"error": "cannot store the delivery now"}, "spool write failed", event, notification_id)
             return
+        # `_respond` inlined: one coroutine frame less per delivery.
         payload = b'{"received":%s}' % orjson.dumps(notification_id)
-        await send({"type": "http.response.start", "status": 200, "headers": [*_JSON, (b"content-length", b"%d" % len(payload))]})
+        await send(_response_start(200, payload))
         await send({"type": "http.response.body", "body": payload})
         self.delivery_log.line(event, notification_id, 200, "stored", time.perf_counter() - started)
 

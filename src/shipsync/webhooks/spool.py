@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shipsync.webhooks.syncer import zero_fill
+
 log = logging.getLogger("shipsync.webhooks")
 SEGMENT_BYTES = 64 * 1024 * 1024
 EXTENT_BYTES = 2 * 1024 * 1024
@@ -127,10 +129,9 @@ class SpoolWriter:
     def _extend(self, needed: int) -> None:
         """Zero-fill (and sync) whole extents ahead of the records, so record syncs need no metadata."""
         target = self._allocated + EXTENT_BYTES * (needed // EXTENT_BYTES + 1)
-        zeros = bytes(EXTENT_BYTES)
-        while self._allocated < target:
-            self._allocated += os.pwrite(self._fd, zeros, self._allocated)
+        zero_fill(self._fd, self._allocated, target)
         os.fsync(self._fd)
+        self._allocated = target
 
     def _close_segment(self) -> None:
         if self._fd < 0:
@@ -157,17 +158,17 @@ class SpoolWriter:
         self._scheduled = False
         if self._syncing is not None or not self._pending:
             return
-        data = b"".join(self._pending)
-        if self._extending and (self._size + len(data) > self._allocated or self._size + len(data) > SEGMENT_BYTES):
+        end = self._size + sum(map(len, self._pending))
+        if self._extending and (end > self._allocated or end > SEGMENT_BYTES):
             # These records need the space the helper is zeroing right now (or a new segment,
             # which must wait until it is done with this one): commit once it answers.
             assert self._syncer is not None
             self._syncer.watch(asyncio.get_running_loop())
             return
-        futures = self._waiting
+        records, futures = self._pending, self._waiting
         self._pending, self._waiting = [], []
         try:
-            self._write(data)
+            self._write(b"".join(records))
             if self._syncer is not None:
                 if self._syncer.sync(self._path, self._synced):
                     self._syncing = futures
@@ -188,9 +189,13 @@ class SpoolWriter:
         elif self._syncer is not None and not self._syncer.alive:
             self._lost_syncer()
         _settle(futures, error)
-        if self._pending and not self._scheduled:
-            # Everything that arrived during that sync, in one batch: on the next turn of the
-            # loop, so that requests already read but not yet run join it too.
+        # Everything that arrived during that sync, in one batch.
+        self._commit_soon()
+
+    def _commit_soon(self) -> None:
+        """Commit what is pending on the next turn of the loop, so that requests already read but
+        not yet run join the batch too (unless a commit is scheduled or a sync is in flight)."""
+        if self._pending and not self._scheduled and self._syncing is None:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._commit)
 
@@ -205,9 +210,7 @@ class SpoolWriter:
             self._extending = False
             if error is None and path == self._path:
                 self._allocated = max(self._allocated, end)
-            if self._pending and not self._scheduled and self._syncing is None:
-                self._scheduled = True
-                asyncio.get_running_loop().call_soon(self._commit)
+            self._commit_soon()
 
         self._extending = self._syncer.zero(path, self._allocated, end, extended)
 

@@ -50,7 +50,7 @@ def serve(requests: int, replies: int) -> None:
                     fd = os.open(target, os.O_RDWR)
                     path = target
                 if kind == b"z":
-                    _zero(fd, int(start_text), int(end_text))
+                    zero_fill(fd, int(start_text), int(end_text))
                     os.fsync(fd)
                 else:
                     os.fdatasync(fd)
@@ -65,7 +65,8 @@ def serve(requests: int, replies: int) -> None:
             os.write(replies, reply)
 
 
-def _zero(fd: int, start: int, end: int) -> None:
+def zero_fill(fd: int, start: int, end: int) -> None:
+    """Zeros over [start, end) of the file, in writes of at most ZERO_CHUNK (no sync)."""
     zeros = bytes(min(ZERO_CHUNK, end - start))
     offset = start
     while offset < end:
