@@ -85,6 +85,14 @@ def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **over
     return load_settings(**values)
 
 
+@pytest.fixture(autouse=True)
+def secrets_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own webhook secrets store, never the user's (~/.config/shipsync)."""
+    path = tmp_path_factory.mktemp("config") / "shipsync" / "secrets.json"
+    monkeypatch.setenv("SHIPSYNC_SECRETS_FILE", str(path))
+    return path
+
+
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Path:
     return tmp_path / "warehouse" / "shipsync.duckdb"

@@ -14,7 +14,7 @@ from shipsync.cli import app
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
-from shipsync.webhooks.spool import SpoolWriter
+from shipsync.webhooks.writer import SpoolWriter
 
 runner = CliRunner()
 

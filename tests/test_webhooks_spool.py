@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shipsync.webhooks import spool as spool_module
+from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import archive_consumed
-from shipsync.webhooks.spool import SpoolWriter, encode_record, is_finished, read_records, segments
+from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
+from shipsync.webhooks.writer import SpoolWriter
 
 
 @given(st.lists(st.binary(max_size=300), max_size=20))
@@ -61,20 +62,20 @@ def test_a_live_segment_is_locked_and_a_closed_one_ends_at_its_last_record(tmp_p
     writer = SpoolWriter(tmp_path)
     write(writer, [b"one", b"two"])
     (segment,) = segments(tmp_path)
-    assert segment.stat().st_size >= spool_module.EXTENT_BYTES  # zeros written ahead
+    assert segment.stat().st_size >= SpoolSizes().extent_bytes  # zeros written ahead
     assert not is_finished(segment)
     assert [r.body for r in read_records(segment)] == [b"one", b"two"]
-    assert archive_consumed(tmp_path, {segment.name: next(iter(reversed(list(read_records(segment))))).end_offset}) == []
+    folder = SpoolFolder(tmp_path)
+    assert archive_consumed(folder, {segment.name: next(iter(reversed(list(read_records(segment))))).end_offset}) == []
     writer.close()
     assert is_finished(segment)
     assert segment.stat().st_size == list(read_records(segment))[-1].end_offset
-    assert archive_consumed(tmp_path, {segment.name: segment.stat().st_size}) == [segment.name]
+    assert archive_consumed(folder, {segment.name: segment.stat().st_size}) == [segment.name]
+    assert (tmp_path / "archive" / segment.name).is_file()
 
 
-def test_segments_rotate_and_extents_grow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spool_module, "SEGMENT_BYTES", 64 * 1024)
-    monkeypatch.setattr(spool_module, "EXTENT_BYTES", 4096)
-    writer = SpoolWriter(tmp_path)
+def test_segments_rotate_and_extents_grow(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(segment_bytes=64 * 1024, extent_bytes=4096))
     bodies = [b"x" * 1000 + str(n).encode() for n in range(300)]
     for start in range(0, 300, 30):
         write(writer, bodies[start : start + 30])
@@ -86,11 +87,10 @@ def test_segments_rotate_and_extents_grow(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_helper_zeroes_extents_ahead_and_records_never_land_in_its_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spool_module, "EXTENT_BYTES", 8192)
     inline: list[int] = []
     extend = SpoolWriter._extend
     monkeypatch.setattr(SpoolWriter, "_extend", lambda self, needed: (inline.append(needed), extend(self, needed)))
-    writer = SpoolWriter(tmp_path)
+    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(extent_bytes=8192))
     bodies = [b"%d-" % n + b"y" * 300 for n in range(1000)]
     for start in range(0, 1000, 5):  # small batches: the helper keeps ahead, each in a new event loop
         write(writer, bodies[start : start + 5])
@@ -106,9 +106,9 @@ def test_the_helper_zeroes_extents_ahead_and_records_never_land_in_its_way(tmp_p
 def test_when_the_fsync_helper_dies_the_writer_syncs_itself(tmp_path: Path) -> None:
     writer = SpoolWriter(tmp_path)
     write(writer, [b"before"])
-    assert writer._syncer is not None
-    os.kill(writer._syncer.process.pid, signal.SIGKILL)
-    writer._syncer.process.wait()
+    assert writer._helper is not None
+    os.kill(writer._helper.process.pid, signal.SIGKILL)
+    writer._helper.process.wait()
 
     async def go() -> list[BaseException | None]:
         results = await asyncio.gather(
@@ -120,7 +120,7 @@ def test_when_the_fsync_helper_dies_the_writer_syncs_itself(tmp_path: Path) -> N
     results = asyncio.run(go())
     # Written but never confirmed synced: those requests get an error (503), and the service retries.
     assert all(isinstance(r, OSError) or r is None for r in results)
-    assert writer._syncer is None
+    assert writer._helper is None
     assert [r.body for p in segments(tmp_path) for r in read_records(p)][-1] == b"after"
     writer.close()
 

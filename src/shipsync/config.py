@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,8 @@ class Settings(BaseSettings):
     max_retries: int = Field(default=5, ge=0, le=20)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     webhook_secrets: SecretStr | None = None
+    # The webhook secrets store; default: the user's configuration folder (see `secrets_file_path`).
+    secrets_file: Path | None = None
     # Draw requests from a Prefect global concurrency limit shared by every worker of one key
     # ("auto": when a Prefect API is configured and a rate limit is set).
     shared_budget: str = "auto"
@@ -87,9 +91,22 @@ class Settings(BaseSettings):
         return self.api_key.get_secret_value().strip()
 
     @property
+    def secrets_file_path(self) -> Path:
+        """SHIPSYNC_SECRETS_FILE, else `shipsync/secrets.json` in the user's configuration folder."""
+        return self.secrets_file if self.secrets_file is not None else user_config_dir() / "secrets.json"
+
+    @property
     def spool_dir(self) -> Path:
         """Where the webhook receiver appends deliveries: SHIPSYNC_SPOOL, else beside the warehouse."""
         return self.spool if self.spool is not None else self.warehouse.parent / "spool"
+
+
+def user_config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/shipsync` (`~/.config/shipsync`), or `%APPDATA%\\shipsync` on Windows."""
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        return Path(os.environ["APPDATA"]) / "shipsync"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "shipsync"
 
 
 def load_settings(**overrides: object) -> Settings:

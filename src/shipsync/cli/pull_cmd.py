@@ -135,6 +135,10 @@ def status() -> None:
     for name, rows in tables:
         table.add_row(name, f"{rows:,}")
     console.print(table)
+    if dead := dict(tables).get("webhook_dead_letters"):
+        console.print(
+            f"[yellow]{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters[/yellow]"
+        )
     flows = Table("flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors")
     for run in runs:
         flows.add_row(*[str(v) for v in run])

@@ -18,6 +18,7 @@ import duckdb_engine
 from sqlalchemy import Table
 from sqlalchemy.schema import CreateTable
 
+from shipsync.warehouse.data_migrations import DATA_MIGRATIONS
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
 
 _DIALECT = duckdb_engine.Dialect()
@@ -74,6 +75,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     digest = views_digest()
     if recorded_version(con) == SCHEMA_VERSION and _recorded_views(con) == digest:
         return
+    recorded = recorded_version(con)
     con.execute("BEGIN TRANSACTION")
     try:
         existing: dict[str, set[str]] = {}
@@ -89,6 +91,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
                 if column.name not in existing[table.name]:
                     sql_type = column.type.compile(dialect=_DIALECT)
                     con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {sql_type}')
+        for version, step in sorted(DATA_MIGRATIONS.items()):
+            if recorded is not None and recorded < version <= SCHEMA_VERSION:
+                step(con)
         create_views(con)
         con.execute("CREATE OR REPLACE TABLE _shipsync_views AS SELECT ? AS digest", [digest])
         con.execute("INSERT OR REPLACE INTO _shipsync_schema VALUES (?, ?)", [SCHEMA_VERSION, datetime.now(UTC)])
