@@ -6,7 +6,8 @@ written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and l
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -79,18 +80,28 @@ def sql_types(table_name: str) -> dict[str, str]:
     return {c.name: c.type.compile(dialect=_DIALECT) for c in schema_table(table_name).columns}
 
 
+@contextmanager
+def staged(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> Iterator[None]:
+    """`table` readable as the view `name` inside the block. Unregistering in a transaction that a
+    failed statement aborted raises, which would hide that statement's own error: it is ignored
+    (the rollback follows, and a later register of the name replaces the view)."""
+    con.register(name, table)
+    try:
+        yield
+    finally:
+        with suppress(duckdb.TransactionException):
+            con.unregister(name)
+
+
 def append_rows(con: duckdb.DuckDBPyConnection, table_name: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Append rows (tuples in `names` order) as one Arrow batch: `executemany` inserts row by row,
     about a thousand rows a second here, which made a 20,000-row bulk result take 19 s."""
     if not rows:
         return
     batch = pa.table({name: pa.array(list(values)) for name, values in zip(names, zip(*rows, strict=True), strict=True)})
-    con.register("_append_rows", batch)
-    try:
+    with staged(con, "_append_rows", batch):
         listed = ", ".join(_q(n) for n in names)
         con.execute(f"INSERT INTO {table_name} ({listed}) SELECT {listed} FROM _append_rows")
-    finally:
-        con.unregister("_append_rows")
 
 
 def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
@@ -119,8 +130,7 @@ def upsert(
     content = [c for c in content_columns(table) if c in batch.column_names]
     types = types or sql_types(table_name)
     has_seen = "first_seen_at" in types
-    con.register("_incoming", batch)
-    try:
+    with staged(con, "_incoming", batch):
         casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
         key_list = ", ".join(_q(k) for k in keys)
         if _keys_unique(batch, keys):
@@ -132,8 +142,6 @@ def upsert(
                 f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
                 f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
             )
-    finally:
-        con.unregister("_incoming")
     join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)
     non_keys = [c for c in content if c not in keys]
     differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys) or "FALSE"
@@ -180,16 +188,14 @@ def replace_links(
     if not owners:
         return counts
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
-    con.register("_owners", pa.table({"owner": pa.array(list(owners), pa.string())}))
-    con.register("_links", batch.select([owner_column, other]))
-    try:
+    with (
+        staged(con, "_owners", pa.table({"owner": pa.array(list(owners), pa.string())})),
+        staged(con, "_links", batch.select([owner_column, other])),
+    ):
         row = con.execute(
             f"DELETE FROM {_q(table_name)} t WHERE t.{_q(owner_column)} IN (SELECT owner FROM _owners) "
             f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{_q(owner_column)} = t.{_q(owner_column)} "
             f"AND l.{_q(other)} = t.{_q(other)}) RETURNING 1"
         ).fetchall()
-    finally:
-        con.unregister("_owners")
-        con.unregister("_links")
     counts.deleted += len(row)
     return counts

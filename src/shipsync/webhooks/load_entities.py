@@ -15,7 +15,7 @@ import pyarrow as pa
 from shipsync.warehouse.coerce import fit_columns
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import Batch, related_columns, tracking_request_columns
-from shipsync.warehouse.upsert import sql_types
+from shipsync.warehouse.upsert import sql_types, staged
 from shipsync.webhooks.load_steps import Parsed
 from shipsync.webhooks.notification import JsonObject
 
@@ -46,14 +46,11 @@ def _well_formed(type_: str, id_: str, resource: JsonObject) -> JsonObject:
 
 def _held(con: duckdb.DuckDBPyConnection, table: str, ids: list[str]) -> dict[str, Stamp]:
     """The stamp of the event each row last took, for rows that took one."""
-    con.register("_ids", pa.table({"id": pa.array(ids, pa.string())}))
-    try:
+    with staged(con, "_ids", pa.table({"id": pa.array(ids, pa.string())})):
         rows = con.execute(
             f"SELECT id, epoch_us(last_event_at), coalesce(last_event_id, '') FROM {table} "
             "WHERE id IN (SELECT id FROM _ids) AND last_event_at IS NOT NULL"
         ).fetchall()
-    finally:
-        con.unregister("_ids")
     return {row[0]: (row[1], row[2]) for row in rows}
 
 

@@ -19,6 +19,7 @@ import orjson
 import pyarrow as pa
 
 from shipsync.warehouse.normalize import dumps
+from shipsync.warehouse.upsert import staged
 from shipsync.webhooks.framing import SpoolRecord
 from shipsync.webhooks.notification import JsonObject, parse_notification
 
@@ -97,11 +98,8 @@ def _canonical(body: bytes) -> bytes:
 def _loaded_bodies(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, bytes]:
     if not ids:
         return {}
-    con.register("_ids", pa.table({"id": pa.array(list(ids), pa.string())}))
-    try:
+    with staged(con, "_ids", pa.table({"id": pa.array(list(ids), pa.string())})):
         rows = con.execute("SELECT notification_id, payload FROM webhook_events WHERE notification_id IN (SELECT id FROM _ids)").fetchall()
-    finally:
-        con.unregister("_ids")
     return {notification_id: payload.encode() for notification_id, payload in rows}
 
 
@@ -125,11 +123,8 @@ def dedupe(con: duckdb.DuckDBPyConnection, parsed: list[Parsed]) -> tuple[list[P
 
 def _insert(con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, Any], sql: str, parameters: list[Any] | None = None) -> None:
     """Stage `columns` as the view `name` and run `sql` over it."""
-    con.register(name, pa.table(columns))
-    try:
+    with staged(con, name, pa.table(columns)):
         con.execute(sql, parameters)
-    finally:
-        con.unregister(name)
 
 
 def insert_events(con: duckdb.DuckDBPyConnection, fresh: list[Parsed], now: datetime) -> None:
