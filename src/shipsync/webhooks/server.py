@@ -17,7 +17,7 @@ from shipsync.errors import ConfigError
 from shipsync.logsetup import setup_logging
 from shipsync.webhooks.http_limits import limited_protocol
 from shipsync.webhooks.limits import ReceiverLimits
-from shipsync.webhooks.receiver import Receiver
+from shipsync.webhooks.receiver import EveryLineFormatter, Receiver
 from shipsync.webhooks.secrets_store import check_secrets, load_secrets
 from shipsync.webhooks.writer import SpoolWriter
 
@@ -42,7 +42,7 @@ def build_receiver(
 def configure_delivery_log() -> None:
     """Delivery lines on standard error, whatever the level of the rest."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    handler.setFormatter(EveryLineFormatter("%(message)s"))
     logger = logging.getLogger("shipsync.webhooks")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
@@ -71,6 +71,7 @@ def run_receiver(receiver: Receiver, *, host: str, port: int) -> None:
             log_level="warning",
         )
     finally:
+        receiver.delivery_log.flush()
         receiver.writer.close()
 
 
