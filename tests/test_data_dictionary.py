@@ -16,8 +16,8 @@ from shipsync.pull.everything import pull_all
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.schema import tables
-from shipsync.webhooks.load import load_events
 from shipsync.webhooks.framing import encode_record
+from shipsync.webhooks.load import load_events
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"
 

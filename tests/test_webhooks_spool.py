@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shipsync.safe_files import UnsafePathError
 from shipsync.webhooks.framing import encode_record, read_records
-from shipsync.webhooks.load import archive_consumed
+from shipsync.webhooks.load import archive_consumed, load_events
 from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
 from shipsync.webhooks.writer import SpoolWriter
 
@@ -131,3 +132,49 @@ def test_without_a_helper_the_writer_syncs_inline(tmp_path: Path) -> None:
     assert writer.fsyncs >= 1 and writer.records == 3
     writer.close()
     assert [r.body for p in segments(tmp_path) for r in read_records(p)] == [b"a", b"b", b"c"]
+
+
+def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path / "new" / "spool", sync_helper=False)
+    writer.close()
+    assert (tmp_path / "new" / "spool").stat().st_mode & 0o777 == 0o700
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o777)  # anyone may plant a link here
+    with pytest.raises(UnsafePathError, match="others may write"):
+        SpoolWriter(shared, sync_helper=False)
+    with pytest.raises(UnsafePathError, match="others may write"):
+        load_events(tmp_path / "w.duckdb", shared)
+    if os.geteuid() == 0:  # only root can hand a folder to someone else here
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 4321, -1)
+        with pytest.raises(UnsafePathError, match="not by you"):
+            SpoolWriter(theirs, sync_helper=False)
+
+
+def test_links_in_place_of_quarantine_and_archive_are_not_followed(tmp_path: Path) -> None:
+    spool, elsewhere = tmp_path / "spool", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    writer = SpoolWriter(spool, sync_helper=False)
+    (spool / "quarantine").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError):
+        writer.quarantine(b"not a notification", "no data object")
+    write(writer, [b'{"data": {"id": "n", "type": "webhook_notification"}}'])
+    writer.close()
+    (spool / "archive").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError):
+        load_events(tmp_path / "w.duckdb", spool)
+    assert list(elsewhere.iterdir()) == []  # nothing was written or moved through the links
+    (spool / "archive").unlink()
+    (spool / "quarantine").unlink()
+    assert load_events(tmp_path / "w.duckdb", spool).archived == [p.name for p in (spool / "archive").iterdir()]
+
+
+def test_quarantined_bodies_keep_their_reason(tmp_path: Path) -> None:
+    folder = SpoolFolder(tmp_path)
+    name = folder.quarantine(b"\xff body", "body is not JSON")
+    assert (tmp_path / "quarantine" / name).read_bytes() == b"\xff body"
+    assert (tmp_path / "quarantine" / name.replace(".bin", ".reason")).read_text() == "body is not JSON\n"
+    assert (tmp_path / "quarantine").stat().st_mode & 0o777 == 0o700
+    folder.close()

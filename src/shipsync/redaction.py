@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 _lock = threading.Lock()
-_secrets: set[str] = set()
+_secrets: tuple[str, ...] = ()  # longest first; replaced whole on each change, read without the lock
 _installed = False
 MASK = "***"
 
@@ -19,29 +19,29 @@ def register_secret(value: str | None) -> None:
     Any non-empty value counts, however short: a short secret masked in a log line costs some
     readability, an unmasked one is a leak (the receiver refuses webhook secrets under 16
     characters anyway, see `shipsync.webhooks.secrets_store.MIN_SECRET_LENGTH`)."""
-    if value:
+    global _secrets
+    if value and value not in _secrets:
         with _lock:
-            _secrets.add(value)
+            _secrets = tuple(sorted({*_secrets, value}, key=len, reverse=True))
 
 
 def redact(text: str) -> str:
     """Return text with every registered secret replaced by a mask."""
-    with _lock:
-        secrets = sorted(_secrets, key=len, reverse=True)
-    for secret in secrets:
+    for secret in _secrets:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
 
 
 def redact_record(record: logging.LogRecord) -> None:
-    """Mask secrets in a record's message, arguments, traceback and stack, in place."""
+    """Mask secrets in a record's message, arguments, traceback and stack, in place. The message
+    is formatted here once (handlers then use it as is), so masking costs no second formatting."""
     try:
         message = record.getMessage()
     except Exception:  # a bad format string: the handler would print msg and args raw
         message = f"{record.msg!s} {record.args!r}"
     cleaned = redact(message)
-    if cleaned != message:
+    if record.args or cleaned != message:
         record.msg, record.args = cleaned, None
     if record.exc_info and record.exc_info[0] is not None and not record.exc_text:
         text = logging.Formatter().formatException(record.exc_info)

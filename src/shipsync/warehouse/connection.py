@@ -54,7 +54,9 @@ def connect(
             yield con
         return
     if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # A folder shipsync creates is private to its owner; an existing one is used as it is (to share
+        # the warehouse, create its folder with the mode you want).
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     elif not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run a pull first (e.g. `shipsync pull all`)")
     deadline = time.monotonic() + lock_wait_s
