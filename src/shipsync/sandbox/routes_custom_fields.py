@@ -77,8 +77,9 @@ def _create(request: Request, entity: tuple[str, str], attributes: dict[str, Any
 
 def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]) -> Resource:
     state, account = state_of(request), account_of(request)
-    if set(attributes) - {"value", "api_slug"} or attributes.get("api_slug", custom_field["attributes"]["api_slug"]) != (
-        custom_field["attributes"]["api_slug"]
+    if (
+        set(attributes) - {"value", "api_slug"}
+        or attributes.get("api_slug", custom_field["attributes"]["api_slug"]) != (custom_field["attributes"]["api_slug"])
     ):
         raise unprocessable("only value can be changed", "/data/attributes")
     if "value" not in attributes:
