@@ -25,17 +25,24 @@ def secret_of(resource: JsonObject) -> str | None:
     return secret if isinstance(secret, str) and secret else None
 
 
-def kinds_of_categories(resources: Iterable[JsonObject]) -> list[str]:
-    """Event kind names from `webhook_event_category` resources (`attributes.events[].name`)."""
+def kinds_of_categories(resources: Iterable[JsonObject]) -> list[str] | None:
+    """Event kind names from `webhook_event_category` resources (`attributes.events[].name`).
+
+    None when a category cannot be read whole (no events list, an event without a name): a list
+    we cannot read whole must not make known kinds look unavailable.
+    """
     kinds: list[str] = []
     for resource in resources:
         attributes = resource.get("attributes")
         events = attributes.get("events") if isinstance(attributes, dict) else None
-        for event in events if isinstance(events, list) else []:
+        if not isinstance(events, list):
+            return None
+        for event in events:
             name = event.get("name") if isinstance(event, dict) else event
-            if isinstance(name, str) and name:
-                kinds.append(name)
-    return list(dict.fromkeys(kinds))
+            if not isinstance(name, str) or not name:
+                return None
+            kinds.append(name)
+    return list(dict.fromkeys(kinds)) or None
 
 
 class Webhooks:
@@ -50,7 +57,7 @@ class Webhooks:
             raise
         except ApiError:  # not offered (404), refused or unreadable: fall back to the known kinds
             return None
-        return kinds_of_categories(page.data) or None
+        return kinds_of_categories(page.data)
 
     async def create_raw(
         self,
