@@ -11,6 +11,7 @@ import duckdb
 import orjson
 
 from conftest import K1, RunningSandbox, settings_for
+from shipsync.bulk.undo import undo_run
 from shipsync.pull.tracking_requests import pull_tracking_requests
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.views import tracking_request_view
@@ -81,3 +82,24 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [other["id"]]) == [(["b", "a"],)]
     assert rows(warehouse, "SELECT count(ref_number) FROM tracking_requests") == [(0,)]
+
+
+def test_undo_of_a_run_made_by_the_previous_version(sandbox: RunningSandbox, warehouse: Path) -> None:
+    """Before schema 7 a run patched tags (and scac...) on the tracking request itself: its undo
+    takes its tags back on the shipment, and says the rest cannot be changed back."""
+    request, _ = tagged_request(sandbox)
+    settings = settings_for(sandbox, warehouse)
+    pull_tracking_requests(settings)
+    shipment = sandbox.state.world.accounts[K1].resource("shipment", request["relationships"]["tracked_object"]["data"]["id"])
+    assert shipment is not None
+    shipment["attributes"]["tags"] = ["seeded", "vip", "set-later"]
+    con = duckdb.connect(str(warehouse))
+    con.execute(
+        "INSERT INTO bulk_undo (run_id, seq, kind, entity_type, entity_id, field, action, resource_id, before, after) "
+        "VALUES ('old-run', 0, 'tracking-requests', 'tracking_request', ?, 'scac,tags', 'update', ?, ?, ?)",
+        [request["id"], request["id"], '{"scac": "MAEU", "tags": ["seeded"]}', '{"scac": "MSCU", "tags": ["seeded", "vip"]}'],
+    )
+    con.close()
+    report = undo_run(settings, "old-run")
+    assert shipment["attributes"]["tags"] == ["seeded", "set-later"]
+    assert {(c.field, c.status) for c in report.changes} == {("tags", "applied"), ("scac", "failed")}

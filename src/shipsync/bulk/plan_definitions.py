@@ -17,7 +17,7 @@ from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Change, Problem, skipped
 from shipsync.bulk.plan_options import WantedOption, new_options, option_changes, parse_options
-from shipsync.bulk.planner import RefreshRequest, Scope
+from shipsync.bulk.planner import RefreshRequest, Scope, rows_of
 from shipsync.bulk.reader import Sheet
 from shipsync.config import Settings
 from shipsync.errors import InputError
@@ -144,11 +144,7 @@ class DefinitionsPlanner:
         changes: list[Change] = []
         problems: list[Problem] = []
         seen: dict[str, int] = {}
-        for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
-            if number in sheet.ragged:
-                problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
-                continue
-            row = dict(zip(sheet.headers, cells, strict=True))
+        for number, row in rows_of(sheet, problems):
             existing = known.definitions.get(row["api_slug"].strip())
             found: Found = []
             wanted = _wanted(row, existing, found)

@@ -13,7 +13,7 @@ from typing import Any
 from shipsync.bulk.cells import split_list
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem, skipped
-from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresolved_numbers
+from shipsync.bulk.planner import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.reader import Sheet
 from shipsync.config import Settings
 from shipsync.errors import InputError
@@ -85,11 +85,7 @@ class TrackingRequestsPlanner:
         problems: list[Problem] = []
         seen: dict[str, int] = {}
         shipments_seen: dict[str, int] = {}
-        for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
-            if number in sheet.ragged:
-                problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
-                continue
-            row = dict(zip(sheet.headers, cells, strict=True))
+        for number, row in rows_of(sheet, problems):
             key_text = row[key].strip()
             if not key_text:
                 problems.append(Problem(number, key, "", "the key is empty"))

@@ -4,7 +4,7 @@ rounds until the planner asks for nothing more, then plan against what the wareh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
@@ -70,3 +70,12 @@ def unresolved_numbers(sheet: Sheet, column: str, known: Knowledge) -> list[str]
     index = sheet.headers.index(column)
     cells = {row[index].strip() for row in sheet.rows if index < len(row)}
     return sorted(c for c in cells if c and c.upper() not in known.tracking_by_number)
+
+
+def rows_of(sheet: Sheet, problems: list[Problem]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Each well-formed row as (row number, {column: cell}); a ragged row is a problem instead."""
+    for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
+        if number in sheet.ragged:
+            problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
+            continue
+        yield number, dict(zip(sheet.headers, cells, strict=True))

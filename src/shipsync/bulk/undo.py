@@ -15,7 +15,7 @@ from typing import Any
 
 from shipsync.bulk.apply import ApplyReport
 from shipsync.bulk.execute import execute
-from shipsync.bulk.model import Change, Target
+from shipsync.bulk.model import Action, Change, Target
 from shipsync.bulk.record import store
 from shipsync.config import Settings
 from shipsync.errors import InputError
@@ -24,7 +24,7 @@ from shipsync.warehouse.connection import connect
 
 COLUMNS = ["seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after", "undone_by"]
 TARGET_OF_ENTITY: dict[str, Target] = {"custom_field_definition": "definition", "custom_field_option": "option"}
-UNDO_ACTION = {"create": "delete", "delete": "create", "update": "update"}
+UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
 
 def _load(warehouse: Path, run_id: str) -> tuple[list[dict[str, Any]], dict[str, str | None]]:
@@ -88,7 +88,7 @@ def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -
     if target == "option" and action == "create":
         payload["definition_id"] = entity_id
     resource_id = None if action == "create" else image["resource_id"]
-    return [Change(row, entity_type, entity_id, field, action, after, before, resource_id, payload=payload, target=target)]  # type: ignore[arg-type]
+    return [Change(row, entity_type, entity_id, field, action, after, before, resource_id, payload=payload, target=target)]
 
 
 def undo_run(settings: Settings, run_id: str) -> ApplyReport:

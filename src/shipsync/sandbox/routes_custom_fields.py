@@ -19,7 +19,7 @@ from starlette.routing import Route
 from shipsync.api.entity_types import ROUTE_OF_ENTITY, value_entity
 from shipsync.sandbox.jsonapi_http import paged, read_document, single, to_one, unprocessable
 from shipsync.sandbox.routes_definitions import required_text
-from shipsync.sandbox.routes_read import not_found
+from shipsync.sandbox.routes_read import found, not_found
 from shipsync.sandbox.state import account_of, state_of
 from shipsync.sandbox.world import Account, Resource, World
 from shipsync.values import FieldRules, ValueProblem, check_value
@@ -115,10 +115,7 @@ async def list_custom_fields(request: Request) -> Response:
 
 
 def _by_id(request: Request) -> Resource:
-    cf = account_of(request).custom_fields.get(request.path_params["id"])
-    if cf is None:
-        raise not_found("Couldn't find CustomField")
-    return cf
+    return found(account_of(request).custom_fields, request.path_params["id"], "CustomField")
 
 
 async def get_custom_field(request: Request) -> Response:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -19,6 +20,14 @@ DOCUMENT_SORTS = ("created_at", "document_type", "added_by")
 
 def not_found(detail: str) -> ApiProblem:
     return ApiProblem(404, "Not Found", detail)
+
+
+def found(resources: Mapping[str, dict[str, Any]], key: str, name: str) -> dict[str, Any]:
+    """The resource stored under `key`, or the service's 404 (`Couldn't find <Name>`)."""
+    resource = resources.get(key)
+    if resource is None:
+        raise not_found(f"Couldn't find {name}")
+    return resource
 
 
 def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> list[str]:
@@ -48,9 +57,7 @@ def related_of(account: Account, resources: list[dict[str, Any]], includes: list
 
 async def get_document(request: Request) -> Response:
     account = account_of(request)
-    document = account.documents.get(request.path_params["id"])
-    if document is None:
-        raise not_found("Couldn't find Document")
+    document = found(account.documents, request.path_params["id"], "Document")
     return single(document, request, included=related_of(account, [document], includes_of(request)))
 
 

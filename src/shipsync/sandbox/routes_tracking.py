@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from shipsync.sandbox.filters import in_range, matches_number
 from shipsync.sandbox.jsonapi_http import paged, read_document, single, unprocessable
-from shipsync.sandbox.routes_read import includes_of, not_found, related_of
+from shipsync.sandbox.routes_read import found, includes_of, not_found, related_of
 from shipsync.sandbox.state import account_of, state_of
 from shipsync.sandbox.views import tracking_request_view
 from shipsync.sandbox.world import Account, Resource, iso
@@ -63,18 +63,14 @@ async def list_tracking_requests(request: Request) -> Response:
 
 async def get_tracking_request(request: Request) -> Response:
     account = account_of(request)
-    tr = account.tracking_requests.get(request.path_params["id"])
-    if tr is None:
-        raise not_found("Couldn't find TrackingRequest")
+    tr = found(account.tracking_requests, request.path_params["id"], "TrackingRequest")
     view = tracking_request_view(account, tr)
     return single(view, request, included=related_of(account, [view], includes_of(request, TR_INCLUDES)))
 
 
 async def patch_tracking_request(request: Request) -> Response:
     state, account = state_of(request), account_of(request)
-    tr = account.tracking_requests.get(request.path_params["id"])
-    if tr is None:
-        raise not_found("Couldn't find TrackingRequest")
+    tr = found(account.tracking_requests, request.path_params["id"], "TrackingRequest")
     data = await read_document(request, "tracking_request")
     for name in data["attributes"]:
         pointer = f"/data/attributes/{name}"

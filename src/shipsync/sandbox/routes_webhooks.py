@@ -15,7 +15,7 @@ from starlette.routing import Route
 from shipsync.api.event_kinds import unknown_event_kinds
 from shipsync.sandbox.jsonapi_http import paged, read_document, single, unprocessable
 from shipsync.sandbox.reference import stable_id
-from shipsync.sandbox.routes_read import not_found
+from shipsync.sandbox.routes_read import found
 from shipsync.sandbox.state import account_of
 from shipsync.sandbox.views import webhook_view
 from shipsync.sandbox.world import Account, Resource
@@ -96,10 +96,7 @@ async def create_webhook(request: Request) -> Response:
 
 
 def _webhook(request: Request) -> Resource:
-    webhook = account_of(request).webhooks.get(request.path_params["id"])
-    if webhook is None:
-        raise not_found("Couldn't find Webhook")
-    return webhook
+    return found(account_of(request).webhooks, request.path_params["id"], "Webhook")
 
 
 async def list_webhooks(request: Request) -> Response:
