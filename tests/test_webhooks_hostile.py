@@ -149,11 +149,13 @@ NOT_NOTIFICATIONS: dict[str, bytes] = {
 
 
 # Notifications only raw bytes can spell: 200, and loaded like any other.
+_RAW_DATA = b'"type": "webhook_notification"'
 RAW_NOTIFICATIONS: dict[str, bytes] = {
-    "an integer beyond 64 bits": b'{"data": {"id": "raw-big", "type": "webhook_notification", "attributes": {"created_at": 123456789012345678901234567890}}}',
-    "a member given twice": b'{"data": {"id": "raw-twice", "type": "webhook_notification", "attributes": {"event": "a", "event": {"b": 1}}}}',
-    "a NUL escape in the id": b'{"data": {"id": "raw-\\u0000-nul", "type": "webhook_notification"}, "included": [{"id": "\\u0000", "type": "container"}]}',
-    "spacing and a BOM-free CRLF": b'{\r\n  "data" : {"id":"raw-crlf","type":"webhook_notification"}\r\n}',
+    "an integer beyond 64 bits": b'{"data": {"id": "raw-big", %s, "attributes": {"created_at": 123456789012345678901234567890}}}'
+    % _RAW_DATA,
+    "a member given twice": b'{"data": {"id": "raw-twice", %s, "attributes": {"event": "a", "event": {"b": 1}}}}' % _RAW_DATA,
+    "a NUL escape in the id": b'{"data": {"id": "raw-\\u0000-nul", %s}, "included": [{"id": "\\u0000", "type": "container"}]}' % _RAW_DATA,
+    "spacing and CRLF": b'{\r\n  "data" : {"id":"raw-crlf","type":"webhook_notification"}\r\n}',
 }
 
 
