@@ -13,8 +13,10 @@ from typing import Any
 import duckdb
 import orjson
 import pytest
+from typer.testing import CliRunner
 
 from conftest import RunningSandbox, settings_for
+from shipsync.cli import app
 from shipsync.warehouse.connection import connect
 from shipsync.webhooks import load as load_module
 from shipsync.webhooks.framing import encode_record
@@ -54,6 +56,8 @@ def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_p
     assert dead == [("body is not JSON", b"not json at all", None), ("no data.id", bodies[2], None)]
     assert load_events(warehouse, spool).dead_letters == 0  # once, like everything else
     assert rows(warehouse, "SELECT count(*) FROM webhook_events") == [(2,)]
+    status = CliRunner().invoke(app, ["status"], env={"SHIPSYNC_WAREHOUSE": str(warehouse), "COLUMNS": "200"})
+    assert status.exit_code == 0 and "2 webhook notification(s) could not be loaded" in status.output
 
 
 def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
