@@ -69,7 +69,9 @@ class DeliveryLog:
     """One line per delivery, handed to the logging handlers together, as one record, every
     FLUSH_S seconds. MEASURED: a log record per delivery cost the receiver a third of its
     throughput (nothing logged: 1.45x the deliveries per second, paired median of 4 interleaved
-    rounds, `shipsync bench`'s load generator); batched, the lines cost ~1 µs each."""
+    rounds, `shipsync bench`'s load generator); batched, the lines cost ~1 µs each. Re-measured with
+    the machine loaded (load average ~9 on 2 cores, where the sync dominates): batched, 1.08x the
+    deliveries per second of a record per delivery (paired median of 6 interleaved rounds)."""
 
     FLUSH_S = 0.05
 
