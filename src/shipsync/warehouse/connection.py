@@ -1,4 +1,10 @@
-"""Opening the DuckDB file: one writer at a time, waiting with backoff when another process holds it.
+"""Opening the pipeline's DuckDB file: one writer at a time, waiting with backoff when another
+process holds it.
+
+Callers name the warehouse by its analysts' file (`settings.warehouse`); `connect` opens the
+pipeline's own file beside it (see `layout`), which analysts never open, so an analyst's open
+notebook never blocks a run. The analysts' file is written only by publishing, which a read-write
+`connect` triggers when the outermost write ends (see `publishing`).
 
 DuckDB lets one process open a file read-write and then refuses every other process, even readers.
 So shipsync opens the file only for short transactions, and a conflict waits with backoff, then
@@ -10,12 +16,14 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 import duckdb
 
 from shipsync.errors import WarehouseError, WarehouseLockedError
+from shipsync.warehouse.layout import adopt_unpublished, is_published_catalog, pipeline_file
+from shipsync.warehouse.publishing import publishing
 
 DEFAULT_LOCK_WAIT_S = 60.0
 WriteGuard = Callable[[], AbstractContextManager[object]]
@@ -41,18 +49,36 @@ def connect(
     lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
     migrate: bool = True,
     brief: bool = False,
-    _guarded: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the warehouse file (created and migrated on first use), closed on exit.
+    """A connection to the pipeline's file of warehouse `path` (created and migrated on first use),
+    closed on exit; a read-write one publishes when the outermost write ends.
 
     `brief` writes (a ledger row) skip the write guard and wait on the file lock alone: the guard
     is a round trip to the Prefect server, which costs more than the write itself.
     """
-    path = Path(path)
-    if not read_only and not brief and _write_guard is not None and not _guarded:
-        with _write_guard(), connect(path, lock_wait_s=lock_wait_s, migrate=migrate, _guarded=True) as con:
+    own = pipeline_file(path)
+    creating = not read_only and not own.exists() and not Path(path).exists()
+    with nullcontext() if read_only else publishing(path), _open(own, read_only, lock_wait_s, migrate, brief, False) as con:
+        yield con
+    if creating:
+        # A new warehouse is published at once, so that its analysts' file exists from the first
+        # write on (callers test `settings.warehouse.exists()` to know whether there is one).
+        from shipsync.warehouse.publish import publish
+
+        publish(path)
+
+
+@contextmanager
+def _open(
+    path: Path, read_only: bool, lock_wait_s: float, migrate: bool, brief: bool, guarded: bool
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    if not read_only and not brief and _write_guard is not None and not guarded:
+        with _write_guard(), _open(path, read_only, lock_wait_s, migrate, brief, True) as con:
             yield con
         return
+    if is_published_catalog(path):
+        raise WarehouseError(f"{path} is a published state for analysts: the pipeline never opens it")
+    adopt_unpublished(path)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.exists():
