@@ -40,7 +40,10 @@ def _count(path: Path, table: str = "documents") -> int:
 
 def _hold(path: Path) -> subprocess.Popen[str]:
     """Another process with a read-only connection open on `path` (and a query run on it)."""
-    code = f"import duckdb,time; c=duckdb.connect({str(path)!r}, read_only=True); c.sql('FROM documents').fetchall(); print('held', flush=True); time.sleep(60)"
+    code = (
+        f"import duckdb,time; c=duckdb.connect({str(path)!r}, read_only=True); c.sql('FROM documents').fetchall(); "
+        "print('held', flush=True); time.sleep(60)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     return holder
