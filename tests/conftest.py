@@ -62,6 +62,13 @@ def make_sandbox() -> Iterator[SandboxFactory]:
 
 
 @pytest.fixture(autouse=True)
+def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every publish, in this process or a CLI it starts, checks each published table against the
+    pipeline's table: a write path that forgot to log its changes fails the test that ran it."""
+    monkeypatch.setenv("SHIPSYNC_PUBLISH_VERIFY", "1")
+
+
+@pytest.fixture(autouse=True)
 def refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test (or the code it runs) that opens an analysts' file read-write fails loudly: only the
     publisher writes those, and readers of a state must never meet a writer's lock."""

@@ -14,16 +14,18 @@ fails with a clear message; nothing is written until the connection is ours.
 from __future__ import annotations
 
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import duckdb
 
 from shipsync.errors import WarehouseError, WarehouseLockedError
+from shipsync.warehouse.changes import ensure_log, record_everything
 from shipsync.warehouse.layout import adopt_unpublished, is_published_catalog, pipeline_file
-from shipsync.warehouse.publishing import publishing
+from shipsync.warehouse.publishing import publish_now, publishing, wrote
 
 DEFAULT_LOCK_WAIT_S = 60.0
 WriteGuard = Callable[[], AbstractContextManager[object]]
@@ -49,23 +51,47 @@ def connect(
     lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
     migrate: bool = True,
     brief: bool = False,
+    records_changes: bool = False,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to the pipeline's file of warehouse `path` (created and migrated on first use),
     closed on exit; a read-write one publishes when the outermost write ends.
 
     `brief` writes (a ledger row) skip the write guard and wait on the file lock alone: the guard
     is a round trip to the Prefect server, which costs more than the write itself.
+    `records_changes` promises that every write on the connection is logged for publishing (the
+    warehouse's write helpers do it, see `changes`); without it, the connection logs that anything
+    may have changed, and the next publish fingerprints every table.
     """
     own = pipeline_file(path)
-    creating = not read_only and not own.exists() and not Path(path).exists()
-    with nullcontext() if read_only else publishing(path), _open(own, read_only, lock_wait_s, migrate, brief, False) as con:
-        yield con
-    if creating:
-        # A new warehouse is published at once, so that its analysts' file exists from the first
-        # write on (callers test `settings.warehouse.exists()` to know whether there is one).
-        from shipsync.warehouse.publish import publish
+    if read_only:
+        with _open(own, True, lock_wait_s, migrate, brief, False) as con:
+            yield con
+        return
+    # A new warehouse is published at once, so that its analysts' file exists from the first
+    # write on (callers test `settings.warehouse.exists()` to know whether there is one).
+    creating = not own.exists() and not Path(path).exists()
+    published = False
+    with publishing(path) as scope:
+        with _open(own, False, lock_wait_s, migrate, brief, False) as con:
+            wrote(path)
+            if not records_changes:
+                record_everything(con)
+            try:
+                yield con
+            finally:
+                if scope.outermost or creating:
+                    published = publish_now(path, con, failing=sys.exc_info()[0] is not None)
+        if published:
+            from shipsync.warehouse.publish import record_source
 
-        publish(path)
+            record_source(path)
+
+
+@contextmanager
+def open_pipeline(warehouse: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The pipeline's file for the publisher: waits on the file lock alone, logs nothing."""
+    with _open(pipeline_file(warehouse), False, DEFAULT_LOCK_WAIT_S, True, True, False) as con:
+        yield con
 
 
 @contextmanager
@@ -100,10 +126,12 @@ def _open(
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())) * random.uniform(0.8, 1.2))
             delay = min(delay * 2, 2.0)
     try:
-        if migrate and not read_only:
-            from shipsync.warehouse.migrate import ensure_schema
+        if not read_only:
+            if migrate:
+                from shipsync.warehouse.migrate import ensure_schema
 
-            ensure_schema(con)
+                ensure_schema(con)
+            ensure_log(con)
         yield con
     finally:
         con.close()

@@ -1,14 +1,16 @@
 """Publishing: the pipeline's file becomes a new state analysts can open, after each run that changed it.
 
-Steps, under one lock per warehouse (one publisher at a time):
-1. Skip at once when the pipeline's file is unchanged since the last state (size, mtime, WAL).
-2. Open the pipeline's file read-only (writers of other processes wait, as for any writer) and,
-   in one read transaction, write what changed as new Parquet files (`snapshot`); close it.
-3. Write the state's manifest and catalog (`catalog`), then rename the catalog over the analysts'
-   file. A crash before the rename leaves the previous state in place; files it wrote are removed
-   later, as nothing names them.
-4. Copy the state to the other targets (shared folders: `targets`), with the file closed.
-5. Remove the states nobody can still be using (`retention`).
+Steps, under one lock per warehouse (one publisher at a time), on a connection to the pipeline's
+file: the writer's own when a command's only write ends (`events load`: the file is open and
+locked already, so nothing is opened twice), otherwise one opened for it.
+1. In one read transaction: read the change log past the last state's position (`changes`); if
+   nothing was written and no column or view changed, stop. Otherwise write what changed as new
+   Parquet files (`snapshot`, `buckets`).
+2. Write the state's manifest and catalog (`catalog`, attached to the same connection), then
+   rename the catalog over the analysts' file. A crash before the rename leaves the previous state
+   in place; files it wrote are removed later, as nothing names them.
+3. Drop the log entries the state covers; remove the states nobody can still be using (`retention`).
+4. Copy the state to the other targets (shared folders: `targets`).
 """
 
 from __future__ import annotations
@@ -23,13 +25,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
+import orjson
+
 from shipsync.warehouse import layout
-from shipsync.warehouse.catalog import install, table_views, write_catalog, write_json
+from shipsync.warehouse.catalog import Locate, install, table_views, write_catalog, write_json
+from shipsync.warehouse.changes import Changes, forget, read_changes
 from shipsync.warehouse.publishing import PublishOptions, options_for
 from shipsync.warehouse.retention import collect, read_manifest, state_files
-from shipsync.warehouse.snapshot import Exporter, Manifest, changed, export_tables, view_sql
+from shipsync.warehouse.snapshot import Exporter, Manifest, changed, definitions, export_tables, verify_state
 
 log = logging.getLogger(__name__)
+FORMAT = 2
 
 
 @dataclass
@@ -59,82 +66,143 @@ def source_signature(own: Path) -> dict[str, int]:
     return {"mtime_ns": info.st_mtime_ns, "size": info.st_size, "wal": wal.stat().st_size if wal.exists() else -1}
 
 
+def record_source(warehouse: Path) -> None:
+    """After the publishing connection closed: the pipeline file as the newest state saw it, so
+    that `status` can tell whether anything was written since (without opening the file)."""
+    own, root = layout.pipeline_file(warehouse), layout.publication_dir(warehouse)
+    if own.exists() and root.exists():
+        staging = root / f".source.json.{os.getpid()}.new"
+        staging.write_bytes(orjson.dumps(source_signature(own)))
+        os.replace(staging, root / "source.json")
+
+
 def newest_state(root: Path) -> Manifest | None:
     states = state_files(root)
     return read_manifest(states[-1][1]) if states else None
 
 
 def _current(analysts: Path, root: Path, manifest: Manifest | None) -> bool:
-    if manifest is None or not analysts.exists():
+    if manifest is None or not analysts.exists() or manifest.get("format") != FORMAT:
         return False
     state = root / "states" / f"g{manifest['generation']:08d}.duckdb"
     return state.exists() and os.path.samefile(analysts, state)
 
 
-def publish(warehouse: Path, *, force: bool = False) -> PublishReport:
-    """Publish the pipeline's file of `warehouse` if it changed since the last state."""
+def _verifying() -> bool:
+    return os.environ.get("SHIPSYNC_PUBLISH_VERIFY", "") not in ("", "0")
+
+
+def publish(warehouse: Path, *, force: bool = False, con: duckdb.DuckDBPyConnection | None = None) -> PublishReport:
+    """Publish what the pipeline's file of `warehouse` holds, if it changed since the last state:
+    on `con` (a read-write connection to it, outside any transaction) or on one opened here.
+    `force` fingerprints every table instead of trusting the change log."""
+    if con is None:
+        from shipsync.warehouse.connection import open_pipeline
+
+        if not layout.pipeline_file(warehouse).exists():
+            return PublishReport()
+        with open_pipeline(warehouse) as own:
+            report = publish(warehouse, force=force, con=own)
+        record_source(warehouse)
+        return report
     started = time.perf_counter()
-    analysts, own, root = layout.analysts_file(warehouse), layout.pipeline_file(warehouse), layout.publication_dir(warehouse)
+    analysts, root = layout.analysts_file(warehouse), layout.publication_dir(warehouse)
     options = options_for(warehouse)
     report = PublishReport()
     with publisher_lock(warehouse):
-        if not own.exists():
-            return report
-        before = newest_state(root)
-        if not force and before and before.get("source") == source_signature(own) and _current(analysts, root, before):
-            return report
-        generation = (before["generation"] if before else 0) + 1
-        (root / "states").mkdir(parents=True, exist_ok=True)
-        exporter, manifest = _export(own, root, generation, before if _current(analysts, root, before) else None, options)
+        newest = newest_state(root)
+        before = newest if _current(analysts, root, newest) else None
+        generation = (newest["generation"] if newest else 0) + 1
+        con.execute("SET enable_progress_bar = false")  # a long COPY would draw one on the command's output
+        con.execute("BEGIN TRANSACTION")
+        try:
+            manifest, exporter = _export(con, root, generation, before, options, force)
+        finally:
+            con.execute("COMMIT")
         report.timings["export"] = time.perf_counter() - started
-        report.rows_written = exporter.written
-        if manifest is None:  # the file was written, but no table or view differs
+        report.rows_written = exporter.written if exporter else 0
+        if manifest is None or (before is not None and not changed(before, manifest["tables"], manifest["views"])):
+            if before is not None and manifest is not None:  # written, but to the same content
+                write_json(root / "states" / f"g{before['generation']:08d}.json", {**before, "changes_seq": manifest["changes_seq"]})
+                forget(con, manifest["changes_seq"])
             return report
+        mark = time.perf_counter()
         state = root / "states" / f"g{generation:08d}.duckdb"
         write_json(state.with_suffix(".json"), manifest)
-        write_catalog(state, table_views(manifest["tables"], lambda p: str((root / p).absolute())), manifest, manifest["views"])
+        locate = _locator(root)
+        write_catalog(con, state, table_views(manifest["tables"], locate), manifest, manifest["views"], _reusable(root, before, manifest))
         install(state, analysts)
         write_json(root / "current.json", {**manifest, "root": str(root.absolute())})
-        report.timings["catalog"] = time.perf_counter() - started - report.timings["export"]
+        report.timings["catalog"] = time.perf_counter() - mark
+        forget(con, manifest["changes_seq"])
         report.generation, report.files = generation, sum(len(t["files"]) for t in manifest["tables"].values())
+        mark = time.perf_counter()
         collect(root, [analysts])
+        report.timings["retention"] = time.perf_counter() - mark
     if options.targets:
         from shipsync.warehouse.targets import mirror
 
         mark = time.perf_counter()
         for target in options.targets:
-            mirror(root, manifest, target, options.account or analysts.stem)
+            mirror(con, root, manifest, target, options.account or analysts.stem)
         report.timings["targets"] = time.perf_counter() - mark
     report.seconds = time.perf_counter() - started
     log.info("published state %s of %s in %.3f s (%s rows written)", generation, analysts, report.seconds, report.rows_written)
     return report
 
 
-def _export(own: Path, root: Path, generation: int, before: Manifest | None, options: PublishOptions) -> tuple[Exporter, Manifest | None]:
-    from shipsync.warehouse.connection import connect
+def _locator(root: Path) -> Locate:
+    base = root.absolute()
+    return lambda relative: str(base / relative)
+
+
+def _reusable(root: Path, before: Manifest | None, manifest: Manifest) -> tuple[Path, dict[str, str]] | None:
+    """The previous catalog, if the new one differs from it in table files only."""
+    if before is None or before["views"] != manifest["views"]:
+        return None
+    if {t: s["definition"] for t, s in before["tables"].items()} != {t: s["definition"] for t, s in manifest["tables"].items()}:
+        return None
+    return root / "states" / f"g{before['generation']:08d}.duckdb", table_views(before["tables"], _locator(root))
+
+
+def hash_probe(con: duckdb.DuckDBPyConnection) -> str:
+    """DuckDB's version and its hash of a fixed value: bucket files written under another hash
+    function would not line up with the slots the log names, so a change here rewrites them all."""
+    row = con.execute("SELECT version() || ':' || hash('shipsync', 42)::VARCHAR").fetchone()
+    return str(row[0]) if row else ""
+
+
+def _export(
+    con: duckdb.DuckDBPyConnection, root: Path, generation: int, before: Manifest | None, options: PublishOptions, force: bool
+) -> tuple[Manifest | None, Exporter | None]:
     from shipsync.warehouse.migrate import recorded_version
 
-    with connect(own, read_only=True, migrate=False) as con:
-        signature = source_signature(own)  # nobody writes while we hold the file
-        con.execute("BEGIN TRANSACTION")
-        exporter = Exporter(con, root, generation)
-        tables = export_tables(exporter, before)
-        views = view_sql(con)
-        schema_version = recorded_version(con)
-        con.execute("COMMIT")
-    if before is not None and not changed(before, tables, views):
-        write_json(root / "states" / f"g{before['generation']:08d}.json", {**before, "source": signature})
-        return exporter, None
+    probe = hash_probe(con)
+    if before is not None and before.get("probe") != probe:
+        before = None
+    changes = read_changes(con, int(before["changes_seq"]) if before else 0)
+    if force:
+        changes = Changes(position=changes.position, everything=True)
+    tables_sql, views = definitions(con)
+    same_shape = before is not None and views == before["views"] and tables_sql == {t: s["definition"] for t, s in before["tables"].items()}
+    if same_shape and changes.empty:
+        return None, None
+    (root / "states").mkdir(parents=True, exist_ok=True)
+    exporter = Exporter(con, root, generation)
+    tables = export_tables(exporter, before, changes, tables_sql)
+    if _verifying():
+        verify_state(con, root, tables)
     now = datetime.now(UTC).isoformat()
     manifest: Manifest = {
-        "format": 1,
+        "format": FORMAT,
         "generation": generation,
         "published_at": now,
         "account": options.account,
-        "schema_version": schema_version,
-        "source": signature,
-        "source_changed_at": datetime.fromtimestamp(signature["mtime_ns"] / 1e9, UTC).isoformat(),
+        "schema_version": recorded_version(con),
+        "source_changed_at": now,  # the state holds every write committed before it was taken
+        "changes_seq": changes.position,
+        "probe": probe,
         "tables": tables,
         "views": views,
     }
-    return exporter, manifest
+    return manifest, exporter

@@ -1,9 +1,10 @@
 """When to publish: once, when the outermost write of a warehouse in this process ends.
 
 A run (`ledger_run`) and every read-write `connect` enter `publishing(warehouse)`; scopes nest, and
-only the outermost one publishes, after its connection is closed. So a pull of twenty batches
-publishes once, at its end, and a command outside any run (`events load`) publishes when its
-write closes. Every command and flow writes through these two, so none has to remember to publish.
+only the outermost one publishes. So a pull of twenty batches publishes once, at its end (on a
+connection opened for it), and a command outside any run (`events load`) publishes when its write
+ends, on the writer's own connection before it closes: the file is open and locked already. Every
+command and flow writes through these two, so none has to remember to publish.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from shipsync.warehouse.layout import analysts_file
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _depth: dict[Path, int] = {}
+_pending: set[Path] = set()  # warehouses written since this process last published them
 
 
 @dataclass(frozen=True)
@@ -49,32 +53,56 @@ def options_for(warehouse: Path) -> PublishOptions:
     return _options.get(analysts_file(warehouse).absolute(), PublishOptions())
 
 
+@dataclass(frozen=True)
+class Scope:
+    outermost: bool
+
+
 @contextmanager
-def publishing(warehouse: Path) -> Iterator[None]:
-    """Publish `warehouse` when the outermost of the nested scopes ends (also after a failure: the
-    batches it committed are a state the pipeline committed)."""
+def publishing(warehouse: Path) -> Iterator[Scope]:
+    """Publish `warehouse` when the outermost of the nested scopes ends, if a write happened that
+    was not published yet (also after a failure: the batches it committed are a state the
+    pipeline committed)."""
     key = analysts_file(warehouse).absolute()
     with _lock:
         _depth[key] = _depth.get(key, 0) + 1
+        outermost = _depth[key] == 1
     try:
-        yield
+        yield Scope(outermost)
     finally:
         with _lock:
             _depth[key] -= 1
-            outermost = _depth[key] == 0
-            if outermost:
+            due = _depth[key] == 0 and key in _pending
+            if _depth[key] == 0:
                 del _depth[key]
-        if outermost:
-            _publish(key, failing=sys.exc_info()[0] is not None)
+                _pending.discard(key)
+        if due:
+            _publish(key, None, failing=sys.exc_info()[0] is not None)
 
 
-def _publish(warehouse: Path, *, failing: bool) -> None:
+def wrote(warehouse: Path) -> None:
+    """A read-write connection was opened: the scope's end has something to publish."""
+    with _lock:
+        _pending.add(analysts_file(warehouse).absolute())
+
+
+def publish_now(warehouse: Path, con: duckdb.DuckDBPyConnection, *, failing: bool) -> bool:
+    """Publish on `con`, the writer's connection, before it closes. True when it succeeded."""
+    key = analysts_file(warehouse).absolute()
+    with _lock:
+        _pending.discard(key)
+    return _publish(key, con, failing=failing)
+
+
+def _publish(warehouse: Path, con: duckdb.DuckDBPyConnection | None, *, failing: bool) -> bool:
     from shipsync.warehouse.publish import publish
 
     try:
-        publish(warehouse)
+        publish(warehouse, con=con)
     except Exception:
         if not failing:
             raise
         # The run's own error is the one to report; the next run publishes again.
         log.exception("publishing %s after a failed run failed too", warehouse)
+        return False
+    return True

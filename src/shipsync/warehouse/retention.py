@@ -85,13 +85,18 @@ def collect(root: Path, in_use: Iterable[Path] = (), *, grace_s: float = GRACE_S
     if not states:
         return []
     now = time.time() if now is None else now
+    manifests = {generation: read_manifest(path) for generation, path in states}
+    superseded_at = {}
+    for (generation, _), (successor, _) in itertools.pairwise(states):
+        successor_manifest = manifests[successor]
+        superseded_at[generation] = _timestamp(successor_manifest["published_at"]) if successor_manifest else now
+    if all(now - at < grace_s for at in superseded_at.values()):
+        return []  # nothing old enough to go: no need to look at locks or files
     locks = locked_files()
     in_use = list(in_use)
-    manifests = {generation: read_manifest(path) for generation, path in states}
     removed = []
-    for (generation, path), (_, successor) in itertools.pairwise(states):
-        successor_manifest = manifests[int(successor.stem[1:])]
-        superseded = _timestamp(successor_manifest["published_at"]) if successor_manifest else now
+    for generation, path in states[:-1]:
+        superseded = superseded_at[generation]
         catalog = path.with_suffix(".duckdb")
         if now - superseded < grace_s or _held(catalog, locks, now - superseded, in_use):
             continue

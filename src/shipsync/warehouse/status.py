@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 
 from shipsync.errors import WarehouseError
 from shipsync.warehouse.layout import analysts_file, pipeline_file, publication_dir
@@ -44,13 +45,22 @@ def publication_status(warehouse: Path) -> Publication | None:
         generation=int(manifest["generation"]),
         published_at=datetime.fromisoformat(manifest["published_at"]),
         source_changed_at=datetime.fromisoformat(manifest["source_changed_at"]) if manifest.get("source_changed_at") else None,
-        pending=own.exists() and source_signature(own) != manifest.get("source"),
+        pending=_pending(own, root),
         tables=len(manifest["tables"]),
         rows=sum(int(t["rows"]) for t in manifest["tables"].values()),
         files=len(referenced_files(manifest)),
         bytes_on_disk=sum(p.stat().st_size for p in data) + sum(p.stat().st_size for p in (root / "states").glob("g*.duckdb")),
         states_kept=len(kept),
     )
+
+
+def _pending(own: Path, root: Path) -> bool:
+    """Whether the pipeline's file changed since the newest state was published (and its
+    connection closed): its size and mtime then are in `source.json`."""
+    try:
+        return bool(orjson.loads((root / "source.json").read_bytes()) != source_signature(own))
+    except (OSError, orjson.JSONDecodeError):
+        return own.exists()
 
 
 def warehouse_status(warehouse: Path) -> tuple[list[tuple[str, int]], list[tuple[Any, ...]]]:

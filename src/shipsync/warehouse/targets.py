@@ -19,6 +19,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
+
 from shipsync.warehouse.catalog import Locate, install, table_views, write_catalog, write_json
 from shipsync.warehouse.retention import UNSEEN_KEEP_S, collect, read_manifest
 from shipsync.warehouse.snapshot import Manifest, referenced_files
@@ -34,7 +36,7 @@ def _locator(target: Target, account: str) -> Locate:
     return lambda relative: f"{base}/{relative}"
 
 
-def mirror(root: Path, manifest: Manifest, target: Target, account: str) -> None:
+def mirror(con: duckdb.DuckDBPyConnection, root: Path, manifest: Manifest, target: Target, account: str) -> None:
     """Copy the state's new files to `target`, then its manifest and catalog; then the combined catalog."""
     if account == COMBINED:
         raise ValueError(f"account name {COMBINED!r} is reserved for the catalog of all accounts")
@@ -51,11 +53,11 @@ def mirror(root: Path, manifest: Manifest, target: Target, account: str) -> None
     locate = _locator(target, account)
     state = there / "states" / f"g{manifest['generation']:08d}.duckdb"
     write_json(state.with_suffix(".json"), manifest)
-    write_catalog(state, table_views(manifest["tables"], locate), manifest, manifest["views"])
+    write_catalog(con, state, table_views(manifest["tables"], locate), manifest, manifest["views"])
     install(state, target.folder / f"{account}.duckdb")
     write_json(there / "current.json", {**manifest, "root": locate("").rstrip("/")})
     collect(there, [target.folder / f"{account}.duckdb"], grace_s=UNSEEN_KEEP_S)
-    write_combined(target)
+    write_combined(con, target)
 
 
 def accounts(folder: Path) -> dict[str, Manifest]:
@@ -67,10 +69,10 @@ def accounts(folder: Path) -> dict[str, Manifest]:
     return found
 
 
-def combined_views(folder: Path, target: Target, found: dict[str, Manifest]) -> list[str]:
+def combined_views(folder: Path, target: Target, found: dict[str, Manifest]) -> dict[str, str]:
     """One view per table: each account's rows with its name in `account`, columns matched by name."""
     names = sorted({name for manifest in found.values() for name in manifest["tables"]})
-    statements = []
+    statements = {}
     for name in names:
         parts = []
         for account, manifest in found.items():
@@ -80,11 +82,11 @@ def combined_views(folder: Path, target: Target, found: dict[str, Manifest]) -> 
             locate = _locator(target, account)
             files = ", ".join("'" + locate(f["path"]).replace("'", "''") + "'" for f in state["files"])
             parts.append(f"SELECT '{account.replace(chr(39), chr(39) * 2)}' AS account, * FROM read_parquet([{files}])")
-        statements.append(f'CREATE VIEW "{name}" AS ' + " UNION ALL BY NAME ".join(parts))
+        statements[name] = f'CREATE VIEW "{name}" AS ' + " UNION ALL BY NAME ".join(parts)
     return statements
 
 
-def write_combined(target: Target) -> None:
+def write_combined(con: duckdb.DuckDBPyConnection, target: Target) -> None:
     """FOLDER/accounts.duckdb over every account's newest state (tables only, with `account`)."""
     found = accounts(target.folder)
     if not found:
@@ -101,6 +103,6 @@ def write_combined(target: Target) -> None:
     }
     state = there / "states" / f"g{generation:08d}.duckdb"
     write_json(state.with_suffix(".json"), manifest)
-    write_catalog(state, combined_views(target.folder, target, found), manifest, [])
+    write_catalog(con, state, combined_views(target.folder, target, found), manifest, [])
     install(state, target.folder / f"{COMBINED}.duckdb")
     collect(there, [target.folder / f"{COMBINED}.duckdb"], grace_s=UNSEEN_KEEP_S)

@@ -20,6 +20,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import Batch, dumps, related_columns, tracking_request_columns
@@ -186,6 +187,7 @@ def _write(con: duckdb.DuckDBPyConnection, records: list[SpoolRecord], progress:
             [now],
         )
         con.unregister("_events")
+        changes.record(con, "webhook_events", changes.APPENDED)
         resources: dict[str, list[Any]] = {"notification_id": [], "type": [], "id": [], "attributes": [], "relationships": []}
         for p in fresh:
             unique = {
@@ -206,6 +208,7 @@ def _write(con: duckdb.DuckDBPyConnection, records: list[SpoolRecord], progress:
                 "CAST(relationships AS JSON) FROM _resources"
             )
             con.unregister("_resources")
+            changes.record(con, "webhook_event_resources", changes.APPENDED)
         entity_batch = _entity_batch(con, fresh, report)
         if entity_batch:
             write_batch_with(con, entity_batch, run_id="events-load", synced_at=now)
@@ -214,11 +217,15 @@ def _write(con: duckdb.DuckDBPyConnection, records: list[SpoolRecord], progress:
             "INSERT INTO webhook_event_conflicts VALUES (?, CAST(? AS TIMESTAMPTZ), CAST(? AS JSON), ?)",
             [p.notification_id, p.record.received_at, p.canonical, now],
         )
+    if conflicts:
+        changes.record(con, "webhook_event_conflicts", changes.APPENDED)
     report.conflicts += len(conflicts)
     report.loaded += len(fresh)
     for segment, offset in progress.items():
         con.execute("DELETE FROM webhook_spool_checkpoints WHERE segment = ?", [segment])
         con.execute("INSERT INTO webhook_spool_checkpoints VALUES (?, ?, false, ?)", [segment, offset, now])
+    if progress:
+        changes.record_rows(con, "webhook_spool_checkpoints", "SELECT unnest(?::VARCHAR[]) AS segment", [list(progress)])
 
 
 def load_events(warehouse: Path, spool: Path) -> LoadReport:
@@ -226,7 +233,7 @@ def load_events(warehouse: Path, spool: Path) -> LoadReport:
     report = LoadReport()
     if not spool.exists():
         return report
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # every write below is logged for publishing
         checkpoints = dict(con.execute('SELECT segment, "offset" FROM webhook_spool_checkpoints').fetchall())
         for records, progress in _batches(spool, checkpoints):
             with transaction(con):
