@@ -203,3 +203,25 @@ def test_two_accounts_side_by_side_in_a_shared_folder(tmp_path: Path) -> None:
     urls = [f"{manifest['root']}/{f['path']}" for f in manifest["tables"]["documents"]["files"]]
     assert all(u.startswith("file://") for u in urls)
     assert sorted(pq.read_table(urls[0]).column("id").to_pylist()) == ["a1", "a2"]
+
+
+def test_a_migrations_data_step_is_published(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A data step writes with its own SQL and logs nothing: the migration makes the next publish
+    look at every table, so analysts see what it changed."""
+    from shipsync.warehouse import migrate
+    from shipsync.warehouse.schema import SCHEMA_VERSION
+
+    write_batch(warehouse, _docs("a", "b"), run_id="r1")
+    with connect(warehouse) as con:  # the file as an older shipsync left it
+        con.execute("DELETE FROM _shipsync_schema WHERE version = ?", [SCHEMA_VERSION])
+        con.execute("INSERT INTO _shipsync_schema VALUES (?, now())", [SCHEMA_VERSION - 1])
+
+    def rename(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("UPDATE documents SET name = 'migrated' WHERE id = 'b'")
+
+    monkeypatch.setattr(migrate, "DATA_STEPS", ((SCHEMA_VERSION, rename),))
+    with connect(warehouse, records_changes=True):  # reads only, as `last_success` does
+        pass
+    con = duckdb.connect(str(warehouse), read_only=True)
+    assert con.execute("SELECT id, name FROM documents ORDER BY id").fetchall() == [("a", "n-a"), ("b", "migrated")]
+    con.close()

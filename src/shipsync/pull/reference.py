@@ -76,7 +76,7 @@ def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
     """Schema ids the warehouse's extractions follow, and the (type, version) pairs no id can be made of."""
     if not warehouse.exists():
         return [], []
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         if not {"documents", "document_representations", "document_schemas"} <= _existing_tables(con):
             return [], []
         rows = con.execute(EXTRACTED_SCHEMAS).fetchall()

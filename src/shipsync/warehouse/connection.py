@@ -127,11 +127,16 @@ def _open(
             delay = min(delay * 2, 2.0)
     try:
         if not read_only:
+            migrated = False
             if migrate:
-                from shipsync.warehouse.migrate import ensure_schema
+                from shipsync.warehouse.migrate import ensure_schema, recorded_version
 
+                found = recorded_version(con)
                 ensure_schema(con)
+                migrated = found is not None and found != recorded_version(con)
             ensure_log(con)
+            if migrated:  # a migration's data steps write with their own SQL: publish every table anew
+                record_everything(con)
         yield con
     finally:
         con.close()
