@@ -125,6 +125,7 @@ def publish(warehouse: Path, *, force: bool = False, con: duckdb.DuckDBPyConnect
             if before is not None and manifest is not None:  # written, but to the same content
                 write_json(root / "states" / f"g{before['generation']:08d}.json", {**before, "changes_seq": manifest["changes_seq"]})
                 forget(con, manifest["changes_seq"])
+            report.seconds = time.perf_counter() - started
             return report
         mark = time.perf_counter()
         state = root / "states" / f"g{generation:08d}.duckdb"

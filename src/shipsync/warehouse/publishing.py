@@ -16,15 +16,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from shipsync.warehouse.layout import analysts_file
 
+if TYPE_CHECKING:
+    from shipsync.warehouse.publish import PublishReport
+
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _depth: dict[Path, int] = {}
 _pending: set[Path] = set()  # warehouses written since this process last published them
+_last: dict[Path, PublishReport] = {}  # each warehouse's last publish in this process
 
 
 @dataclass(frozen=True)
@@ -94,11 +99,16 @@ def publish_now(warehouse: Path, con: duckdb.DuckDBPyConnection, *, failing: boo
     return _publish(key, con, failing=failing)
 
 
+def last_report(warehouse: Path) -> PublishReport | None:
+    """What the last publish of `warehouse` in this process did (the benchmark reads its time)."""
+    return _last.get(analysts_file(warehouse).absolute())
+
+
 def _publish(warehouse: Path, con: duckdb.DuckDBPyConnection | None, *, failing: bool) -> bool:
     from shipsync.warehouse.publish import publish
 
     try:
-        publish(warehouse, con=con)
+        _last[warehouse] = publish(warehouse, con=con)
     except Exception:
         if not failing:
             raise
