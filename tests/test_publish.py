@@ -225,3 +225,17 @@ def test_a_migrations_data_step_is_published(warehouse: Path, monkeypatch: pytes
     con = duckdb.connect(str(warehouse), read_only=True)
     assert con.execute("SELECT id, name FROM documents ORDER BY id").fetchall() == [("a", "n-a"), ("b", "migrated")]
     con.close()
+
+
+def test_a_pipeline_file_made_again_is_published_whole(warehouse: Path) -> None:
+    """Its change log starts over, so it cannot be read against the newest state: removing the
+    pipeline's file (or restoring an older copy) still publishes exactly what it holds."""
+    for n in range(3):
+        write_batch(warehouse, _docs(*[f"old{n}-{i}" for i in range(50)]), run_id=f"r{n}")
+    own = pipeline_file(warehouse)
+    own.unlink()
+    own.with_name(own.name + ".wal").unlink(missing_ok=True)
+    write_batch(warehouse, _docs("new"), run_id="r4")
+    assert _count(warehouse) == 1
+    write_batch(warehouse, _docs("newer"), run_id="r5")  # and its log is trusted from then on
+    assert _count(warehouse) == 2

@@ -13,7 +13,10 @@ is fingerprinted at the next publish, as if there were no log. A table with no e
 published position was not written: the publisher reuses its files without reading it.
 
 The publisher keeps the position it has published (`changes_seq` in the manifest) and removes the
-entries up to it. Positions come from a sequence, so they only grow.
+entries up to it. Positions come from a sequence, so they only grow. The pipeline's file records
+which state its log was last published as (`MARK`): a file that does not match the newest state
+(deleted and made again, restored from a backup, a publish that stopped between its rename and
+this record) has a log that cannot be trusted against it, and every table is fingerprinted.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from shipsync.warehouse.schema import tables as schema_tables
 APPEND_ONLY = frozenset({"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "bulk_results"})
 LOG = "_shipsync_changes"
 SEQUENCE = "_shipsync_change_seq"
+MARK = "_shipsync_published"
 SLOTS = 4096  # buckets are groups of slots: a table's bucket count is a power of two up to this
 APPENDED = -1
 ANY_ROW = -2
@@ -46,6 +50,7 @@ def ensure_log(con: duckdb.DuckDBPyConnection) -> None:
     """Create the log in a pipeline file that lacks it (cheap when it exists)."""
     con.execute(f"CREATE SEQUENCE IF NOT EXISTS {SEQUENCE}")
     con.execute(f"CREATE TABLE IF NOT EXISTS {LOG} (seq BIGINT NOT NULL, table_name VARCHAR NOT NULL, slot INTEGER NOT NULL)")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {MARK} (generation BIGINT NOT NULL, seq BIGINT NOT NULL)")
 
 
 @cache
@@ -131,6 +136,16 @@ def read_changes(con: duckdb.DuckDBPyConnection, after: int) -> Changes:
     return changes
 
 
-def forget(con: duckdb.DuckDBPyConnection, upto: int) -> None:
-    """Remove the entries a published state covers."""
+def published_mark(con: duckdb.DuckDBPyConnection) -> tuple[int, int] | None:
+    """The state (generation, log position) this file's log was last published as."""
+    row = con.execute(f"SELECT generation, seq FROM {MARK}").fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+def forget(con: duckdb.DuckDBPyConnection, upto: int, generation: int) -> None:
+    """Remove the entries state `generation` covers, and record it as this file's published state."""
+    con.execute("BEGIN TRANSACTION")
     con.execute(f"DELETE FROM {LOG} WHERE seq <= ?", [upto])
+    con.execute(f"DELETE FROM {MARK}")
+    con.execute(f"INSERT INTO {MARK} VALUES (?, ?)", [generation, upto])
+    con.execute("COMMIT")

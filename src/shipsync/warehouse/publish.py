@@ -30,7 +30,7 @@ import orjson
 
 from shipsync.warehouse import layout
 from shipsync.warehouse.catalog import Locate, install, table_views, write_catalog, write_json
-from shipsync.warehouse.changes import Changes, forget, read_changes
+from shipsync.warehouse.changes import Changes, forget, published_mark, read_changes
 from shipsync.warehouse.publishing import PublishOptions, options_for
 from shipsync.warehouse.retention import collect, read_manifest, state_files
 from shipsync.warehouse.snapshot import Exporter, Manifest, changed, definitions, export_tables, verify_state
@@ -124,7 +124,7 @@ def publish(warehouse: Path, *, force: bool = False, con: duckdb.DuckDBPyConnect
         if manifest is None or (before is not None and not changed(before, manifest["tables"], manifest["views"])):
             if before is not None and manifest is not None:  # written, but to the same content
                 write_json(root / "states" / f"g{before['generation']:08d}.json", {**before, "changes_seq": manifest["changes_seq"]})
-                forget(con, manifest["changes_seq"])
+                forget(con, manifest["changes_seq"], before["generation"])
             report.seconds = time.perf_counter() - started
             return report
         mark = time.perf_counter()
@@ -135,7 +135,7 @@ def publish(warehouse: Path, *, force: bool = False, con: duckdb.DuckDBPyConnect
         install(state, analysts)
         write_json(root / "current.json", {**manifest, "root": str(root.absolute())})
         report.timings["catalog"] = time.perf_counter() - mark
-        forget(con, manifest["changes_seq"])
+        forget(con, manifest["changes_seq"], generation)
         report.generation, report.files = generation, sum(len(t["files"]) for t in manifest["tables"].values())
         mark = time.perf_counter()
         collect(root, [analysts])
@@ -181,8 +181,11 @@ def _export(
     probe = hash_probe(con)
     if before is not None and before.get("probe") != probe:
         before = None
-    changes = read_changes(con, int(before["changes_seq"]) if before else 0)
-    if force:
+    # The log counts from the newest state only if this file's log was published as that state;
+    # otherwise it is read whole, for its position, and every table is looked at.
+    trusted = before is not None and published_mark(con) == (before["generation"], before["changes_seq"])
+    changes = read_changes(con, int(before["changes_seq"]) if before is not None and trusted else 0)
+    if force or not trusted:
         changes = Changes(position=changes.position, everything=True)
     tables_sql, views = definitions(con)
     same_shape = before is not None and views == before["views"] and tables_sql == {t: s["definition"] for t, s in before["tables"].items()}
