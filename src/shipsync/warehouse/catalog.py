@@ -123,18 +123,11 @@ def write_catalog(
         con.execute(f'USE "{home}"')
         con.execute(f"DETACH {CATALOG}")
     os.chmod(target, READ_ONLY)
-    _fsync(target)
+    fsync_path(target)
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Make a file's contents, or a folder's entries, durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -148,7 +141,7 @@ def install(state_file: Path, analysts: Path) -> None:
     staging.unlink(missing_ok=True)
     os.link(state_file, staging)
     os.replace(staging, analysts)
-    fsync_dir(analysts.parent)
+    fsync_path(analysts.parent)
 
 
 def write_json(path: Path, value: object) -> None:
