@@ -27,8 +27,8 @@ from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.publish import publish
 from shipsync.warehouse.publishing import last_report, publishing
-from shipsync.webhooks.load import load_events
 from shipsync.webhooks.framing import encode_record
+from shipsync.webhooks.load import load_events
 
 MINUTES_PER_YEAR = 365 * 24 * 60
 

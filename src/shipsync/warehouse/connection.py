@@ -24,7 +24,7 @@ import duckdb
 
 from shipsync.errors import WarehouseError, WarehouseLockedError
 from shipsync.warehouse.changes import ensure_log, record_everything
-from shipsync.warehouse.layout import adopt_unpublished, is_published_catalog, pipeline_file
+from shipsync.warehouse.layout import adopt_unpublished, analysts_file, is_published_catalog, pipeline_file
 from shipsync.warehouse.publishing import publish_now, publishing, wrote
 
 DEFAULT_LOCK_WAIT_S = 60.0
@@ -70,6 +70,9 @@ def connect(
     # A new warehouse is published at once, so that its analysts' file exists from the first
     # write on (callers test `settings.warehouse.exists()` to know whether there is one).
     creating = not own.exists() and not Path(path).exists()
+    # A warehouse folder shipsync creates is private to its owner; an existing one is used as it is
+    # (to share the published file with analysts, create the folder with the mode you want).
+    analysts_file(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     published = False
     with publishing(path) as scope:
         with _open(own, False, lock_wait_s, migrate, brief, False) as con:

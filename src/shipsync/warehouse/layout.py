@@ -59,7 +59,7 @@ def adopt_unpublished(warehouse: Path) -> bool:
     analysts, own = analysts_file(warehouse), pipeline_file(warehouse)
     if own.exists() or not analysts.exists() or is_published_catalog(analysts):
         return False
-    own.parent.mkdir(parents=True, exist_ok=True)
+    own.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     wal = analysts.with_name(analysts.name + ".wal")
     if wal.exists():
         os.replace(wal, own.with_name(own.name + ".wal"))
