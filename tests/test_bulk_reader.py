@@ -9,7 +9,7 @@ from openpyxl import Workbook
 
 from shipsync.bulk.cells import cell_value, parse_number, split_list
 from shipsync.bulk.reader import read_sheet
-from shipsync.bulk.record import safe_cell
+from shipsync.bulk.results_cells import safe_cell
 from shipsync.errors import InputError
 from shipsync.values import FieldRules, ValueProblem
 
@@ -52,8 +52,9 @@ def test_xlsx_first_or_named_sheet(tmp_path: Path) -> None:
     assert (sheet.sheet, sheet.headers, sheet.rows) == (
         "Tags",
         ["container_number", "hazardous", "declared_value"],
-        [["CSQU3054383", "TRUE", "1234"]],
+        [["CSQU3054383", True, 1234]],
     )
+    assert [type(c) for c in sheet.rows[0]] == [str, bool, int]  # typed, and a whole number is an int
     assert read_sheet(file, sheet="Other").headers == ["request_number", "tags"]
     with pytest.raises(InputError, match="no sheet named 'Missing'"):
         read_sheet(file, sheet="Missing")

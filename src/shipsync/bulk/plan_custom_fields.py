@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from shipsync.bulk.cells import cell_value
+from shipsync.bulk.cells import Cell, cell_text, cell_value
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
@@ -91,51 +91,54 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
     problems: list[Problem] = []
     seen: dict[tuple[str, str, str], int] = {}
     wide_columns = [(slug, index[slug]) for slug in layout.slug_columns]
-    converted: dict[tuple[str, str], tuple[bool, Any]] = {}
+    converted: dict[tuple[str, type, Cell], tuple[bool, Any]] = {}
     slug_index, value_index = index.get("api_slug", 0), index.get("value", 0)
     for row, number in zip(sheet.rows, sheet.row_numbers, strict=True):
         if number in sheet.ragged:
             problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
             continue
-        key_text = row[index[layout.entity_column]]
+        key_text = cell_text(row[index[layout.entity_column]])
         if not key_text:
             problems.append(Problem(number, layout.entity_column, "", "the key is empty"))
             continue
-        hint = row[index["entity_type"]].strip().lower() if "entity_type" in index else ""
+        hint = cell_text(row[index["entity_type"]]).strip().lower() if "entity_type" in index else ""
         try:
             entity_type, entity_id = resolve_entity(layout.entity_column, key_text, known, hint)
         except ValueProblem as exc:
             problems.append(Problem(number, layout.entity_column, key_text, str(exc)))
             continue
         # Cells arrive stripped from the reader; the column positions were found once, above.
-        cells = [(row[slug_index], row[value_index], "value")] if layout.long else [(slug, row[i], slug) for slug, i in wide_columns]
+        cells = (
+            [(cell_text(row[slug_index]), row[value_index], "value")] if layout.long else [(slug, row[i], slug) for slug, i in wide_columns]
+        )
         for slug, text, column in cells:
             definition = known.definitions.get(slug)
             if definition is None:
                 problems.append(Problem(number, "api_slug", slug, "names no custom field definition"))
                 continue
             if definition.applies_to != entity_type:
-                if text:
+                if text != "":
                     problems.append(Problem(number, column, text, f"{slug} applies to {definition.entity_type}, not a {entity_type}"))
                 continue
             where = (entity_type, entity_id, slug)
             current = known.values.get(where)
-            if text and where in seen:
+            if text != "" and where in seen:
                 problems.append(Problem(number, column, text, f"the same field of this {entity_type} is set in row {seen[where]}"))
                 continue
-            if not text:
+            if text == "":
                 if clear_empty and current is not None:
                     changes.append(Change(number, entity_type, entity_id, slug, "delete", current[1], None, current[0]))
                 continue
             # Spreadsheets repeat values (priorities, yes/no, dates, option lists): each distinct
-            # (field, text) is converted and checked once per run.
-            outcome = converted.get((slug, text))
+            # (field, cell) is converted and checked once per run (True and 1 are equal keys: the
+            # cell's type is part of the key).
+            outcome = converted.get((slug, type(text), text))
             if outcome is None:
                 try:
                     outcome = (True, cell_value(text, definition.rules, definition.labels))
                 except ValueProblem as exc:
                     outcome = (False, str(exc))
-                converted[(slug, text)] = outcome
+                converted[(slug, type(text), text)] = outcome
             if not outcome[0]:
                 problems.append(Problem(number, column, text, outcome[1]))
                 continue

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from shipsync.bulk.cells import split_list
+from shipsync.bulk.cells import cell_text, split_list
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
@@ -99,7 +99,7 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
     problems: list[Problem] = []
     seen: dict[str, int] = {}
     for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
-        row = dict(zip(sheet.headers, cells, strict=True))
+        row = dict(zip(sheet.headers, map(cell_text, cells), strict=True))
         attributes, options, row_problems = _attributes(row)
         if row_problems:
             problems.extend(Problem(number, c, v, r) for c, v, r in row_problems)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shipsync.bulk.cells import split_list
+from shipsync.bulk.cells import cell_text, split_list
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
@@ -43,7 +43,11 @@ def request_numbers_to_resolve(sheet: Sheet, known: Knowledge) -> list[str]:
         return []
     column = sheet.headers.index("request_number")
     return sorted(
-        {r[column].strip() for r in sheet.rows if r[column].strip() and r[column].strip().upper() not in known.tracking_by_number}
+        {
+            cell_text(r[column]).strip()
+            for r in sheet.rows
+            if cell_text(r[column]).strip() and cell_text(r[column]).strip().upper() not in known.tracking_by_number
+        }
     )
 
 
@@ -83,7 +87,7 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
         if number in sheet.ragged:
             problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
             continue
-        row = dict(zip(sheet.headers, cells, strict=True))
+        row = dict(zip(sheet.headers, map(cell_text, cells), strict=True))
         key_text = row[key].strip()
         ids = [key_text] if key == "id" and key_text in known.tracking_requests else known.tracking_by_number.get(key_text.upper(), [])
         if not key_text:
