@@ -19,6 +19,7 @@ from shipsync.bulk import plan_custom_fields, plan_definitions, plan_tracking
 from shipsync.bulk.execute import WRITE_ACTIONS, execute
 from shipsync.bulk.lookup import Knowledge, read_knowledge
 from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.progress import Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
 from shipsync.bulk.record import store, summary, write_results_file
 from shipsync.bulk.refresh import definitions_fresh, refresh
@@ -104,12 +105,14 @@ def apply_file(
     delimiter: str | None = None,
     clear_empty: bool = False,
     on_chunk: Callable[[int], None] | None = None,
+    progress: Stage = no_progress,
 ) -> ApplyReport:
     if kind not in KINDS:
         raise InputError(f"unknown kind {kind!r}: use one of {', '.join(KINDS)}")
     planner = KINDS[kind]
     settings.require_api_key()
-    table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter)
+    with progress(f"reading {path.name}", None) as advance:
+        table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance)
     _structure(kind, table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
     with ledger_run(settings, f"apply_{kind}", params) as record:
@@ -132,7 +135,8 @@ def apply_file(
         )
         known = read_knowledge(settings.warehouse, entities=kind == "custom-fields", tracking=kind == "tracking-requests")
         planner.check_headers(table, known)
-        changes, problems = plan_without_gc_pauses(planner, table, known, clear_empty)
+        with progress("checking rows", len(table.rows)) as advance:
+            changes, problems = plan_without_gc_pauses(planner, reporting_rows(table, advance), known, clear_empty)
         report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems)
         store(settings.warehouse, record.run_id, kind, table, [c for c in changes if c.action == "skip"], problems)
         pending = [c for c in changes if c.action != "skip"]

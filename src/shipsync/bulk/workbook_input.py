@@ -20,17 +20,18 @@ from shipsync.errors import InputError
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".ods")
 
 
+_KEPT = frozenset({bool, int, float})  # handed over as they are
+
+
 def typed_cell(value: object) -> Cell:
     """One value as pandas hands it over, as a Cell (the rare kinds become text)."""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, bool | int | float):
-        return value
     if isinstance(value, datetime):
         if value.time() == time() and value.tzinfo is None:
             return value.date()  # a date cell: pandas turns dates into midnight date-times
         return value.to_pydatetime() if isinstance(value, pd.Timestamp) else value
-    if isinstance(value, date):
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, bool | int | float | date):
         return value
     if isinstance(value, time):
         return value.isoformat()
@@ -57,4 +58,5 @@ def read_workbook_rows(file: Path, sheet: str | None) -> tuple[str, list[list[Ce
         raise InputError(f"{file}: not a readable {file.suffix.lstrip('.').upper()} workbook ({type(exc).__name__})") from None
     rows = frame.to_numpy().tolist()
     del frame
-    return name, [[v.strip() if type(v) is str else typed_cell(v) for v in row] for row in rows]
+    # Per cell, the common kinds are handled inline: a function call each would cost more than the rest.
+    return name, [[v.strip() if type(v) is str else v if type(v) in _KEPT else typed_cell(v) for v in row] for row in rows]

@@ -141,10 +141,18 @@ def _exact_extent(book: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, in
 
 
 def _shared_lengths(book: zipfile.ZipFile, info: zipfile.ZipInfo) -> list[int]:
-    """Bytes of each shared string's XML: at least the UTF-8 bytes of its text."""
+    """Bytes of each shared string's XML, in order: at least the UTF-8 bytes of its text.
+
+    Text cannot hold a literal `<`, so splitting at each `<si` start cuts between items only. A
+    CDATA section can hold one: then every item is given the length of the whole."""
     data = book.read(info)
-    starts = [m.start() for m in _SI_START.finditer(data)]
-    return [end - start for start, end in zip(starts, [*starts[1:], len(data)], strict=True)]
+    starts = data.count(b"<si")
+    if starts == data.count(b"<si>") + data.count(b"<si ") + data.count(b"<si/") and b":si" not in data:
+        parts = data.split(b"<si")  # every `<si` starts an item, none has a prefix: C speed
+    else:
+        parts = _SI_START.split(data)
+    lengths = [len(part) for part in parts[1:]]
+    return [len(data)] * len(lengths) if b"<![CDATA[" in data else lengths
 
 
 def _shared_text(book: zipfile.ZipFile, info: zipfile.ZipInfo, lengths: list[int]) -> int:
