@@ -12,6 +12,7 @@ from hostile_files import write_ods
 from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.cells import Cell, cell_text, cell_value, parse_number, split_list
 from shipsync.bulk.model import Problem
+from shipsync.bulk.progress import reporting_rows
 from shipsync.bulk.reader import read_sheet
 from shipsync.bulk.results_cells import safe_cell
 from shipsync.errors import InputError
@@ -239,3 +240,15 @@ def test_typed_cells_of_the_wrong_kind_say_what_they_are(cell: Cell, rules: Fiel
 def test_a_problem_quotes_a_long_cell_shortened() -> None:
     shown = Problem(7, "note", "x" * 1_000_000, "too long").describe()
     assert len(shown) < 300 and "1,000,000 characters" in shown and shown.startswith("row 7, column note:")
+
+
+def test_reading_and_planning_report_progress_in_chunks(tmp_path: Path) -> None:
+    file = tmp_path / "big.csv"
+    file.write_text("a,b\n" + "".join(f"{n},x\n" for n in range(25_000)))
+    reported: list[int] = []
+    sheet = read_sheet(file, on_rows=reported.append)
+    assert reported == [10_000, 10_000, 5_000] and len(sheet.rows) == 25_000
+    walked: list[int] = []
+    counted = reporting_rows(sheet, walked.append)
+    assert sum(1 for _ in zip(counted.rows, counted.row_numbers, strict=True)) == 25_000
+    assert walked == [10_000, 10_000, 5_000] and counted.rows == sheet.rows and counted.headers == sheet.headers
