@@ -252,3 +252,10 @@ def test_reading_and_planning_report_progress_in_chunks(tmp_path: Path) -> None:
     counted = reporting_rows(sheet, walked.append)
     assert sum(1 for _ in zip(counted.rows, counted.row_numbers, strict=True)) == 25_000
     assert walked == [10_000, 10_000, 5_000] and counted.rows == sheet.rows and counted.headers == sheet.headers
+
+
+def test_an_unclosed_quote_names_the_row_people_count(tmp_path: Path) -> None:
+    file = tmp_path / "open.csv"
+    file.write_text('a,b\n1,2\n"3,4\n')
+    with pytest.raises(InputError, match=r"open\.csv: not readable as CSV: .*starting at row 3$"):
+        read_sheet(file)

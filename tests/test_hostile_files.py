@@ -20,6 +20,7 @@ from shipsync.bulk import intake_limits
 from shipsync.bulk.reader import read_sheet
 from shipsync.bulk.record import write_results_file
 from shipsync.bulk.results_cells import MAX_CELL_CHARACTERS, TRIGGERS, safe_cell
+from shipsync.bulk.templates import write_template
 from shipsync.errors import InputError
 from shipsync.safe_files import replacing, write_bytes
 from shipsync.values import FieldRules, ValueProblem, check_value
@@ -119,6 +120,14 @@ def test_results_file_replaces_a_planted_symlink_and_never_writes_through_it(tmp
     assert victim.read_text() == "precious"
     assert not written.is_symlink() and "status" in written.read_text(encoding="utf-8-sig")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tags.csv", "tags.results.csv", "victim.txt"]  # no temp left behind
+
+
+def test_a_template_replaces_a_planted_symlink_too(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (tmp_path / "custom-fields.csv").symlink_to(victim)
+    written = write_template("custom-fields", tmp_path / "custom-fields.csv")
+    assert victim.read_text() == "precious" and not written.is_symlink() and "container_number" in written.read_text()
 
 
 def test_safe_writes_leave_the_old_file_or_the_new_one(tmp_path: Path) -> None:

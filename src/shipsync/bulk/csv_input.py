@@ -18,6 +18,7 @@ from shipsync.bulk.intake_limits import check_text_size
 from shipsync.errors import InputError
 
 _SAW = re.compile(r"saw (\d+)")
+_ROW = re.compile(r"\brow (\d+)")
 
 
 def decode(raw: bytes, file: Path, encoding: str | None) -> str:
@@ -80,7 +81,9 @@ def _frame(file: Path, text: str, delimiter: str) -> pd.DataFrame:
         except pd.errors.ParserError as exc:
             wider = _SAW.search(str(exc))
             if not wider or int(wider.group(1)) <= width:
-                raise InputError(f"{file}: not readable as CSV: {str(exc).strip()}") from None
+                # pandas counts rows from 0; people (and every other message) count from 1.
+                reason = _ROW.sub(lambda m: f"row {int(m.group(1)) + 1}", str(exc).strip())
+                raise InputError(f"{file}: not readable as CSV: {reason}") from None
             width = int(wider.group(1))
     raise InputError(f"{file}: not readable as CSV: rows keep growing wider than {width} cells")
 
