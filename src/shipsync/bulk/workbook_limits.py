@@ -33,7 +33,7 @@ CHUNK = 8 * 1024 * 1024
 OVERLAP = 256  # longer than any cell reference or `<v>` element the scans look for
 _HEAD = 4096
 _DIMENSION = re.compile(rb"<(?:\w+:)?dimension\s+ref\s*=\s*[\"'](?:[A-Za-z]+\d+:)?([A-Za-z]+)(\d+)[\"']")
-_REF = re.compile(rb"\br\s*=\s*[\"']([A-Za-z]{0,3})(\d+)[\"']")
+_REF = re.compile(rb"\br\s*=\s*[\"']([A-Za-z]*)(\d+)[\"']")
 # A cell or row element whose first attribute is not r (its place is counted, not written), or a
 # reference in lower case: both need the exact scan.
 _UNPLACED = rb"<(?:\w+:)?(?:c|row)(?:\s*/?>|\s+(?:[^r\s]|r[^\s=]))|\br\s*=\s*[\"'][A-Z]*[a-z]"
