@@ -18,7 +18,7 @@ from pathlib import Path
 from shipsync.bench.processes import SandboxProcess
 from shipsync.bench.results import BenchResult, under
 from shipsync.bench.xlsx_file import write_xlsx
-from shipsync.bulk.lookup import Definition, Knowledge
+from shipsync.bulk.lookup import Definition, Knowledge, Option
 from shipsync.iso6346 import check_digit
 from shipsync.sandbox.reference import TEMPLATE_DEFINITIONS
 
@@ -42,7 +42,7 @@ def _number(n: int) -> str:
 def knowledge(rows: int) -> Knowledge:
     known = Knowledge()
     for spec in TEMPLATE_DEFINITIONS:
-        options = [(o, o) for o in spec.get("options", [])]
+        options = [Option(o, o, o, i) for i, o in enumerate(spec.get("options", []))]
         names = ("data_type", "validation", "default_format", "default_value", "reference_type", "entity_type")
         attributes = {k: spec.get(k) for k in names}
         known.definitions[spec["api_slug"]] = Definition(
@@ -80,15 +80,14 @@ def validate_in_process(path: Path, rows: int) -> dict[str, object]:
     under pandas), after the others so that it cannot warm their caches."""
     from python_calamine import load_workbook
 
-    from shipsync.bulk import plan_custom_fields
-    from shipsync.bulk.apply import plan_without_gc_pauses
+    from shipsync.bulk.apply import plan_without_gc_pauses, planner_for
     from shipsync.bulk.reader import read_sheet
 
     known = knowledge(rows)
     started = time.perf_counter()
     sheet = read_sheet(path)
     read = time.perf_counter()
-    changes, problems = plan_without_gc_pauses(plan_custom_fields, sheet, known, False)
+    changes, problems = plan_without_gc_pauses(planner_for("custom-fields"), sheet, known, False)
     planned = time.perf_counter()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     del sheet, changes

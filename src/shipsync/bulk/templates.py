@@ -9,9 +9,9 @@ from shipsync.safe_files import replacing_text
 
 TEMPLATES: dict[str, list[list[str]]] = {
     "tracking-requests": [
-        ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers", "scac", "customer_id"],
-        ["MAEU123456789", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "MAEU", ""],
-        ["MSCU987654321", "", "reviewed", "customs-hold", "", "", ""],
+        ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers_add", "ref_number"],
+        ["MAEU123456789", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "REQ-77"],
+        ["MSCU987654321", "", "reviewed", "customs-hold", "", ""],
     ],
     "custom-field-definitions": [
         [
@@ -27,7 +27,7 @@ TEMPLATES: dict[str, list[list[str]]] = {
             "options",
         ],
         [
-            "Cargo",
+            "Container",
             "customs_broker_code",
             "Customs broker",
             "enum",
@@ -36,7 +36,7 @@ TEMPLATES: dict[str, list[list[str]]] = {
             "",
             "",
             "",
-            "acme; globex; initech",
+            "acme=Acme Brokers; globex; initech",
         ],
         [
             "Shipment",
