@@ -11,7 +11,11 @@ from openpyxl import Workbook
 from hostile_files import write_ods
 from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.cells import Cell, cell_text, cell_value, parse_number, split_list
+from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Problem
+from shipsync.bulk.plan_definitions import DefinitionsPlanner
+from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
+from shipsync.bulk.planner import unresolved_numbers
 from shipsync.bulk.progress import reporting_rows
 from shipsync.bulk.reader import read_sheet
 from shipsync.bulk.results_cells import safe_cell
@@ -259,3 +263,27 @@ def test_an_unclosed_quote_names_the_row_people_count(tmp_path: Path) -> None:
     file.write_text('a,b\n1,2\n"3,4\n')
     with pytest.raises(InputError, match=r"open\.csv: not readable as CSV: .*starting at row 3$"):
         read_sheet(file)
+
+
+def test_typed_workbook_cells_reach_the_text_kinds_as_people_see_them(tmp_path: Path) -> None:
+    """Definitions and tracking requests take every cell as text: a number cell 40 is `40`, TRUE is
+    true, a number typed as a request number still finds its tracking request."""
+    definitions = read_sheet(
+        write_xlsx(
+            tmp_path / "definitions.xlsx",
+            [
+                ["entity_type", "api_slug", "display_name", "data_type", "required", "max_length"],
+                ["Container", "po_number", "PO number", "short_text", True, 40],
+            ],
+        )
+    )
+    changes, problems = DefinitionsPlanner().plan(definitions, Knowledge())
+    assert not problems and changes[0].after["validation"] == {"required": True, "max_length": 40}
+    known = Knowledge(
+        tracking_requests={"tr1": {"id": "tr1", "request_number": "123456", "ref_number": None, "tracked_object_id": None}},
+        tracking_by_number={"123456": ["tr1"]},
+    )
+    tracking = read_sheet(write_xlsx(tmp_path / "tracking.xlsx", [["request_number", "ref_number"], [123456, 98765]]))
+    assert unresolved_numbers(tracking, "request_number", known) == []
+    changes, problems = TrackingRequestsPlanner().plan(tracking, known)
+    assert not problems and [(c.entity_id, c.field, c.after) for c in changes] == [("tr1", "ref_number", "98765")]
