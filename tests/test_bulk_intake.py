@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import RunningSandbox
 from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.apply import apply_file
-from shipsync.bulk.progress import Advance
+from shipsync.bulk.progress import Advance, RequestBudget
 from shipsync.config import Settings
 from test_bulk_apply import container_numbers, pulled, service_values
 
@@ -20,13 +20,15 @@ __all__ = ["pulled"]  # the fixture, shared with test_bulk_apply
 
 
 class Stages:
-    """A progress factory that remembers each stage, its total and what was advanced."""
+    """A progress factory that remembers each stage, its total, what was advanced and whether its
+    items are requests (their budget)."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, int | None, int]] = []
+        self.budgets: dict[str, RequestBudget] = {}
 
     @contextmanager
-    def __call__(self, label: str, total: int | None = None) -> Iterator[Advance]:
+    def __call__(self, label: str, total: int | None = None, requests: RequestBudget | None = None) -> Iterator[Advance]:
         done = [0]
 
         def advance(n: int) -> None:
@@ -34,6 +36,8 @@ class Stages:
 
         yield advance
         self.seen.append((label, total, done[0]))
+        if requests is not None:
+            self.budgets[label] = requests
 
 
 def test_typed_xlsx_applies_values_as_typed(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
@@ -49,7 +53,9 @@ def test_typed_xlsx_applies_values_as_typed(pulled: tuple[RunningSandbox, Settin
     )
     stages = Stages()
     report = apply_file(settings, "custom-fields", file, progress=stages)
-    assert stages.seen == [("reading typed.xlsx", None, 2), ("checking rows", 2, 2)]
+    assert report.writes == 7
+    assert stages.seen == [("reading typed.xlsx", None, 2), ("checking rows", 2, 2), ("writing 7 changes", 7, 7)]
+    assert stages.budgets == {"writing 7 changes": RequestBudget(settings.rate)}  # writes are requests at the configured rate
     reasons = {(p.row, p.column): p.reason for p in report.problems}
     assert reasons == {
         (3, "declared_value"): "expected a number, got a date cell (2026-03-16)",

@@ -21,7 +21,7 @@ from shipsync.bulk.plan_custom_fields import CustomFieldsPlanner
 from shipsync.bulk.plan_definitions import DefinitionsPlanner
 from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
 from shipsync.bulk.planner import Planner
-from shipsync.bulk.progress import Stage, no_progress, reporting_rows
+from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
 from shipsync.bulk.record import store, summary, write_results_file
 from shipsync.bulk.refresh import refresh
@@ -110,12 +110,13 @@ def apply_file(
         if dry_run:
             store(settings.warehouse, record.run_id, kind, table, pending, [])
         else:
-            for start in range(0, len(pending), WRITE_CHUNK):
-                chunk = pending[start : start + WRITE_CHUNK]
-                record.add_stats(execute(settings, chunk))
-                store(settings.warehouse, record.run_id, kind, table, chunk, [])
-                if on_chunk:
-                    on_chunk(len(chunk))
+            with progress(f"writing {len(pending):,} changes", len(pending), RequestBudget(settings.rate)) as advance:
+                for start in range(0, len(pending), WRITE_CHUNK):
+                    chunk = pending[start : start + WRITE_CHUNK]
+                    record.add_stats(execute(settings, chunk, on_written=advance))
+                    store(settings.warehouse, record.run_id, kind, table, chunk, [])
+                    if on_chunk:
+                        on_chunk(len(chunk))
         report.requests = record.stats.requests
         record.errors.extend(p.describe() for p in problems[:100])
         record.errors.extend(f"row {c.row} {c.field}: {c.status} {c.detail}" for c in changes if c.status in ("failed", "unknown"))

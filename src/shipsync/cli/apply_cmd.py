@@ -100,8 +100,9 @@ def custom_fields(
 def undo(run_id: str) -> None:
     """Restore what an apply run changed (patch back, delete what it created, re-create what it removed)."""
     from shipsync.bulk.undo import undo_run
+    from shipsync.cli.progress import progress_bar
 
-    print_report(undo_run(settings_from_env(), run_id))
+    print_report(undo_run(settings_from_env(), run_id, progress=progress_bar))
 
 
 @one_line_errors
