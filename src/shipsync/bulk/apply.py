@@ -99,7 +99,7 @@ def apply_file(
             request = planner.refresh_request(settings, table, known, round_number)
             if request is None:
                 break
-            record.add_stats(refresh(settings, record.run_id, request))
+            record.add_stats(refresh(settings, record.run_id, request, progress=progress))
             known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
         planner.check_headers(table, known)
         with progress("checking rows", len(table.rows)) as advance:

@@ -12,6 +12,7 @@ from typing import Protocol
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.config import Settings
 from shipsync.warehouse.ledger import last_success
@@ -33,7 +34,8 @@ class RefreshRequest:
     """What to re-read from the service into the warehouse before planning."""
 
     definitions: bool = False
-    custom_fields: bool = False
+    custom_fields: bool = False  # every value of the account
+    values: ValueScope | None = None  # the values of these entities and fields, by the cheapest route
     tracking_requests: bool = False
     tracking_since: str | None = None
     request_numbers: Sequence[str] = ()
