@@ -162,3 +162,22 @@ def test_bench_command_writes_its_table_as_json(tmp_path: Path) -> None:
     rows = __import__("json").loads(output.read_text())
     assert "rate budget use" in printed and {r["name"] for r in rows} >= {"429s received under the limit"}
     assert all(set(r) == {"name", "figure", "unit", "peer", "peer_figure", "ratio", "goal", "pass"} for r in rows)
+
+
+def test_a_stage_of_requests_shows_how_many_are_left_and_the_time_at_the_rate() -> None:
+    from rich.progress import Progress
+
+    from shipsync.bulk.progress import RequestBudget
+    from shipsync.cli.progress import RequestsLeftColumn, requests_left
+    from shipsync.config import RateLimit
+
+    at_budget = RequestBudget(RateLimit(100, 60))
+    assert requests_left(at_budget, 480) == "480 requests left, about 5 min at 100/60"  # 0.6 s each
+    assert requests_left(at_budget, 1) == "1 request left, about 1 s at 100/60"
+    assert requests_left(at_budget, 20_000) == "20,000 requests left, about 3 h 20 min at 100/60"
+    assert requests_left(RequestBudget(None), 7) == "7 requests left, no rate limit"
+    column = RequestsLeftColumn(at_budget)
+    with Progress(column, disable=True) as bar:
+        task_id = bar.add_task("writing", total=480)
+        bar.advance(task_id, 380)
+        assert column.render(bar.tasks[0]).plain == "100 requests left, about 60 s at 100/60"
