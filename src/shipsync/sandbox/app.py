@@ -112,7 +112,7 @@ class SandboxApp:
     async def simulate(self, request: Request, key: str, account: Account) -> Response:
         """Move seeded containers through their journeys; the webhooks of the key's account receive them."""
         containers = _whole_number(request, "containers", 10, 1, MAX_SIMULATED_CONTAINERS)
-        seed = _whole_number(request, "seed", 1, 0, 2**31 - 1)
+        seed = _whole_number(request, "seed", 0, 0, 2**31 - 1)
         emitted = simulate(account, self.deliverer.emit, containers=containers, seed=seed)
         mine = self.deliverer.stats_by_account.get(account.id)
         return json_response({"events": emitted, "notifications": mine.notifications if mine else 0})

@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from starlette.requests import Request
 
 from shipsync.config import RateLimit
 from shipsync.sandbox.limits import ServerRateLimit
-from shipsync.sandbox.world import Account, World, build_world
+from shipsync.sandbox.world import DEFAULT_CLOCK, Account, World, build_world
 
 DEFAULT_API_KEYS = ("sandbox-key-1", "sandbox-key-2")
 DEFAULT_RATE_LIMIT = RateLimit(100, 60)
@@ -28,6 +29,8 @@ class SandboxOptions:
     delivery_retry_base_s: float = 0.5
     # Per API key, the webhook event kinds its plan offers (`GET /webhooks/events`); others get all 43.
     plans: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The world's "now": shipments and containers are served as of this instant of their journeys.
+    now: datetime = DEFAULT_CLOCK
 
 
 # (account, event kind, reference object, included resources[, created_at])
@@ -48,7 +51,7 @@ class SandboxState:
 
     @classmethod
     def create(cls, options: SandboxOptions) -> SandboxState:
-        world = build_world(list(options.api_keys), seed=options.seed, documents=options.documents)
+        world = build_world(list(options.api_keys), seed=options.seed, documents=options.documents, clock=options.now)
         for key, kinds in options.plans:
             if key in world.accounts:
                 world.accounts[key].event_kinds = tuple(kinds)
