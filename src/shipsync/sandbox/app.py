@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 from starlette.types import Message, Receive, Scope, Send
 
+from shipsync.sandbox.advance import Changes, advance
 from shipsync.sandbox.deliver import Deliverer
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.jsonapi_http import ApiProblem, json_response, problem_response
@@ -80,6 +81,7 @@ class SandboxApp:
             Route("/_admin/stats", self._keyed(self.stats), methods=["GET"]),
             Route("/_admin/simulate", self._keyed(self.simulate), methods=["POST"]),
             Route("/_admin/deliveries", self._keyed(self.deliveries), methods=["GET"]),
+            Route("/_admin/advance", self._keyed(self.advance), methods=["POST"]),
         ]
         self.admin = Router(routes=self.admin_routes)
 
@@ -116,6 +118,19 @@ class SandboxApp:
         emitted = simulate(account, self.deliverer.emit, containers=containers, seed=seed)
         mine = self.deliverer.stats_by_account.get(account.id)
         return json_response({"events": emitted, "notifications": mine.notifications if mine else 0})
+
+    async def advance(self, request: Request, key: str, account: Account) -> Response:
+        """Move the account's clock on and change N records of each kind (what a daily sync must find)."""
+        most = 10_000_000
+        changes = Changes(
+            hours=_whole_number(request, "hours", 0, 0, 24 * 366),
+            new_documents=_whole_number(request, "documents", 0, 0, most),
+            changed_documents=_whole_number(request, "changed_documents", 0, 0, most),
+            containers=_whole_number(request, "containers", 0, 0, most),
+            custom_field_values=_whole_number(request, "custom_field_values", 0, 0, most),
+        )
+        seed = _whole_number(request, "seed", 0, 0, 2**31 - 1)
+        return json_response(advance(self.state.world, account, self.deliverer.emit, changes, seed=seed))
 
     async def deliveries(self, request: Request, key: str, account: Account) -> Response:
         stats = self.deliverer.stats_by_account.get(account.id) or type(self.deliverer.stats)()

@@ -141,7 +141,8 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "pod_arrived_at": _iso(seen.get("container.transport.vessel_arrived")),
         "pod_discharged_at": _iso(seen.get("container.transport.vessel_discharged")),
         "availability_known": discharged,
-        "available_for_pickup": None if not discharged else (not rail and plan.available_at <= now and not picked_up),
+        # At the pickup facility: the POD terminal, or the inland ramp for a box that goes on by rail.
+        "available_for_pickup": None if not discharged else (plan.available_at <= now and not picked_up),
         "pickup_lfd": None if rail else _iso(lfd),
         "pickup_appointment_at": _iso(plan.appointment_at) if plan.appointment_at and plan.available_at <= now else None,
         "pod_full_out_at": None if rail else _when(plan.full_out_at, now),

@@ -83,7 +83,7 @@ def estimated_event(shipment: ShipmentPlan, made_at: datetime, eta: datetime) ->
     }
 
 
-def _container_events(account: Account, container: Resource, plan: ShipmentPlan) -> list[tuple[datetime, str, Resource, list[Resource]]]:
+def journey_events(account: Account, container: Resource, plan: ShipmentPlan) -> list[tuple[datetime, str, Resource, list[Resource]]]:
     cp = plan.containers[container["id"]]
     out = []
     for step in cp.steps:
@@ -125,7 +125,7 @@ def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 0) ->
         shipment = account.resource("shipment", plan.shipment_id) if plan else None
         if plan is None or shipment is None:
             continue
-        for at, kind, reference, places in _container_events(account, container, plan):
+        for at, kind, reference, places in journey_events(account, container, plan):
             events.append((at, kind, reference, places, shipment, container))
         if plan.shipment_id not in shipments_done:  # shipment-scoped events fire once per shipment
             shipments_done.add(plan.shipment_id)

@@ -8,15 +8,18 @@ members are computed from others (a tracking request shows its shipment's tags) 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from shipsync.api.event_kinds import EVENT_KINDS
+from shipsync.sandbox.custom_field_index import CustomFieldStore
 
 if TYPE_CHECKING:
     from shipsync.sandbox.journey_plan import ShipmentPlan
     from shipsync.sandbox.places import Places
+    from shipsync.sandbox.seed import AccountSize
 
 Resource = dict[str, Any]
 EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
@@ -35,12 +38,12 @@ class Account:
 
     id: str
     company_name: str
-    documents: dict[str, Resource] = field(default_factory=dict)
+    documents: Mapping[str, Resource] = field(default_factory=dict)  # a DocumentStore once seeded
     related: dict[tuple[str, str], Resource] = field(default_factory=dict)
     tracking_requests: dict[str, Resource] = field(default_factory=dict)
     definitions: dict[str, Resource] = field(default_factory=dict)
     options: dict[str, list[Resource]] = field(default_factory=dict)
-    custom_fields: dict[str, Resource] = field(default_factory=dict)
+    custom_fields: CustomFieldStore = field(default_factory=CustomFieldStore)
     webhooks: dict[str, Resource] = field(default_factory=dict)
     # The webhook event kinds this account may subscribe to (its plan); all 43 by default.
     event_kinds: tuple[str, ...] = EVENT_KINDS
@@ -49,7 +52,7 @@ class Account:
     # The account's "now": shipments and containers are served as of this instant of their journeys.
     clock: datetime = DEFAULT_CLOCK
     # Each shipment's planned journey, by shipment id; a container's shipment, by container id.
-    plans: dict[str, ShipmentPlan] = field(default_factory=dict)
+    plans: Mapping[str, ShipmentPlan] = field(default_factory=dict)  # a PlanBook once seeded
     shipment_of: dict[str, str] = field(default_factory=dict)
     # Containers moved past the clock by `/_admin/simulate`: served as of this instant instead.
     progress: dict[str, datetime] = field(default_factory=dict)
@@ -110,11 +113,15 @@ class World:
         return None
 
 
-def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200, clock: datetime = DEFAULT_CLOCK) -> World:
+def build_world(
+    api_keys: list[str], *, seed: int = 7, documents: int = 200, clock: datetime = DEFAULT_CLOCK, size: AccountSize | None = None
+) -> World:
+    """Every account holds `size` (or `documents` documents and what follows from them)."""
     from shipsync.sandbox.carriers import shipping_line_resources
+    from shipsync.sandbox.custom_field_store import seed_values
     from shipsync.sandbox.places import catalog
     from shipsync.sandbox.reference import TEMPLATE_DEFINITIONS, document_schema_resources, metro_area_resources, stable_id
-    from shipsync.sandbox.seed import build_account, definition_resource
+    from shipsync.sandbox.seed import AccountSize, build_account, definition_resource
 
     metro = metro_area_resources()
     templates: dict[str, Resource] = {}
@@ -123,10 +130,11 @@ def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200, clo
         definition, options = definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
         templates[definition["id"]] = definition
         template_options[definition["id"]] = options
-    accounts = {key: build_account(index, seed=seed, documents=documents) for index, key in enumerate(api_keys)}
+    size = size or AccountSize(documents=documents)
+    accounts = {key: build_account(index, seed=seed, size=size, clock=clock) for index, key in enumerate(api_keys)}
     for account in accounts.values():
         account.clock = clock
-    return World(
+    world = World(
         seed=seed,
         metro_areas={m["id"]: m for m in metro},
         metro_by_code={m["attributes"]["code"]: m for m in metro},
@@ -137,3 +145,7 @@ def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200, clo
         places=catalog(),
         shipping_lines={line["id"]: line for line in shipping_line_resources()},
     )
+    if size.custom_field_values:
+        for index, account in enumerate(accounts.values()):
+            seed_values(world, account, size.custom_field_values, seed=seed, index=index)
+    return world
