@@ -81,25 +81,6 @@ def place_time_zone(locode: str) -> str | None:
     return PLACES[locode][4] if locode in PLACES else None
 
 
-def port_resource(locode: str) -> dict[str, Any]:
-    """A port as the service describes it (docs/tracking-model.md), from the metro area table."""
-    code, name, state, country, tz, lat, lon = PLACES.get(locode, (locode, locode, None, locode[:2], "UTC", None, None))
-    return {
-        "id": stable_id("port", locode),
-        "type": "port",
-        "attributes": {
-            "name": name,
-            "code": code,
-            "city": name,
-            "state_abbr": state,
-            "country_code": country,
-            "time_zone": tz,
-            "latitude": lat,
-            "longitude": lon,
-        },
-    }
-
-
 def metro_area_resources() -> list[dict[str, Any]]:
     return [
         {

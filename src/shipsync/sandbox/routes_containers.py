@@ -13,7 +13,7 @@ from starlette.routing import Route
 from shipsync.sandbox.jsonapi_http import base_url, json_response, paged, render, single
 from shipsync.sandbox.places import Places
 from shipsync.sandbox.related import container_events, related_of
-from shipsync.sandbox.routes_read import includes_of, not_found
+from shipsync.sandbox.routes_read import found, includes_of, not_found
 from shipsync.sandbox.state import account_of, state_of
 from shipsync.sandbox.views import container_view
 from shipsync.sandbox.world import Account, Resource
@@ -46,10 +46,7 @@ async def list_containers(request: Request) -> Response:
 
 
 def _container(request: Request) -> Resource:
-    container = account_of(request).resource("container", request.path_params["id"])
-    if container is None:
-        raise not_found("Couldn't find Container")
-    return container
+    return found(account_of(request).by_type.get("container", {}), request.path_params["id"], "Container")
 
 
 async def get_container(request: Request) -> Response:
@@ -70,14 +67,14 @@ def _place(request: Request, kind: str, name: str) -> Resource:
     places: Places = state_of(request).world.places
     key = request.path_params["id"]
     if kind == "port":
-        found = places.ports.get(key) or places.ports_by_code.get(key.upper())
+        place = places.ports.get(key) or places.ports_by_code.get(key.upper())
     elif kind == "terminal":
-        found = places.terminals.get(key)
+        place = places.terminals.get(key)
     else:
-        found = places.vessels.get(key)
-    if found is None:
+        place = places.vessels.get(key)
+    if place is None:
         raise not_found(f"Couldn't find {name}")
-    return found
+    return place
 
 
 async def get_port(request: Request) -> Response:

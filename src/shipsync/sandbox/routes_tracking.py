@@ -14,7 +14,7 @@ from shipsync.sandbox.filters import in_range, matches_number
 from shipsync.sandbox.journey_state import stopped_at
 from shipsync.sandbox.jsonapi_http import paged, read_document, single, unprocessable
 from shipsync.sandbox.related import related_of
-from shipsync.sandbox.routes_read import found, includes_of, not_found
+from shipsync.sandbox.routes_read import found, includes_of
 from shipsync.sandbox.state import account_of, state_of
 from shipsync.sandbox.views import shipment_view, tracking_request_view
 from shipsync.sandbox.world import Account, Resource, iso
@@ -139,10 +139,7 @@ def _tracking_stopped(account: Account, shipment: Resource) -> bool:
 
 
 def _shipment(request: Request) -> Resource:
-    shipment = account_of(request).resource("shipment", request.path_params["id"])
-    if shipment is None:
-        raise not_found("Couldn't find Shipment")
-    return shipment
+    return found(account_of(request).by_type.get("shipment", {}), request.path_params["id"], "Shipment")
 
 
 async def get_shipment(request: Request) -> Response:
