@@ -107,7 +107,7 @@ def simulate(
     url: str = typer.Option("http://127.0.0.1:8700", "--url", help="The sandbox (without /v2)."),
     api_key: str = typer.Option("sandbox-key-1", "--api-key", help="Whose containers move (their webhooks receive it)."),
     containers: int = typer.Option(10, "--containers", min=1, help="How many containers travel."),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Which containers: 0 the first in id order, else a seeded sample."),
 ) -> None:
     """Move seeded containers through realistic journeys; registered webhooks receive the events."""
     import httpx
