@@ -6,6 +6,7 @@ written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and l
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -98,6 +99,13 @@ def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
     return len(set(zip(*columns, strict=True))) == int(batch.num_rows)
 
 
+def _unregister(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Unregister a view; in a transaction a failed statement aborted, that fails too and would hide
+    the statement's own error, which is the one to see."""
+    with contextlib.suppress(duckdb.TransactionException):
+        con.unregister(name)
+
+
 def _q(name: str) -> str:
     return f'"{name}"'
 
@@ -121,7 +129,10 @@ def upsert(
     has_seen = "first_seen_at" in types
     con.register("_incoming", batch)
     try:
-        casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
+        # TRY_CAST: a member the service sent in a form the column cannot hold (a timestamp DuckDB
+        # cannot read) is left empty, as the client's models leave it at its default; one odd
+        # member must not fail the whole pull.
+        casts = ", ".join(f"TRY_CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
         key_list = ", ".join(_q(k) for k in keys)
         if _keys_unique(batch, keys):
             con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
@@ -133,7 +144,7 @@ def upsert(
                 f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
             )
     finally:
-        con.unregister("_incoming")
+        _unregister(con, "_incoming")
     join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)
     non_keys = [c for c in content if c not in keys]
     differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys) or "FALSE"
