@@ -1,6 +1,7 @@
-"""Pulls are reads too: whatever shape the service's answers take, a pull into the warehouse
-completes and keeps every resource it was given (issue 12, tolerance). The client's own property is
-in test_tolerance.py; here the same rewrites reach `pull_all`, which normalizes and loads them.
+"""Pulls and a bulk plan's reads are reads too: whatever shape the service's answers take, a pull
+into the warehouse completes and keeps every resource it was given, and a plan never crashes on
+what it read (issue 12, tolerance). The client's own property is in test_tolerance.py; here the
+same rewrites reach `pull_all` and `apply_file`, which normalize, load and plan from them.
 
 The pulls build their clients from settings; the tests route those clients to the sandbox app in
 process (with the answers rewritten on the way) instead of a port.
@@ -23,7 +24,10 @@ from hypothesis import strategies as st
 from conftest import K1
 from sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from shipsync.api import AsyncShipsyncClient
+from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings, load_settings
+from shipsync.errors import InputError
+from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_metro_areas
 from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
@@ -96,6 +100,32 @@ def test_an_unreadable_timestamp_is_left_empty_and_the_rest_loads(tmp_path: Path
     account = app.state.world.accounts[K1]
     assert rows(warehouse, "SELECT count(*), count(updated_at), count(created_at) FROM documents") == [(3, 0, 3)]
     assert rows(warehouse, "SELECT count(*), count(updated_at) FROM tracking_requests") == [(len(account.tracking_requests), 0)]
+
+
+def test_a_definition_listed_without_its_slug_does_not_stop_a_plan(tmp_path: Path) -> None:
+    app = create_app(SandboxOptions(api_keys=(K1,), documents=2, rate_limit=None))
+
+    def slugless(request: httpx.Request, body: Any) -> Any:
+        if request.url.path.endswith("/custom_field_definitions"):
+            for resource in body["data"]:
+                if resource["attributes"]["api_slug"] == "consignee":
+                    resource["attributes"]["api_slug"] = None
+        return body
+
+    account = app.state.world.accounts[K1]
+    number = account.of_type("container")[0]["attributes"]["number"]
+    sheet = tmp_path / "values.csv"
+    sheet.write_text(f"container_number,po_number\n{number},PO-77\n", encoding="utf-8")
+    with answers_rewritten(app, slugless):
+        settings_ = in_process(tmp_path / "w.duckdb")
+        pull_documents(settings_, all_documents=True)  # the containers, by number
+        odd = tmp_path / "odd.csv"
+        odd.write_text(f"container_number,colour\n{number},red\n", encoding="utf-8")
+        with pytest.raises(InputError, match=r"colour name no custom field definition \(known api_slugs: .*po_number"):
+            apply_file(settings_, "custom-fields", odd)
+        report = apply_file(settings_, "custom-fields", sheet)
+    assert report.counts["applied"] == 1 and not report.problems
+    assert [cf["attributes"]["value"] for cf in account.custom_fields.values()] == ["PO-77"]
 
 
 answers = st.tuples(st.integers(0, 2**32 - 1), st.floats(0.05, 0.5), st.lists(st.sampled_from(MUTATIONS), min_size=1, unique=True))
