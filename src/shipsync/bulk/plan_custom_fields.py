@@ -115,6 +115,24 @@ def _needs_tracking_requests(sheet: Sheet) -> bool:
     return False
 
 
+def _long_file_request_numbers(sheet: Sheet, known: Knowledge) -> list[str]:
+    """Keys of a long file's rows whose field lives on tracking requests (its definition says so),
+    that the warehouse cannot resolve yet: they are read from the service by number."""
+    layout = layout_of(sheet)
+    if not layout.long:
+        return []
+    key_index, slug_index = sheet.headers.index(layout.entity_column), sheet.headers.index("api_slug")
+    numbers: set[str] = set()
+    for row in sheet.rows:
+        if max(key_index, slug_index) >= len(row):
+            continue  # a ragged row: the plan reports it
+        definition, key = known.definitions.get(row[slug_index]), row[key_index].strip()
+        on_requests = definition is not None and definition.applies_to == "tracking_request"
+        if on_requests and key and key.upper() not in known.tracking_by_number and ("tracking_request", key) not in known.known_entities:
+            numbers.add(key)
+    return sorted(numbers)
+
+
 class CustomFieldsPlanner:
     kind = "custom-fields"
     scope = Scope(entities=True, tracking=True)
@@ -126,6 +144,9 @@ class CustomFieldsPlanner:
         check_headers(sheet, known)
 
     def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number == 1 and (numbers := _long_file_request_numbers(sheet, known)):
+            # Only now are the definitions known that say these keys are request numbers.
+            return RefreshRequest(tracking_requests=True, tracking_since=tracking_since(settings), request_numbers=numbers)
         if round_number > 0:
             return None
         tracking = _needs_tracking_requests(sheet)
