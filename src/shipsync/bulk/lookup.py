@@ -78,6 +78,8 @@ def _definitions(con: Any, known: Knowledge) -> None:
     columns += ["display_name", "description"]
     for row in con.execute(f"SELECT {', '.join(columns)} FROM custom_field_definitions").fetchall():
         record = dict(zip(columns, row, strict=True))
+        if not record["api_slug"]:
+            continue  # the service did not say its slug: no column can name it, no value can be sent to it
         attributes = {k: record[k] for k in columns[2:]}
         attributes["validation"] = _json(record["validation"]) or {}
         attributes["default_value"] = _json(record["default_value"])

@@ -117,6 +117,24 @@ def _needs_tracking_requests(sheet: Sheet) -> bool:
     return False
 
 
+def _long_file_request_numbers(sheet: Sheet, known: Knowledge) -> list[str]:
+    """Keys of a long file's rows whose field lives on tracking requests (its definition says so),
+    that the warehouse cannot resolve yet: they are read from the service by number."""
+    layout = layout_of(sheet)
+    if not layout.long:
+        return []
+    key_index, slug_index = sheet.headers.index(layout.entity_column), sheet.headers.index("api_slug")
+    numbers: set[str] = set()
+    for row in sheet.rows:
+        if max(key_index, slug_index) >= len(row):
+            continue  # a ragged row: the plan reports it
+        definition, key = known.definitions.get(cell_text(row[slug_index])), cell_text(row[key_index]).strip()
+        on_requests = definition is not None and definition.applies_to == "tracking_request"
+        if on_requests and key and key.upper() not in known.tracking_by_number and ("tracking_request", key) not in known.known_entities:
+            numbers.add(key)
+    return sorted(numbers)
+
+
 class CustomFieldsPlanner:
     kind = "custom-fields"
     scope = Scope(entities=True, tracking=True)
@@ -136,7 +154,14 @@ class CustomFieldsPlanner:
                 tracking_since=tracking_since(settings) if tracking else None,
                 request_numbers=unresolved_numbers(sheet, "request_number", known),
             )
-        if round_number == 1:  # then the current values of what the rows touch, and nothing more
+        if round_number == 1:
+            # Only now are the definitions known that say a long file's keys are request numbers;
+            # with none to look up, the request is empty and costs nothing.
+            numbers = _long_file_request_numbers(sheet, known)
+            return RefreshRequest(
+                tracking_requests=bool(numbers), tracking_since=tracking_since(settings) if numbers else None, request_numbers=numbers
+            )
+        if round_number == 2:  # then the current values of what the rows touch, and nothing more
             scope = touched_values(sheet, known)
             return RefreshRequest(values=scope) if scope.entities else None
         return None

@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.jsonapi import Page
 from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
 from shipsync.pull.run import ledger_run
@@ -73,7 +75,7 @@ def schema_id(document_type: str, schema_version: str) -> str | None:
 
 
 def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
-    """Schema ids the warehouse's extractions follow, and the (type, version) pairs no id can be made of."""
+    """Schema ids the warehouse's extractions follow, and why no id can be made for the others."""
     if not warehouse.exists():
         return [], []
     with connect(warehouse, records_changes=True) as con:  # reads only
@@ -86,8 +88,10 @@ def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
         found = known_id or schema_id(document_type or "", version)
         if found:
             ids.add(found)
+        elif not document_type:
+            unnamed.append(f"version {version} of a document the service gave no type")
         else:
-            unnamed.append(f"{document_type} {version}")
+            unnamed.append(f"{document_type} {version}: its version carries no date")
     return sorted(ids), sorted(unnamed)
 
 
@@ -104,9 +108,26 @@ def is_locode(value: str) -> bool:
     return len(value) == 5 and value[:2].isalpha() and value[2:].isalnum()
 
 
+async def _metro_area(client: AsyncShipsyncClient, key: str) -> Page:
+    """One metro area; an answer that leaves its `code` out (or null) is the one asked for, when it
+    was asked for by its UN/LOCODE (the code is the table's key: without it the row cannot be kept)."""
+    page = await client.metro_areas.get_page(key)
+    for resource in page.data:
+        attributes = resource.get("attributes")
+        if not isinstance(attributes, dict):
+            attributes = resource["attributes"] = {}
+        if not isinstance(attributes.get("code"), str) or not attributes["code"]:
+            unnamed = resource.get("")
+            attributes["code"] = key if is_locode(key) else unnamed if isinstance(unnamed, str) and is_locode(unnamed) else None
+    return page
+
+
 def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.metro_areas.get_page(i)))
-    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(fetched.data), run_id=run_id))
+    fetched = asyncio.run(fetch_each(settings, ids, _metro_area))
+    coded = [r for r in fetched.data if r["attributes"]["code"]]
+    uncoded = [r for r in fetched.data if not r["attributes"]["code"]]
+    fetched.failed.extend(f"{r['id']}: the answer named no UN/LOCODE (the table's key)" for r in uncoded)
+    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(coded), run_id=run_id))
 
 
 def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
@@ -140,7 +161,7 @@ def _pull_reference(
         "force": force,
     }
     with ledger_run(settings, flow, params) as record:
-        record.errors.extend(f"cannot name the schema of {pair}: its version carries no date" for pair in unnamed[:100])
+        record.errors.extend(f"cannot name the schema of {pair}" for pair in unnamed[:100])
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
             absorb(record, runner(table.replace("_", "-"), batch, settings, chunk, record.run_id))

@@ -137,7 +137,10 @@ def upsert(
     types = types or sql_types(table_name)
     has_seen = "first_seen_at" in types
     with staged(con, "_incoming", batch):
-        casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
+        # TRY_CAST: a member the service sent in a form the column cannot hold (a timestamp DuckDB
+        # cannot read) is left empty, as the client's models leave it at its default; one odd
+        # member must not fail the whole pull.
+        casts = ", ".join(f"TRY_CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
         key_list = ", ".join(_q(k) for k in keys)
         if _keys_unique(batch, keys):
             con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
