@@ -115,23 +115,13 @@ def _cast(column: str, sql_type: str) -> str:
     return f"CAST({_q(column)} AS {sql_type}) AS {_q(column)}"
 
 
-def upsert(
-    con: duckdb.DuckDBPyConnection,
-    table_name: str,
-    batch: pa.Table,
-    *,
-    run_id: str,
-    synced_at: datetime,
-    types: Mapping[str, str] | None = None,
-) -> TableCounts:
-    """Merge `batch` into `table_name` on its primary key. Call inside a transaction."""
-    if batch.num_rows == 0:
-        return TableCounts()
+def stage(con: duckdb.DuckDBPyConnection, table_name: str, batch: pa.Table, types: Mapping[str, str] | None = None) -> list[str]:
+    """Cast `batch` to the table's types into the temp table `_stage` (the last copy of a key wins).
+    Returns the content columns staged."""
     table = schema_table(table_name)
     keys = key_columns(table)
     content = [c for c in content_columns(table) if c in batch.column_names]
     types = types or sql_types(table_name)
-    has_seen = "first_seen_at" in types
     con.register("_incoming", batch)
     try:
         casts = ", ".join(_cast(c, types[c]) for c in content)
@@ -147,6 +137,26 @@ def upsert(
             )
     finally:
         con.unregister("_incoming")
+    return content
+
+
+def upsert(
+    con: duckdb.DuckDBPyConnection,
+    table_name: str,
+    batch: pa.Table,
+    *,
+    run_id: str,
+    synced_at: datetime,
+    types: Mapping[str, str] | None = None,
+) -> TableCounts:
+    """Merge `batch` into `table_name` on its primary key. Call inside a transaction."""
+    if batch.num_rows == 0:
+        return TableCounts()
+    table = schema_table(table_name)
+    keys = key_columns(table)
+    types = types or sql_types(table_name)
+    has_seen = "first_seen_at" in types
+    content = stage(con, table_name, batch, types)
     join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)
     non_keys = [c for c in content if c not in keys]
     differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys if c not in STAMPS) or "FALSE"
