@@ -182,4 +182,6 @@ def test_schema_7_file_migrates_to_typed_columns_and_loses_nothing(tmp_path: Pat
     (event,) = rows(path, "SELECT * FROM transport_events")
     assert (event["container_id"], event["vessel_id"], event["last_event_id"]) == ("c-1", "v-1", "n-1")
     assert rows(path, "SELECT name FROM vessels") == [{"name": "EVER ACE"}]
-    assert rows(path, "SELECT container_number, vessel FROM container_milestones") == [{"container_number": "MSKU1234565", "vessel": "EVER ACE"}]
+    assert rows(path, "SELECT container_number, vessel FROM container_milestones") == [
+        {"container_number": "MSKU1234565", "vessel": "EVER ACE"}
+    ]

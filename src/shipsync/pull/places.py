@@ -50,7 +50,11 @@ def places_to_read(warehouse: Path, freshness: timedelta, force: bool) -> tuple[
     with connect(warehouse) as con:
         for type_, named in NAMED_BY.items():
             ids = {r[0] for r in con.execute(named).fetchall() if r[0]}
-            fresh = set() if force else {r[0] for r in con.execute(f"SELECT id FROM {TABLE_OF[type_]} WHERE observed_at >= ?", [cutoff]).fetchall()}
+            fresh = (
+                set()
+                if force
+                else {r[0] for r in con.execute(f"SELECT id FROM {TABLE_OF[type_]} WHERE observed_at >= ?", [cutoff]).fetchall()}
+            )
             skipped += len(ids & fresh)
             wanted += [f"{type_}:{i}" for i in sorted(ids - fresh)]
     return wanted, skipped
