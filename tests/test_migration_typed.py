@@ -88,7 +88,8 @@ def write_schema_7_file(path: Path) -> None:
         ("document_representations", REPRESENTATION, None),
     ):
         con.execute(
-            f"INSERT INTO {table} (id, attributes, relationships, first_seen_at, last_changed_at, last_event_at, last_event_id, _synced_at, _run_id) "
+            f"INSERT INTO {table} (id, attributes, relationships, first_seen_at, last_changed_at, last_event_at, last_event_id, "
+            "_synced_at, _run_id) "
             "VALUES (?, ?, ?, TIMESTAMPTZ '2026-05-01 00:00:00+00', TIMESTAMPTZ '2026-05-02 00:00:00+00', ?, ?, "
             "TIMESTAMPTZ '2026-05-02 00:00:00+00', 'run-1')",
             [resource["id"], dumps(resource["attributes"]), dumps(resource["relationships"]), event, "n-0" if event else None],

@@ -21,6 +21,7 @@ import orjson
 import pyarrow as pa
 
 from shipsync.api.declared import Declared
+from shipsync.warehouse.changesets import apply_changesets, changesets_of
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
@@ -40,6 +41,7 @@ class LoadReport:
     unreadable: int = 0
     entities_refreshed: int = 0
     stale_ignored: int = 0
+    changesets_applied: int = 0
     archived: list[str] = field(default_factory=list)
 
 
@@ -224,6 +226,8 @@ def _write(con: duckdb.DuckDBPyConnection, records: list[SpoolRecord], progress:
         if entity_batch:
             counts = write_batch_with(con, entity_batch, run_id="events-load", synced_at=now)
             report.stale_ignored += sum(c.stale for c in counts.values())
+        changes = [c for p in fresh for c in changesets_of(p.notification_id, p.created_at, p.document)]
+        report.changesets_applied += apply_changesets(con, changes, now)
     for p in conflicts:
         con.execute(
             "INSERT INTO webhook_event_conflicts VALUES (?, CAST(? AS TIMESTAMPTZ), CAST(? AS JSON), ?)",
