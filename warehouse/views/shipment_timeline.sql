@@ -2,7 +2,7 @@
 -- each container's transport events, and the estimates the service sent. One row per milestone.
 CREATE OR REPLACE VIEW shipment_timeline AS
 WITH shipment_milestones AS (
-    SELECT s.id AS shipment_id, NULL::VARCHAR AS container_id, 'shipment' AS source, m.event, m.at_ AS at, m.locode,
+    SELECT s.id AS shipment_id, NULL::VARCHAR AS container_id, 'shipment' AS source, m.event, m.at_ AS event_at, m.locode,
            NULL::VARCHAR AS vessel_id, CASE WHEN m.locode = s.port_of_discharge_locode THEN s.pod_voyage_number END AS voyage
     FROM shipments s,
     LATERAL (VALUES
@@ -17,7 +17,7 @@ WITH shipment_milestones AS (
     WHERE m.at_ IS NOT NULL
 ), events AS (
     SELECT coalesce(t.shipment_id, c.shipment_id) AS shipment_id, t.container_id, 'transport_event' AS source, t.event,
-           t.timestamp AS at, t.location_locode AS locode, t.vessel_id, t.voyage_number AS voyage
+           t.timestamp AS event_at, t.location_locode AS locode, t.vessel_id, t.voyage_number AS voyage
     FROM transport_events t LEFT JOIN containers c ON c.id = t.container_id
     UNION ALL
     SELECT shipment_id, NULL, 'estimated_event', event, estimated_timestamp, location_locode, vessel_id, voyage_number
@@ -31,7 +31,7 @@ SELECT
     c.number AS container_number,
     e.source,
     e.event,
-    e.at,
+    e.event_at,
     e.locode,
     coalesce(p.name, m.name) AS place,
     v.name AS vessel,
