@@ -56,7 +56,15 @@ def world(warehouse: Path) -> None:
             "c-2", "MSKU0000002", current_status="not_available", pod_discharged_at=day(-8), pickup_lfd=day(-2), holds_at_pod_terminal=hold
         ),
         # Due in 10 days, no holds: not at risk within 3 days (but within 10).
-        box("c-3", "MSKU0000003", current_status="available", pod_discharged_at=day(-1), available_for_pickup=True, pickup_lfd=day(10)),
+        box(
+            "c-3",
+            "MSKU0000003",
+            current_status="available",
+            pod_discharged_at=day(-1),
+            available_for_pickup=True,
+            pickup_lfd=day(10),
+            a_member_not_declared_yet="kept in leftovers",
+        ),
         # Picked up: never at risk; dwelt 2.5 days.
         box("c-4", "MSKU0000004", current_status="picked_up", pod_discharged_at=day(-6), pod_full_out_at=day(-3.5), pickup_lfd=day(-4)),
         {
