@@ -26,8 +26,8 @@ CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
     "document_shipments": "document_id, shipment_id",
     "document_containers": "document_id, container_id",
-    "shipments": "id, attributes, relationships",
-    "containers": "id, attributes",
+    "shipments": "id, bill_of_lading_number, tags, pod_eta_at, container_ids, leftovers",
+    "containers": "id, number, current_status, pickup_lfd, holds_at_pod_terminal, leftovers",
     "metro_areas": "code, name, time_zone",
     "document_schemas": "id, schema_payload",
     "tracking_requests": "id, request_number, status, tags",

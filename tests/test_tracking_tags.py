@@ -69,6 +69,12 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     # What the previous version left: no ref_number column, NULL tags, its version recorded.
     con.execute("UPDATE tracking_requests SET tags = NULL")
     con.execute("ALTER TABLE tracking_requests DROP COLUMN ref_number")
+    # Shipments were kept whole as JSON then (schema 8 types them: both steps run, in order).
+    con.execute("DROP TABLE shipments")
+    con.execute(
+        "CREATE TABLE shipments (id VARCHAR, attributes JSON, relationships JSON, first_seen_at TIMESTAMPTZ, last_changed_at TIMESTAMPTZ, "
+        "last_event_at TIMESTAMPTZ, last_event_id VARCHAR, _synced_at TIMESTAMPTZ, _run_id VARCHAR)"
+    )
     con.execute(
         "INSERT INTO shipments (id, attributes, relationships) VALUES (?, ?, '{}')",
         [shipment["id"], orjson.dumps({"tags": ["b", "a"]}).decode()],
@@ -82,6 +88,7 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [other["id"]]) == [(["b", "a"],)]
     assert rows(warehouse, "SELECT count(ref_number) FROM tracking_requests") == [(0,)]
+    assert rows(warehouse, "SELECT tags FROM shipments WHERE id = ?", [shipment["id"]]) == [(["b", "a"],)]
 
 
 def test_undo_of_a_run_made_by_the_previous_version(sandbox: RunningSandbox, warehouse: Path) -> None:

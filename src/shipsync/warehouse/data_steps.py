@@ -34,6 +34,8 @@ def tracking_request_tags_from_shipments(con: duckdb.DuckDBPyConnection) -> None
         WHERE t.id = s.id AND t.tags IS NULL
         """
     )
+    if "attributes" not in _columns_of(con, "shipments"):
+        return  # a file older than the JSON shipments: they arrive typed, with nothing to fill from
     con.execute(
         """
         UPDATE tracking_requests t SET tags = from_json(s.attributes->'tags', '["VARCHAR"]')
