@@ -191,8 +191,7 @@ def upsert(
         # The same content seen again, later: the row is as new as that sighting (content untouched).
         stamps = ", ".join(f"{_q(c)} = s.{_q(c)}" for c in STAMPS if c in content)
         con.execute(
-            f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {join} "
-            f"AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
+            f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {join} AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
         )
     con.execute("DROP TABLE IF EXISTS _stage")
     refresh = refresh_derived_sql(table_name)
