@@ -22,9 +22,10 @@ from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.world import build_world
 from shipsync.serving import free_port, wait_until_answers
+from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
-from shipsync.webhooks.spool import encode_record, is_finished, read_records, segments
+from shipsync.webhooks.spool import is_finished, segments
 
 SECRET = "whsec-durability-0001"
 KILLS = 20
@@ -43,9 +44,14 @@ def journey_notifications(containers: int, seed: int = 1) -> list[bytes]:
 
 
 def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(warehouse), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env = {
+        **os.environ,
+        "SHIPSYNC_WAREHOUSE": str(warehouse),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "SHIPSYNC_WEBHOOK_SECRETS": SECRET,
+    }
     process = subprocess.Popen(
-        [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(spool), "--secret", SECRET],
+        [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(spool)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
