@@ -92,7 +92,9 @@ def test_views_answer_the_analysts_questions(warehouse: Path) -> None:
 
     risk = {r["container_number"]: r["risk"] for r in rows(warehouse, "SELECT * FROM pickup_risk")}
     assert risk == {"MSKU0000001": "last free day in 1 days", "MSKU0000002": "last free day passed 2 days ago; on hold: customs"}
-    wider = rows(warehouse, "SELECT container_number FROM containers_awaiting_pickup WHERE days_until_lfd <= 10 OR has_holds ORDER BY days_until_lfd")
+    wider = rows(
+        warehouse, "SELECT container_number FROM containers_awaiting_pickup WHERE days_until_lfd <= 10 OR has_holds ORDER BY days_until_lfd"
+    )
     assert [r["container_number"] for r in wider] == ["MSKU0000002", "MSKU0000001", "MSKU0000003"]
 
     (dwell,) = rows(warehouse, "SELECT * FROM port_dwell")
