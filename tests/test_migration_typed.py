@@ -14,6 +14,7 @@ from shipsync.warehouse.declared_tables import DECLARED_BY_TABLE
 from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.schema import SCHEMA_VERSION
+from test_tracking_tables import rows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema_8.sql"
 
@@ -107,16 +108,6 @@ def write_schema_8_file(path: Path) -> None:
             [resource["type"], resource["id"], dumps(resource["attributes"]), dumps(resource["relationships"])],
         )
     con.close()
-
-
-def rows(path: Path, sql: str) -> list[dict[str, Any]]:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        cursor = con.execute(sql)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    finally:
-        con.close()
 
 
 def as_sent(row: dict[str, Any], table: str) -> dict[str, Any]:

@@ -184,7 +184,7 @@ def upsert(
     ).fetchone()
     assert row is not None
     inserted, updated, stale, total = int(row[0]), int(row[1]), int(row[2]), int(row[3])
-    # Only a change of content is logged for publishing (a stamp moved on unchanged content is not).
+    # Rows inserted or changed are logged for publishing (stamps moved on unchanged rows below).
     if inserted + updated == total:
         changes.record_rows(con, table_name, "SELECT * FROM _stage")
     elif inserted + updated:
@@ -213,9 +213,10 @@ def upsert(
     if FRESHNESS in content:
         # The same content seen again, later: the row is as new as that sighting (content untouched).
         stamps = ", ".join(f"{_q(c)} = s.{_q(c)}" for c in STAMPS if c in content)
-        con.execute(
-            f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {join} AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
-        )
+        moved = f"{join} AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
+        # Logged for publishing too: the published copy carries the stamp.
+        changes.record_rows(con, table_name, f"SELECT s.* FROM _stage s JOIN {_q(table_name)} t ON {moved}")
+        con.execute(f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {moved}")
     con.execute("DROP TABLE IF EXISTS _stage")
     refresh = refresh_derived_sql(table_name)
     if refresh and (inserted or updated):
