@@ -28,8 +28,8 @@ CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
     "document_shipments": "document_id, shipment_id",
     "document_containers": "document_id, container_id",
-    "shipments": "id, attributes, relationships",
-    "containers": "id, attributes",
+    "shipments": "id, bill_of_lading_number, tags, pod_eta_at, container_ids, leftovers",
+    "containers": "id, number, current_status, pickup_lfd, holds_at_pod_terminal, leftovers",
     "metro_areas": "code, name, time_zone",
     "document_schemas": "id, schema_payload",
     "tracking_requests": "id, request_number, status, tags",
@@ -78,7 +78,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     caplog.set_level(logging.DEBUG)
     pull_all(settings)
     con = duckdb.connect(str(warehouse), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number,priority\n{number},PO-1,high\n{number}X,PO-2,low\n")
     apply_file(settings, "custom-fields", tmp_path / "tags.csv")
@@ -136,7 +136,7 @@ def test_secrets_canary_in_prefect(
         monkeypatch.setenv(name, value)
     asyncio.run(pull_all_flow())
     con = duckdb.connect(str(warehouse), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number},PO-9\n")
     asyncio.run(apply_spreadsheet("custom-fields", str(tmp_path / "tags.csv")))

@@ -23,6 +23,7 @@ from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.stream import document_pages
 from shipsync.sandbox.world import Account
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.publish import publish
@@ -84,7 +85,7 @@ def _write_pages(warehouse: Path, pages: list[dict[str, object]]) -> None:
     data = [d for p in pages for d in p["data"]]  # type: ignore[attr-defined]
     included = [r for p in pages for r in p["included"]]  # type: ignore[attr-defined]
     owners = [d["id"] for d in data]
-    columns = document_page_columns(data, included)
+    columns = document_page_columns(data, included, observed_now())
     write_batch(warehouse, columns, run_id="bench", link_owners={"document_shipments": owners, "document_containers": owners})
 
 

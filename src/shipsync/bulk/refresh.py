@@ -21,6 +21,7 @@ from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import (
     Batch,
@@ -114,6 +115,7 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
             shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
             return defs, values, trs, shipments, scoped, client.stats
 
+    observed_at = observed_now()
     defs, values, trs, shipments, scoped, stats = asyncio.run(fetch())
     if scoped is not None and scoped.route == "listing":
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
@@ -129,7 +131,7 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
     if trs:
         merge(batch, tracking_request_columns(trs))
     if shipments:
-        merge(batch, included_columns(shipments))
+        merge(batch, included_columns(shipments, observed_at))
     with connect(settings.warehouse) as con, transaction(con):
         write_batch_with(con, batch, run_id=run_id)
         if values is not None:  # values deleted at the service are gone here too

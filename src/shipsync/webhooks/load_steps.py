@@ -18,12 +18,15 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.warehouse.normalize import dumps
 from shipsync.warehouse.upsert import staged
 from shipsync.webhooks.framing import SpoolRecord
 from shipsync.webhooks.notification import JsonObject, parse_notification
 
-ENTITY_TYPES = ("tracking_request", "shipment", "container")
+# Included resources that refresh a table: tracking requests, every declared type (shipments,
+# containers, events, places), and the changesets of `container.updated`.
+ENTITY_TYPES = frozenset({"tracking_request", "container_updated_event", *DECLARED_BY_TYPE})
 REASON_CHARACTERS = 500
 
 
