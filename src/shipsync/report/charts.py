@@ -1,0 +1,169 @@
+"""Charts drawn by matplotlib and rendered to inline SVG: no JavaScript, no fonts or images to fetch.
+
+Each function takes the rows a report query returned and gives back the `<svg>` element as text.
+Text stays text (`svg.fonttype: none`), so the page's own font draws it, screen readers and search
+find it, and the SVG stays small. Colours come from 'tableau-colorblind10', a palette made to stay
+distinguishable under the common colour-vision deficiencies. Ids inside each SVG get the chart's
+key as a prefix, so several charts on one page never share an id.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import date
+from typing import Any
+
+import matplotlib
+import numpy as np
+
+matplotlib.use("svg")  # no GUI toolkit: the report renders the same on a server and a laptop
+
+from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+from matplotlib.style import context as style_context
+from matplotlib.ticker import MaxNLocator
+
+PALETTE_STYLE = "tableau-colorblind10"
+WIDTH_IN = 9.0
+_RC: dict[Any, Any] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "shipsync",  # stable clip-path ids: the same data gives the same file
+    "font.family": "sans-serif",
+    "font.size": 9.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.axisbelow": True,
+    "grid.alpha": 0.35,
+    "legend.frameon": False,
+}
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+@contextmanager
+def _figure(height_in: float) -> Iterator[tuple[Figure, Axes]]:
+    with style_context(PALETTE_STYLE), rc_context(_RC):
+        figure = Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
+        yield figure, figure.add_subplot()
+
+
+def _to_svg(figure: Figure, key: str, title: str) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Title": title, "Date": None, "Creator": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]  # the XML declaration and DOCTYPE do not belong inside HTML
+    for found in set(_ID.findall(text)):
+        new = f"{key}-{found}"
+        text = text.replace(f'id="{found}"', f'id="{new}"').replace(f"#{found})", f"#{new})").replace(f'"#{found}"', f'"#{new}"')
+    # Scales with its column, keeps its aspect; labelled for assistive technology by the caption.
+    text = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", text, count=1)
+    return text.replace("<svg", f'<svg role="img" aria-labelledby="{key}-caption" class="chart"', 1)
+
+
+def bars(key: str, title: str, labels: Sequence[str], series: Mapping[str, Sequence[float]], value_label: str) -> str:
+    """Horizontal bars, first row at the top, stacked by series; each bar's total written at its end."""
+    height = max(1.6, 0.28 * len(labels) + 0.9 + (0.3 if len(series) > 1 else 0))
+    with _figure(height) as (figure, axes):
+        positions = list(range(len(labels)))
+        left = [0.0] * len(labels)
+        for name, values in series.items():
+            axes.barh(positions, list(values), left=left, label=name)
+            left = [a + b for a, b in zip(left, values, strict=True)]
+        axes.set_yticks(positions, labels=list(labels))
+        axes.invert_yaxis()
+        axes.set_xlabel(value_label)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.grid(axis="y", visible=False)
+        for position, total in zip(positions, left, strict=True):
+            axes.annotate(f"{total:,.0f}", (total, position), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+        if len(series) > 1:
+            figure.legend(loc="outside upper center", ncols=min(4, len(series)), fontsize=8)
+        return _to_svg(figure, key, title)
+
+
+def _days(days: Sequence[date]) -> np.ndarray[Any, np.dtype[np.datetime64]]:
+    return np.array(days, dtype="datetime64[D]")
+
+
+def _date_axis(axes: Axes) -> None:
+    # matplotlib.dates has no type hints; the two constructors take and return plain objects.
+    locator = AutoDateLocator(minticks=4, maxticks=12)  # type: ignore[no-untyped-call]
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+
+
+def stacked_columns(key: str, title: str, days: Sequence[date], series: Mapping[str, Sequence[float]], value_label: str) -> str:
+    """A column per day, stacked by series (every day of the window, so gaps show as gaps)."""
+    with _figure(3.3 + 0.2 * ((len(series) + 2) // 3)) as (figure, axes):
+        bottom = [0.0] * len(days)
+        for name, values in series.items():
+            axes.bar(_days(days), list(values), bottom=bottom, width=0.85, label=name)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        axes.set_ylabel(value_label)
+        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.grid(axis="x", visible=False)
+        _date_axis(axes)
+        if len(series) > 1:
+            figure.legend(loc="outside lower center", ncols=min(3, len(series)), fontsize=8)
+        return _to_svg(figure, key, title)
+
+
+def grouped_columns(key: str, title: str, periods: Sequence[date], series: Mapping[str, Sequence[float]], value_label: str) -> str:
+    """Columns side by side per period: for comparing two measures of one period (ETA vs actual)."""
+    with _figure(3.2) as (figure, axes):
+        count = max(1, len(series))
+        width = 0.8 / count
+        for index, (name, values) in enumerate(series.items()):
+            offsets = [i + (index - (count - 1) / 2) * width for i in range(len(periods))]
+            axes.bar(offsets, list(values), width=width, label=name)
+        step = max(1, len(periods) // 16)
+        axes.set_xticks(range(0, len(periods), step), labels=[p.isoformat() for p in periods][::step], rotation=30, ha="right")
+        axes.set_ylabel(value_label)
+        axes.grid(axis="x", visible=False)
+        axes.legend(fontsize=8, loc="upper left")
+        return _to_svg(figure, key, title)
+
+
+def distributions(key: str, title: str, rows: Sequence[dict[str, Any]], value_label: str) -> str:
+    """Horizontal box plots from precomputed quantiles (p05, p25, p50, p75, p95, mean per group).
+
+    The quantiles come from the SQL, so the chart draws exactly the numbers the query shows, and a
+    warehouse of any size costs the same to draw. Whiskers span the 5th to 95th percentile.
+    """
+    stats = [
+        {
+            "label": f"{row['label']} (n={row['n']:,})",
+            "whislo": row["p05"],
+            "q1": row["p25"],
+            "med": row["p50"],
+            "q3": row["p75"],
+            "whishi": row["p95"],
+            "mean": row["mean"],
+            "fliers": [],
+        }
+        for row in rows
+    ]
+    with _figure(max(1.8, 0.34 * len(stats) + 0.9)) as (figure, axes):
+        axes.bxp(stats, orientation="horizontal", showmeans=True, patch_artist=True, boxprops={"facecolor": "C0", "alpha": 0.55})
+        axes.invert_yaxis()
+        axes.set_xlabel(value_label)
+        axes.grid(axis="y", visible=False)
+        return _to_svg(figure, key, title)
+
+
+def lines(key: str, title: str, days: Sequence[date], series: Mapping[str, Sequence[float]], value_label: str) -> str:
+    """A line per series over every day of the window: for counts that should stay near zero."""
+    with _figure(3.0) as (figure, axes):
+        for index, (name, values) in enumerate(series.items()):
+            axes.plot(_days(days), list(values), marker="os^Dv"[index % 5], markersize=3, linewidth=1.4, label=name)
+        axes.set_ylabel(value_label)
+        axes.set_ylim(0, max(1.0, *(max(values, default=0) for values in series.values())) * 1.1)
+        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+        _date_axis(axes)
+        figure.legend(loc="outside lower center", ncols=min(4, max(1, len(series))), fontsize=8)
+        return _to_svg(figure, key, title)
