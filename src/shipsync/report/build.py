@@ -47,7 +47,7 @@ def _chart(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relatio
             chart,
             sql,
             "missing",
-            message=f"This warehouse has no {', '.join(absent)} yet: run `{query.filled_by}` (with this shipsync version).",
+            message=f"This warehouse has no {', '.join(absent)} yet: run `{query.filled_by}` with this version of shipsync.",
         )
     if not _has_rows(con, query.source, filled):
         return ChartOutcome(chart, sql, "missing", message=f"{query.source} is empty: run `{query.filled_by}` to fill it.")
