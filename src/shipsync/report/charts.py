@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date
+from html import escape
 from typing import Any
 
 import matplotlib
@@ -43,6 +44,7 @@ _RC: dict[Any, Any] = {
     "legend.frameon": False,
 }
 # Every id, and every reference to one (`url(#...)`, `href="#..."`), gets the chart's key in front.
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", flags=re.S)
 _ID_OR_REFERENCE = re.compile(r'(\bid="|url\(#|href="#)')
 
 
@@ -55,12 +57,16 @@ def _figure(height_in: float) -> Iterator[tuple[Figure, Axes]]:
 
 def _to_svg(figure: Figure, key: str, title: str) -> str:
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Title": title, "Date": None, "Creator": None})
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
     text = text[text.index("<svg") :]  # the XML declaration and DOCTYPE do not belong inside HTML
+    # The RDF metadata block names vocabularies by URL; a <title> says the same to assistive technology.
+    text = _METADATA.sub("", text, count=1)
     text = _ID_OR_REFERENCE.sub(lambda m: f"{m.group(1)}{key}-", text)
     # Scales with its column, keeps its aspect; labelled for assistive technology by the caption.
     text = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", text, count=1)
+    opening = text.index(">", text.index("<svg")) + 1
+    text = f"{text[:opening]}<title>{escape(title)}</title>{text[opening:]}"
     return text.replace("<svg", f'<svg role="img" aria-labelledby="{key}-caption" class="chart"', 1)
 
 

@@ -147,19 +147,17 @@ DELIVERY_HEALTH = ReportQuery(
     "delivery_health",
     """
 WITH problems AS (
-    SELECT CAST(timezone('UTC', received_at) AS DATE) AS day, 'conflicts (same id, other body)' AS problem
-    FROM webhook_event_conflicts WHERE received_at >= {since} AND received_at < {until}
+    SELECT received_at AS at, 'conflicts (same id, other body)' AS problem FROM webhook_event_conflicts
     UNION ALL
-    SELECT CAST(timezone('UTC', coalesce(received_at, dead_lettered_at)) AS DATE), 'dead letters (could not be loaded)'
-    FROM webhook_dead_letters WHERE coalesce(received_at, dead_lettered_at) >= {since} AND coalesce(received_at, dead_lettered_at) < {until}
+    SELECT coalesce(received_at, dead_lettered_at), 'dead letters (could not be loaded)' FROM webhook_dead_letters
     UNION ALL
-    SELECT CAST(timezone('UTC', to_timestamp(CAST(split_part(parse_filename(file), '-', 1) AS BIGINT) / 1e9)) AS DATE),
-           'quarantined (signed, not a notification)'
+    -- the receiver names each quarantined body <nanoseconds since 1970>-<pid>.bin
+    SELECT to_timestamp(CAST(split_part(parse_filename(file), '-', 1) AS BIGINT) / 1e9), 'quarantined (signed, not a notification)'
     FROM glob({quarantine})
 )
-SELECT day, problem, count(*) AS deliveries
+SELECT CAST(timezone('UTC', at) AS DATE) AS day, problem, count(*) AS deliveries
 FROM problems
-WHERE day >= CAST(timezone('UTC', {since}) AS DATE)
+WHERE at >= {since} AND at < {until}
 GROUP BY ALL
 ORDER BY day, problem
 """,
