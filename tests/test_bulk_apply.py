@@ -39,7 +39,7 @@ def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
 def container_numbers(warehouse: Path, limit: int) -> list[str]:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        return [r[0] for r in con.execute(f"SELECT attributes->>'number' FROM containers ORDER BY id LIMIT {limit}").fetchall()]
+        return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
     finally:
         con.close()
 

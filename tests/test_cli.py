@@ -57,7 +57,7 @@ def test_pulls_status_templates_and_apply(env: Path) -> None:
     import duckdb
 
     con = duckdb.connect(str(env / "w.duckdb"), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     sheet.write_text(f"Container Number,PO Number,Priority\n{number},PO-7,High\n")
     assert "2 planned" in ok("apply", "custom-fields", str(sheet), "--dry-run")

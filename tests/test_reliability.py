@@ -76,7 +76,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     caplog.set_level(logging.DEBUG)
     pull_all(settings)
     con = duckdb.connect(str(warehouse), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number,priority\n{number},PO-1,high\n{number}X,PO-2,low\n")
     apply_file(settings, "custom-fields", tmp_path / "tags.csv")
@@ -134,7 +134,7 @@ def test_secrets_canary_in_prefect(
         monkeypatch.setenv(name, value)
     asyncio.run(pull_all_flow())
     con = duckdb.connect(str(warehouse), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number},PO-9\n")
     asyncio.run(apply_spreadsheet("custom-fields", str(tmp_path / "tags.csv")))

@@ -27,6 +27,7 @@ from shipsync.config import Settings, load_settings
 from shipsync.pull.everything import pull_all
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 from shipsync.serving import BackgroundServer
+from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from shipsync.warehouse.status import warehouse_status
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
@@ -82,10 +83,8 @@ def summary(warehouse: Path) -> None:
         console.print(counts)
         queries = {
             "Containers by port of discharge": """
-                SELECT s.attributes->>'port_of_discharge_locode' AS port, m.name, count(*) AS containers
-                FROM containers c JOIN shipments s ON s.id = (c.relationships->'shipment'->'data'->>'id')
-                LEFT JOIN metro_areas m ON m.code = (s.attributes->>'port_of_discharge_locode')
-                GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
+                SELECT pod_locode AS port, pod_metro_area AS name, count(*) AS containers
+                FROM container_status GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
             "Documents by type": (
                 "SELECT effective_document_type AS type, count(*) AS documents FROM document_overview GROUP BY 1 ORDER BY 2 DESC"
             ),
@@ -101,6 +100,9 @@ def summary(warehouse: Path) -> None:
             for row in result.fetchall():
                 table.add_row(*["" if v is None else str(v) for v in row])
             console.print(table)
+        console.print("[bold]Containers at risk (pickup_risk)[/bold]")
+        for line in pickup_risk_lines(con):
+            console.print(f"  {line}")
     finally:
         con.close()
 

@@ -117,7 +117,7 @@ def rerun_writes(rows: int = 10_000) -> list[BenchResult]:
         settings = load_settings(api_url=sandbox.api_url, api_key="sandbox-key-1", rate_limit="0", warehouse=Path(tmp) / "w.duckdb")
         pull_documents(settings, all_documents=True)
         with connect(settings.warehouse) as con:
-            numbers = [r[0] for r in con.execute(f"SELECT attributes->>'number' FROM containers LIMIT {rows}").fetchall()]
+            numbers = [r[0] for r in con.execute(f"SELECT number FROM containers LIMIT {rows}").fetchall()]
         path = Path(tmp) / "po.csv"
         with path.open("w", newline="") as out:
             csv.writer(out).writerows([["container_number", "po_number"], *([n, f"PO-{i}"] for i, n in enumerate(numbers))])

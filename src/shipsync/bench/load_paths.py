@@ -21,6 +21,7 @@ import orjson
 from sqlalchemy.schema import CreateTable
 
 from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow writes them
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.schema import tables
@@ -40,7 +41,7 @@ def load_shipsync(pages_file: Path, warehouse: Path) -> None:
         owners = [d["id"] for d in data]
         write_batch(
             warehouse,
-            document_page_columns(data, included),
+            document_page_columns(data, included, observed_now()),
             run_id="bench",
             link_owners={"document_shipments": owners, "document_containers": owners},
         )

@@ -19,6 +19,7 @@ from shipsync.bulk.planner import RefreshRequest
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import (
     Batch,
@@ -105,6 +106,7 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest) -> ClientS
             shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
             return defs, values, trs, shipments, client.stats
 
+    observed_at = observed_now()
     defs, values, trs, shipments, stats = asyncio.run(fetch())
     batch: Batch = {}
     if defs is not None:
@@ -116,7 +118,7 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest) -> ClientS
     if trs:
         merge(batch, tracking_request_columns(trs))
     if shipments:
-        merge(batch, included_columns(shipments))
+        merge(batch, included_columns(shipments, observed_at))
     with connect(settings.warehouse) as con, transaction(con):
         write_batch_with(con, batch, run_id=run_id)
         if values is not None:  # values deleted at the service are gone here too

@@ -113,10 +113,50 @@ def tracking_requests(
         report([pull_tracking_requests(settings_from_env(), full=full, progress=progress)])
 
 
+@pull_app.command("shipments")
+@one_line_errors
+def shipments() -> None:
+    """Every shipment with its containers, terminals and ports (1 request per 100 shipments)."""
+    from shipsync.pull.tracking import pull_shipments
+
+    with progress_bar("shipments") as progress:
+        report([pull_shipments(settings_from_env(), progress=progress)])
+
+
+@pull_app.command("containers")
+@one_line_errors
+def containers() -> None:
+    """Every container with its transport events (1 request per 100 containers)."""
+    from shipsync.pull.tracking import pull_containers
+
+    with progress_bar("containers") as progress:
+        report([pull_containers(settings_from_env(), progress=progress)])
+
+
+@pull_app.command("shipping-lines")
+@one_line_errors
+def shipping_lines() -> None:
+    """The carriers the service supports (1 request)."""
+    from shipsync.pull.tracking import pull_shipping_lines
+
+    with progress_bar("shipping lines") as progress:
+        report([pull_shipping_lines(settings_from_env(), progress=progress)])
+
+
+@pull_app.command("places")
+@one_line_errors
+def places(force: bool = FORCE, freshness_days: float = FRESHNESS) -> None:
+    """Ports, terminals and vessels the warehouse names and has not seen within the window (1 request each)."""
+    from shipsync.pull.places import pull_places
+
+    with progress_bar("places") as progress:
+        report([pull_places(settings_from_env(), force=force, freshness=timedelta(days=freshness_days), progress=progress)])
+
+
 @pull_app.command("all")
 @one_line_errors
 def pull_everything(force: bool = FORCE) -> None:
-    """Documents, tracking requests, then the metro areas and document schemas they lead to."""
+    """Documents, tracking requests, shipments, containers, shipping lines, then the places, metro areas and schemas they name."""
     from shipsync.pull.everything import pull_all
 
     with progress_bar("pulling") as progress:

@@ -25,9 +25,10 @@ BATCH = 200
 # Where UN/LOCODEs appear in the warehouse: ports of included shipments, and (once the event log
 # exists) locations of transport events.
 LOCODE_SOURCES = (
-    "SELECT attributes->>'port_of_lading_locode' AS code FROM shipments "
-    "UNION SELECT attributes->>'port_of_discharge_locode' FROM shipments "
-    "UNION SELECT attributes->>'destination_locode' FROM shipments",
+    "SELECT port_of_lading_locode AS code FROM shipments "
+    "UNION SELECT port_of_discharge_locode FROM shipments "
+    "UNION SELECT destination_locode FROM shipments",
+    "SELECT location_locode FROM transport_events UNION SELECT location_locode FROM estimated_events",
     "SELECT attributes->>'location_locode' FROM webhook_event_resources WHERE type = 'transport_event' "
     "UNION SELECT attributes->>'code' FROM webhook_event_resources WHERE type IN ('port', 'metro_area') "
     "UNION SELECT attributes->>'locode' FROM webhook_event_resources WHERE type IN ('port', 'metro_area')",
@@ -35,11 +36,11 @@ LOCODE_SOURCES = (
 # An extraction names the public `schema_version` of its schema; with the document's type it
 # names the schema (`document_schemas` are addressed as `<document_type>@<date>`).
 EXTRACTED_SCHEMAS = (
-    "SELECT DISTINCT coalesce(d.document_type_manual, d.document_type), r.attributes->>'schema_version', s.id "
+    "SELECT DISTINCT coalesce(d.document_type_manual, d.document_type), r.schema_version, s.id "
     "FROM documents d JOIN document_representations r ON r.id = d.last_document_representation_id "
     "LEFT JOIN document_schemas s ON s.document_type = coalesce(d.document_type_manual, d.document_type) "
-    "AND s.schema_version = r.attributes->>'schema_version' "
-    "WHERE r.attributes->>'schema_version' IS NOT NULL"
+    "AND s.schema_version = r.schema_version "
+    "WHERE r.schema_version IS NOT NULL"
 )
 _DATE_VERSION = re.compile(r"^v?(\d{4})[-./]?(\d{2})[-./]?(\d{2})$")
 

@@ -18,6 +18,7 @@ from starlette.types import Message, Receive, Scope, Send
 from shipsync.sandbox.deliver import Deliverer
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.jsonapi_http import ApiProblem, json_response, problem_response
+from shipsync.sandbox.routes_containers import CONTAINER_ROUTES
 from shipsync.sandbox.routes_custom_fields import CUSTOM_FIELD_ROUTES
 from shipsync.sandbox.routes_definitions import DEFINITION_ROUTES
 from shipsync.sandbox.routes_read import READ_ROUTES
@@ -28,7 +29,7 @@ from shipsync.sandbox.world import Account
 
 access_log = logging.getLogger("shipsync.sandbox")
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
-API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
+API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *CONTAINER_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
 MAX_SIMULATED_CONTAINERS = 10_000
 
 

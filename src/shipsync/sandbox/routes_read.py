@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync.sandbox.jsonapi_http import ApiProblem, paged, single
+from shipsync.sandbox.related import related_of
 from shipsync.sandbox.state import account_of, state_of
 from shipsync.sandbox.world import Account
 
@@ -41,18 +42,6 @@ def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> l
             raise ApiProblem(400, "Bad Request", f"{item} is not an includable relationship", parameter="include")
         names.append(name)
     return names
-
-
-def related_of(account: Account, resources: list[dict[str, Any]], includes: list[str]) -> list[dict[str, Any]]:
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for resource in resources:
-        for name in includes:
-            data = (resource["relationships"].get(name) or {}).get("data")
-            for ref in data if isinstance(data, list) else [data] if data else []:
-                key = (ref["type"], ref["id"])
-                if key not in seen and (found := account.resource(*key)) is not None:
-                    seen[key] = found
-    return list(seen.values())
 
 
 async def get_document(request: Request) -> Response:

@@ -14,6 +14,8 @@ from datetime import timedelta
 from typing import Any
 
 from shipsync.iso6346 import check_digit
+from shipsync.sandbox.carriers import CARRIER_NAMES, CARRIERS, SHORT_NAMES
+from shipsync.sandbox.journey_plan import plan_shipment
 from shipsync.sandbox.reference import (
     ACCOUNT_DEFINITIONS,
     INLAND_LOCODES,
@@ -26,17 +28,6 @@ from shipsync.sandbox.reference import (
 from shipsync.sandbox.seed_documents import add_document
 from shipsync.sandbox.world import EPOCH, Account, Resource, iso
 
-CARRIERS = ("MAEU", "MSCU", "CMDU", "COSU", "HLCU", "ONEY", "EGLV", "ZIMU")
-CARRIER_NAMES = {
-    "MAEU": "Maersk",
-    "MSCU": "Mediterranean Shipping Company",
-    "CMDU": "CMA CGM",
-    "COSU": "COSCO",
-    "HLCU": "Hapag-Lloyd",
-    "ONEY": "Ocean Network Express",
-    "EGLV": "Evergreen",
-    "ZIMU": "ZIM",
-}
 COMPANY_NAMES = ("Acme Imports", "Globex Logistics", "Initech Supply", "Umbrella Trading", "Stark Freight")
 # What the service calls `open top`; drawn as one token so the seeded draws stay the same.
 EQUIPMENT_TYPES = {"open_top": "open top"}
@@ -117,13 +108,15 @@ def new_account(index: int, seed: int) -> tuple[Account, list[Resource]]:
 
 
 def add_shipments(account: Account, rng: random.Random, seed: int, index: int, shipments: list[Resource]) -> None:
-    """Store shipments with one to three containers each."""
+    """Store shipments with one to three containers each, and plan their journeys."""
     for shipment in shipments:
         account.add_related(shipment)
         containers = [container_resource(rng, seed, index, shipment, c) for c in range(rng.randint(1, 3))]
         for container in containers:
             account.add_related(container)
+            account.shipment_of[container["id"]] = shipment["id"]
         shipment["relationships"]["containers"] = {"data": [{"type": "container", "id": c["id"]} for c in containers]}
+        account.plans[shipment["id"]] = plan_shipment(shipment, [c["id"] for c in containers])
 
 
 def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Resource:
@@ -143,11 +136,11 @@ def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Re
             "normalized_number": bill[4:],
             "ref_numbers": [ref],
             "tags": [],
-            "customer_name": None,
+            "customer_name": COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None,
             "created_at": iso(departed - timedelta(days=3)),
             "shipping_line_scac": scac,
             "shipping_line_name": CARRIER_NAMES[scac],
-            "shipping_line_short_name": CARRIER_NAMES[scac].split()[0],
+            "shipping_line_short_name": SHORT_NAMES[scac],
             "port_of_lading_locode": pol,
             "port_of_lading_name": place_name(pol),
             "port_of_discharge_locode": pod,

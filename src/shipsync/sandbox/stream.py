@@ -10,7 +10,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from shipsync.sandbox.routes_read import INCLUDABLE, related_of
+from shipsync.sandbox.related import related_of
+from shipsync.sandbox.routes_read import INCLUDABLE
 from shipsync.sandbox.seed import add_shipments, new_account, shipment_resource
 from shipsync.sandbox.seed_documents import add_document
 

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from shipsync.api.jsonapi import JsonObject
+from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.schema import RELATED_TABLES
 
 Columns = dict[str, list[Any]]
@@ -89,12 +90,14 @@ def document_columns(documents: Sequence[JsonObject]) -> Batch:
     return {"documents": columns, "document_shipments": shipment_links, "document_containers": container_links}
 
 
-def included_columns(included: Iterable[JsonObject]) -> Batch:
-    """Accounts get their own columns; the other related types keep attributes as JSON."""
+def included_columns(included: Iterable[JsonObject], observed_at: str | None) -> Batch:
+    """Declared types (shipments, containers, places, ...) get their typed tables, stamped with
+    when they were observed; accounts their own columns; users keep attributes as JSON."""
+    included = list(included)
     by_type: dict[str, dict[str, JsonObject]] = {}
     for resource in included:
         by_type.setdefault(resource.get("type", ""), {})[str(resource.get("id"))] = resource
-    batch: Batch = {}
+    batch: Batch = declared_batch(included, observed_at=observed_at)
     accounts = list(by_type.get("account", {}).values())
     if accounts:
         batch["accounts"] = {
@@ -116,9 +119,9 @@ def related_columns(resources: Sequence[JsonObject]) -> Columns:
     }
 
 
-def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject]) -> Batch:
+def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject], observed_at: str | None) -> Batch:
     """Everything one pull of documents (with `include`) writes."""
-    return {**document_columns(documents), **included_columns(included)}
+    return {**document_columns(documents), **included_columns(included, observed_at)}
 
 
 METRO_ATTRIBUTES = ("name", "state_abbr", "country_code", "time_zone", "latitude", "longitude")

@@ -2,6 +2,8 @@
 
 Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
 resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
+Resources declared once in `shipsync.api` (shipments, containers, events, places, email
+submissions, extractions) get their tables from `warehouse.declared_tables`, added here.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
 """
 
@@ -13,7 +15,9 @@ from typing import Any
 from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 7
+from shipsync.warehouse.declared_tables import create_declared_tables
+
+SCHEMA_VERSION = 8
 
 
 def ts(**kw: Any) -> Any:
@@ -97,22 +101,6 @@ class RelatedRow(Synced):
 
 class UserRow(RelatedRow, table=True):
     __tablename__ = "users"
-
-
-class ShipmentRow(RelatedRow, table=True):
-    __tablename__ = "shipments"
-
-
-class ContainerRow(RelatedRow, table=True):
-    __tablename__ = "containers"
-
-
-class EmailSubmissionRow(RelatedRow, table=True):
-    __tablename__ = "email_submissions"
-
-
-class DocumentRepresentationRow(RelatedRow, table=True):
-    __tablename__ = "document_representations"
 
 
 class MetroAreaRow(Synced, table=True):
@@ -335,10 +323,6 @@ def table(name: str) -> Table:
     return SQLModel.metadata.tables[name]
 
 
-RELATED_TABLES = {
-    "user": "users",
-    "shipment": "shipments",
-    "container": "containers",
-    "email_submission": "email_submissions",
-    "document_representation": "document_representations",
-}
+RELATED_TABLES = {"user": "users"}
+
+create_declared_tables()

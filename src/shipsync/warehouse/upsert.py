@@ -2,6 +2,8 @@
 
 A batch is staged once, compared with the table on its key, and only new or different rows are
 written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone.
+Tables with a freshness stamp (`observed_at`) are only ever replaced by data at least as new:
+an older copy arriving late is counted as `stale` and changes nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import duckdb_engine
 import pyarrow as pa
 from sqlalchemy import Table
 
+from shipsync.warehouse.declared_tables import FRESHNESS, STAMPS, refresh_derived_sql
 from shipsync.warehouse.schema import table as schema_table
 
 _DIALECT = duckdb_engine.Dialect()
@@ -30,12 +33,14 @@ class TableCounts:
     updated: int = 0
     unchanged: int = 0
     deleted: int = 0
+    stale: int = 0  # older than what the row holds: ignored
 
     def add(self, other: TableCounts) -> None:
         self.inserted += other.inserted
         self.updated += other.updated
         self.unchanged += other.unchanged
         self.deleted += other.deleted
+        self.stale += other.stale
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -43,6 +48,7 @@ class TableCounts:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "deleted": self.deleted,
+            "stale": self.stale,
         }
 
 
@@ -102,6 +108,38 @@ def _q(name: str) -> str:
     return f'"{name}"'
 
 
+def _cast(column: str, sql_type: str) -> str:
+    # Structs travel as JSON text: DuckDB casts JSON to STRUCT, not VARCHAR.
+    if sql_type.startswith("STRUCT"):
+        return f"CAST(CAST({_q(column)} AS JSON) AS {sql_type}) AS {_q(column)}"
+    return f"CAST({_q(column)} AS {sql_type}) AS {_q(column)}"
+
+
+def stage(con: duckdb.DuckDBPyConnection, table_name: str, batch: pa.Table, types: Mapping[str, str] | None = None) -> list[str]:
+    """Cast `batch` to the table's types into the temp table `_stage` (the last copy of a key wins).
+    Returns the content columns staged."""
+    table = schema_table(table_name)
+    keys = key_columns(table)
+    content = [c for c in content_columns(table) if c in batch.column_names]
+    types = types or sql_types(table_name)
+    con.register("_incoming", batch)
+    try:
+        casts = ", ".join(_cast(c, types[c]) for c in content)
+        key_list = ", ".join(_q(k) for k in keys)
+        if _keys_unique(batch, keys):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
+        else:
+            # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
+                f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
+                f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
+            )
+    finally:
+        con.unregister("_incoming")
+    return content
+
+
 def upsert(
     con: duckdb.DuckDBPyConnection,
     table_name: str,
@@ -116,34 +154,22 @@ def upsert(
         return TableCounts()
     table = schema_table(table_name)
     keys = key_columns(table)
-    content = [c for c in content_columns(table) if c in batch.column_names]
     types = types or sql_types(table_name)
     has_seen = "first_seen_at" in types
-    con.register("_incoming", batch)
-    try:
-        casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
-        key_list = ", ".join(_q(k) for k in keys)
-        if _keys_unique(batch, keys):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
-        else:
-            # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
-            con.execute(
-                f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
-                f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
-                f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
-            )
-    finally:
-        con.unregister("_incoming")
+    content = stage(con, table_name, batch, types)
     join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)
     non_keys = [c for c in content if c not in keys]
-    differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys) or "FALSE"
+    differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys if c not in STAMPS) or "FALSE"
+    # Data older than what the row holds never replaces it (a row without a stamp takes anything).
+    fresh = f"(t.{FRESHNESS} IS NULL OR s.{FRESHNESS} >= t.{FRESHNESS})" if FRESHNESS in content else "TRUE"
     row = con.execute(
         f"SELECT count(*) FILTER (WHERE t.{_q(keys[0])} IS NULL), "
-        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND ({differs})), count(*) "
+        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND {fresh} AND ({differs})), "
+        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND NOT {fresh}), count(*) "
         f"FROM _stage s LEFT JOIN {_q(table_name)} t ON {join}"
     ).fetchone()
     assert row is not None
-    inserted, updated, total = int(row[0]), int(row[1]), int(row[2])
+    inserted, updated, stale, total = int(row[0]), int(row[1]), int(row[2]), int(row[3])
     extra_cols = ["_synced_at", "_run_id"] + (["first_seen_at", "last_changed_at"] if has_seen else [])
     extra_vals = ["$1", "$2"] + (["$1", "$1"] if has_seen else [])
     if inserted:
@@ -158,11 +184,21 @@ def upsert(
         if has_seen:
             sets.append("last_changed_at = $1")
         con.execute(
-            f"UPDATE {_q(table_name)} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND ({differs})",
+            f"UPDATE {_q(table_name)} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND {fresh} AND ({differs})",
             [synced_at, run_id],
         )
+    if FRESHNESS in content:
+        # The same content seen again, later: the row is as new as that sighting (content untouched).
+        stamps = ", ".join(f"{_q(c)} = s.{_q(c)}" for c in STAMPS if c in content)
+        con.execute(
+            f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {join} "
+            f"AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
+        )
     con.execute("DROP TABLE IF EXISTS _stage")
-    return TableCounts(inserted=inserted, updated=updated, unchanged=total - inserted - updated)
+    refresh = refresh_derived_sql(table_name)
+    if refresh and (inserted or updated):
+        con.execute(refresh)
+    return TableCounts(inserted=inserted, updated=updated, unchanged=total - inserted - updated - stale, stale=stale)
 
 
 def replace_links(

@@ -20,13 +20,17 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from shipsync.api.declared import Declared
+from shipsync.warehouse.changesets import apply_changesets, changesets_of
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.declared_rows import declared_columns
+from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.warehouse.load import write_batch_with
-from shipsync.warehouse.normalize import Batch, dumps, related_columns, tracking_request_columns
+from shipsync.warehouse.normalize import Batch, dumps, tracking_request_columns
 from shipsync.webhooks.spool import SpoolRecord, is_finished, read_records, segments
 
 BATCH_RECORDS = 20_000
-ENTITY_TABLES = {"tracking_request": "tracking_requests", "shipment": "shipments", "container": "containers"}
+ENTITY_TABLES = {"tracking_request": "tracking_requests"}
 
 
 @dataclass
@@ -37,6 +41,7 @@ class LoadReport:
     unreadable: int = 0
     entities_refreshed: int = 0
     stale_ignored: int = 0
+    changesets_applied: int = 0
     archived: list[str] = field(default_factory=list)
 
 
@@ -97,46 +102,57 @@ def _existing(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, s
 
 
 def _entity_batch(con: duckdb.DuckDBPyConnection, fresh: list[Parsed], report: LoadReport) -> Batch:
-    """Newest event per entity, and only where newer than the row's last event."""
+    """Included resources: tracking requests where newer than the row's last event; declared types
+    (shipments, containers, events, places) stamped with the notification's time, which the upsert
+    compares with the row's, so older deliveries never roll a row back."""
     newest: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = {}
     for parsed in fresh:
         stamp = (parsed.created_at or "", parsed.notification_id)
         for resource in parsed.document.get("included") or []:
-            if not isinstance(resource, dict) or resource.get("type") not in ENTITY_TABLES or resource.get("id") is None:
+            if not isinstance(resource, dict) or resource.get("id") is None:
                 continue
-            key = (resource["type"], str(resource["id"]))
+            type_ = str(resource.get("type"))
+            if type_ not in ENTITY_TABLES and type_ not in DECLARED_BY_TYPE:
+                continue
+            key = (type_, str(resource["id"]))
             if key not in newest or newest[key][0] < stamp:
                 newest[key] = (stamp, resource)
     batch: Batch = {}
-    for type_, table in ENTITY_TABLES.items():
-        candidates = {k[1]: v for k, v in newest.items() if k[0] == type_}
-        if not candidates:
+    by_declaration: dict[type[Declared], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
+    for (type_, _), stamped in newest.items():
+        if type_ in DECLARED_BY_TYPE:
+            by_declaration.setdefault(DECLARED_BY_TYPE[type_], []).append(stamped)
+    for declaration, found in by_declaration.items():
+        batch[declaration.table_name] = declared_columns(
+            declaration, [r for _, r in found], observed_at=[_utc(s[0]) or None for s, _ in found], event_ids=[s[1] for s, _ in found]
+        )
+        report.entities_refreshed += len(found)
+    candidates = {k[1]: v for k, v in newest.items() if k[0] == "tracking_request"}
+    if not candidates:
+        return batch
+    con.register("_ids", pa.table({"id": pa.array(list(candidates), pa.string())}))
+    try:
+        held = {
+            row[0]: (row[1], row[2])
+            for row in con.execute(
+                "SELECT id, strftime(last_event_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'), last_event_id FROM tracking_requests "
+                "WHERE id IN (SELECT id FROM _ids) AND last_event_at IS NOT NULL"
+            ).fetchall()
+        }
+    finally:
+        con.unregister("_ids")
+    keep = []
+    for entity_id, (stamp, resource) in candidates.items():
+        current = held.get(entity_id)
+        if current is not None and (current[0] or "", current[1] or "") >= (_utc(stamp[0]), stamp[1]):
+            report.stale_ignored += 1
             continue
-        con.register("_ids", pa.table({"id": pa.array(list(candidates), pa.string())}))
-        try:
-            held = {
-                row[0]: (row[1], row[2])
-                for row in con.execute(
-                    f"SELECT id, strftime(last_event_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'), last_event_id FROM {table} "
-                    "WHERE id IN (SELECT id FROM _ids) AND last_event_at IS NOT NULL"
-                ).fetchall()
-            }
-        finally:
-            con.unregister("_ids")
-        keep = []
-        for entity_id, (stamp, resource) in candidates.items():
-            current = held.get(entity_id)
-            if current is not None and (current[0] or "", current[1] or "") >= (_utc(stamp[0]), stamp[1]):
-                report.stale_ignored += 1
-                continue
-            keep.append((stamp, resource))
-        if not keep:
-            continue
-        resources = [r for _, r in keep]
-        columns = tracking_request_columns(resources)[table] if type_ == "tracking_request" else related_columns(resources)
+        keep.append((stamp, resource))
+    if keep:
+        columns = tracking_request_columns([r for _, r in keep])["tracking_requests"]
         columns["last_event_at"] = [s[0] or None for s, _ in keep]
         columns["last_event_id"] = [s[1] for s, _ in keep]
-        batch[table] = columns
+        batch["tracking_requests"] = columns
         report.entities_refreshed += len(keep)
     return batch
 
@@ -208,7 +224,10 @@ def _write(con: duckdb.DuckDBPyConnection, records: list[SpoolRecord], progress:
             con.unregister("_resources")
         entity_batch = _entity_batch(con, fresh, report)
         if entity_batch:
-            write_batch_with(con, entity_batch, run_id="events-load", synced_at=now)
+            counts = write_batch_with(con, entity_batch, run_id="events-load", synced_at=now)
+            report.stale_ignored += sum(c.stale for c in counts.values())
+        changes = [c for p in fresh for c in changesets_of(p.notification_id, p.created_at, p.document)]
+        report.changesets_applied += apply_changesets(con, changes, now)
     for p in conflicts:
         con.execute(
             "INSERT INTO webhook_event_conflicts VALUES (?, CAST(? AS TIMESTAMPTZ), CAST(? AS JSON), ?)",
