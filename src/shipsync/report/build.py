@@ -17,8 +17,8 @@ import duckdb
 
 from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section
 from shipsync.report.page import render_page
-from shipsync.report.queries import Window
 from shipsync.report.sections import SECTIONS
+from shipsync.report.window import Window
 from shipsync.warehouse.connection import connect
 
 FIRST_STEPS = (
@@ -51,7 +51,12 @@ def _chart(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relatio
         )
     if not _has_rows(con, query.source, filled):
         return ChartOutcome(chart, sql, "missing", message=f"{query.source} is empty: run `{query.filled_by}` to fill it.")
-    result = con.execute(sql)
+    try:
+        result = con.execute(sql)
+    except duckdb.Error as exc:  # a file of another version whose view lacks a column, say
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        message = f"This warehouse cannot answer this chart ({first}): run `{query.filled_by}` with this version of shipsync."
+        return ChartOutcome(chart, sql, "missing", message=message)
     names = [d[0] for d in result.description or []]
     rows = [dict(zip(names, values, strict=True)) for values in result.fetchall()]
     if not rows:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from shipsync.report import charts
 from shipsync.report.model import Chart, Draw, Rows, Section
-from shipsync.report.queries import DELIVERY_HEALTH, EVENTS_PER_DAY, FRESHNESS, REQUESTS_PER_DAY, RUNS_PER_FLOW, Window
+from shipsync.report.queries import DELIVERY_HEALTH, EVENTS_PER_DAY, FRESHNESS, REQUESTS_PER_DAY, RUNS_PER_FLOW
 from shipsync.report.tables import by_day, columns, html_table, pivot
+from shipsync.report.window import Window
 
 RUN_STATES = ("completed", "completed with errors", "failed", "running or cut off")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shipsync.report.queries import ReportQuery, Window
+from shipsync.report.window import ReportQuery, Window
 
 Rows = list[dict[str, Any]]
 Draw = Callable[["Chart", Rows, Window], str]

@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 
 from shipsync.report.model import ChartOutcome, Section
-from shipsync.report.queries import Window
+from shipsync.report.window import Window
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 

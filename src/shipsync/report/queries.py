@@ -1,69 +1,12 @@
 """Every query of `shipsync report`, in one place: the SQL that runs is the SQL the page shows.
 
-A query's text names the report window with `{since}`, `{until}` and `{as_of}`, and the spool's
-quarantine folder with `{quarantine}`; `ReportQuery.runnable` puts literal values in their place,
-so what an analyst copies from the page runs as is in any DuckDB session on the warehouse.
-Days are UTC days (`timezone('UTC', ...)`), whatever the session's time zone.
+`{since}`, `{until}`, `{as_of}` and `{quarantine}` become literals (see `report.window`). Days and
+weeks are UTC days and ISO weeks (`timezone('UTC', ...)`), whatever the session's time zone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
-
-
-def _timestamp(moment: datetime) -> str:
-    return f"TIMESTAMPTZ '{moment.isoformat()}'"
-
-
-def _string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-@dataclass(frozen=True)
-class Window:
-    """What the report covers: `days` days up to `as_of`, and where quarantined deliveries are."""
-
-    as_of: datetime
-    days: int
-    quarantine: Path
-
-    @property
-    def since(self) -> datetime:
-        return self.as_of - timedelta(days=self.days)
-
-    def dates(self) -> list[date]:
-        """Every UTC day the window touches, oldest first."""
-        first, last = self.since.astimezone(UTC).date(), self.as_of.astimezone(UTC).date()
-        return [first + timedelta(days=n) for n in range((last - first).days + 1)]
-
-
-@dataclass(frozen=True)
-class ReportQuery:
-    """One query: its text, the tables or views it needs, and which table's rows come from which command.
-
-    `source` is the table that is empty until `filled_by` has run: when it is, the chart says to run
-    that command instead of showing an empty chart.
-    """
-
-    key: str
-    sql: str
-    reads: tuple[str, ...]
-    source: str
-    filled_by: str
-
-    def runnable(self, window: Window) -> str:
-        text = self.sql.strip()
-        for name, value in (
-            ("{since}", _timestamp(window.since)),
-            ("{until}", _timestamp(window.as_of)),
-            ("{as_of}", _timestamp(window.as_of)),
-            ("{quarantine}", _string(str(window.quarantine / "*.bin"))),
-        ):
-            text = text.replace(name, value)
-        return text
-
+from shipsync.report.window import ReportQuery
 
 RUNS_PER_FLOW = ReportQuery(
     "runs_per_flow",
@@ -147,7 +90,7 @@ DELIVERY_HEALTH = ReportQuery(
     "delivery_health",
     """
 WITH problems AS (
-    SELECT received_at AS at, 'conflicts (same id, other body)' AS problem FROM webhook_event_conflicts
+    SELECT received_at AS moment, 'conflicts (same id, other body)' AS problem FROM webhook_event_conflicts
     UNION ALL
     SELECT coalesce(received_at, dead_lettered_at), 'dead letters (could not be loaded)' FROM webhook_dead_letters
     UNION ALL
@@ -155,9 +98,9 @@ WITH problems AS (
     SELECT to_timestamp(CAST(split_part(parse_filename(file), '-', 1) AS BIGINT) / 1e9), 'quarantined (signed, not a notification)'
     FROM glob({quarantine})
 )
-SELECT CAST(timezone('UTC', at) AS DATE) AS day, problem, count(*) AS deliveries
+SELECT CAST(timezone('UTC', moment) AS DATE) AS day, problem, count(*) AS deliveries
 FROM problems
-WHERE at >= {since} AND at < {until}
+WHERE moment >= {since} AND moment < {until}
 GROUP BY ALL
 ORDER BY day, problem
 """,
@@ -167,3 +110,113 @@ ORDER BY day, problem
 )
 
 HEALTH_QUERIES = (RUNS_PER_FLOW, REQUESTS_PER_DAY, FRESHNESS, EVENTS_PER_DAY, DELIVERY_HEALTH)
+
+# Journey order of the service's `current_status` values; values it adds later come after them.
+STATUS_ORDER = (
+    "['new', 'on_ship', 'on_rail', 'grounded', 'not_available', 'available', 'awaiting_inland_transfer', "
+    "'picked_up', 'off_dock', 'loaded', 'delivered', 'dropped', 'empty_returned']"
+)
+
+CONTAINERS_BY_STATUS = ReportQuery(
+    "containers_by_status",
+    f"""
+SELECT coalesce(current_status, '(no status)') AS status, count(*) AS containers
+FROM container_status
+GROUP BY current_status
+ORDER BY coalesce(list_position({STATUS_ORDER}, current_status), 99), status
+""",
+    ("container_status",),
+    "containers",
+    "shipsync pull containers",
+)
+
+CONTAINERS_BY_PORT = ReportQuery(
+    "containers_by_port",
+    """
+SELECT coalesce(pod_locode, '(no port yet)') AS port, any_value(coalesce(pod_metro_area, pod_name)) AS place,
+       count(*) FILTER (WHERE pod_arrived_at IS NULL AND pod_discharged_at IS NULL) AS "on the way",
+       count(*) FILTER (WHERE (pod_arrived_at IS NOT NULL OR pod_discharged_at IS NOT NULL) AND pod_full_out_at IS NULL) AS "at the port",
+       count(*) FILTER (WHERE pod_full_out_at IS NOT NULL) AS "out of the port"
+FROM container_status
+GROUP BY ALL
+ORDER BY count(*) DESC, port
+LIMIT 25
+""",
+    ("container_status", "metro_areas"),
+    "containers",
+    "shipsync pull containers",
+)
+
+ARRIVALS_PER_WEEK = ReportQuery(
+    "arrivals_per_week",
+    """
+WITH boxes AS (
+    SELECT c.pod_arrived_at AS arrived, s.pod_eta_at AS eta, coalesce(s.pod_original_eta_at, s.pod_eta_at) AS original_eta
+    FROM containers c JOIN shipments s ON s.id = c.shipment_id
+), dated AS (
+    SELECT 'expected (original ETA)' AS measure, original_eta AS moment FROM boxes
+    UNION ALL SELECT 'arrived (actual)', arrived FROM boxes
+    UNION ALL SELECT 'not arrived yet (current ETA)', eta FROM boxes WHERE arrived IS NULL
+)
+SELECT CAST(date_trunc('week', timezone('UTC', moment)) AS DATE) AS week, measure, count(*) AS containers
+FROM dated
+WHERE moment >= {since} AND moment < {until} + INTERVAL 28 DAY
+GROUP BY ALL
+ORDER BY week, measure
+""",
+    ("containers", "shipments"),
+    "containers",
+    "shipsync pull containers",
+)
+
+PICKUP_RISK = ReportQuery(
+    "pickup_risk",
+    """
+SELECT container_number, bill_of_lading, carrier, pod_locode AS port, pod_terminal AS terminal, current_status AS status,
+       pickup_lfd AS "last free day", days_until_lfd AS "days left", holds, fee_total AS fees, risk
+FROM pickup_risk
+""",
+    ("pickup_risk",),
+    "containers",
+    "shipsync pull containers",
+)
+
+DWELL = ReportQuery(
+    "dwell",
+    """
+WITH dwell AS (
+    SELECT coalesce(s.port_of_discharge_locode, '(no port)') || ' · ' || coalesce(t.name, '(no terminal)') AS label,
+           epoch(c.pod_full_out_at - c.pod_discharged_at) / 86400 AS days
+    FROM containers c
+    LEFT JOIN shipments s ON s.id = c.shipment_id
+    LEFT JOIN terminals t ON t.id = c.pod_terminal_id
+    WHERE c.pod_full_out_at >= {since} AND c.pod_full_out_at < {until} AND c.pod_discharged_at IS NOT NULL
+)
+SELECT label, count(*) AS n, quantile_cont(days, 0.05) AS p05, quantile_cont(days, 0.25) AS p25, median(days) AS p50,
+       quantile_cont(days, 0.75) AS p75, quantile_cont(days, 0.95) AS p95, avg(days) AS mean
+FROM dwell
+GROUP BY label
+ORDER BY n DESC, label
+LIMIT 20
+""",
+    ("containers", "shipments", "terminals"),
+    "containers",
+    "shipsync pull containers",
+)
+
+ETA_SLIPPAGE = ReportQuery(
+    "eta_slippage",
+    """
+SELECT coalesce(e.carrier, '(no carrier)') || coalesce(' · ' || any_value(l.name), '') AS label, count(*) AS n,
+       quantile_cont(slip_days, 0.05) AS p05, quantile_cont(slip_days, 0.25) AS p25, median(slip_days) AS p50,
+       quantile_cont(slip_days, 0.75) AS p75, quantile_cont(slip_days, 0.95) AS p95, avg(slip_days) AS mean
+FROM eta_changes e
+LEFT JOIN shipping_lines l ON l.scac = e.carrier
+WHERE slip_days IS NOT NULL AND coalesce(pod_ata_at, pod_eta_at) >= {since} AND coalesce(pod_ata_at, pod_eta_at) < {until}
+GROUP BY e.carrier
+ORDER BY p50 DESC, label
+""",
+    ("eta_changes", "shipping_lines"),
+    "shipments",
+    "shipsync pull shipments",
+)
