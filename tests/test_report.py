@@ -36,6 +36,14 @@ def dead_letters_kept(warehouse: Path) -> bool:
         con.close()
 
 
+def at_risk(warehouse: Path) -> int:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return int(con.execute("SELECT count(*) FROM pickup_risk").fetchone()[0])  # type: ignore[index]
+    finally:
+        con.close()
+
+
 def shown_sql(page: str) -> dict[str, str]:
     """Each figure's SQL as the page shows it, unescaped, by the figure's id."""
     found = re.findall(r'<figure id="([^"]+)">.*?<pre><code>(.*?)</code></pre>', page, flags=re.S)
@@ -43,10 +51,12 @@ def shown_sql(page: str) -> dict[str, str]:
 
 
 def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> None:
-    result = build_report(fleet, tmp_path / "report.html", days=30)
+    # The sandbox's journeys run from January to July 2026: a year up to now covers them and the runs.
+    result = build_report(fleet, tmp_path / "report.html", days=365)
     page = result.path.read_text()
     not_drawn = {o.chart.key for o in result.outcomes if o.state != "drawn"}
-    assert not_drawn == (set() if dead_letters_kept(fleet) else {"delivery_health"})
+    expected = (set() if dead_letters_kept(fleet) else {"delivery_health"}) | (set() if at_risk(fleet) else {"pickup_risk"})
+    assert not_drawn == expected
     sql = shown_sql(page)
     assert set(sql) == {c.key for c in CHARTS}
     con = duckdb.connect(str(fleet), read_only=True)
@@ -58,36 +68,43 @@ def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> N
             assert len(rows) == outcome.rows > 0, outcome.chart.key
     finally:
         con.close()
-    drawn = [o for o in result.outcomes if o.html.startswith("<svg")]
-    assert page.count('<svg role="img"') == len(drawn) >= len(CHARTS) - 2
+    tables = {"pickup_risk", "freshness"}
+    svgs = [o.chart.key for o in result.outcomes if o.html.startswith("<svg")]
+    assert page.count('<svg role="img"') == len(svgs) and set(svgs) == {c.key for c in CHARTS} - tables - not_drawn
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
 
 
 def test_charts_count_what_the_warehouse_holds(fleet: Path, tmp_path: Path) -> None:
-    result = build_report(fleet, tmp_path / "report.html", days=30)
+    result = build_report(fleet, tmp_path / "report.html", days=365)
     page = result.path.read_text()
     con = duckdb.connect(str(fleet), read_only=True)
     try:
-        runs = con.execute("SELECT count(DISTINCT flow) FROM sync_runs").fetchone()
+        flows = con.execute("SELECT count(DISTINCT flow) FROM sync_runs").fetchone()
         conflicts = con.execute("SELECT count(*) FROM webhook_event_conflicts").fetchone()
+        statuses = con.execute("SELECT count(DISTINCT coalesce(current_status, '')) FROM containers").fetchone()
+        ports = con.execute(
+            "SELECT count(DISTINCT s.port_of_discharge_locode) FROM containers c JOIN shipments s ON s.id = c.shipment_id"
+        ).fetchone()
     finally:
         con.close()
     by_key = {o.chart.key: o for o in result.outcomes}
-    assert runs and by_key["runs_per_flow"].rows == runs[0]
+    assert flows and by_key["runs_per_flow"].rows == flows[0]
+    assert statuses and by_key["containers_by_status"].rows == statuses[0]
+    assert ports and by_key["containers_by_port"].rows == min(25, ports[0])
+    assert "Los Angeles" in by_key["containers_by_port"].html or "Long Beach" in by_key["containers_by_port"].html  # metro names
     assert conflicts == (1,)
-    if not dead_letters_kept(fleet):
-        return
-    assert "conflicts (same id, other body)" in by_key["delivery_health"].html
-    assert "quarantined (signed, not a notification)" in by_key["delivery_health"].html
     # Each figure has its title, the unit of its numbers, and its SQL folded away.
     for chart in CHARTS:
         assert f'<figcaption id="{chart.key}-caption">{html.escape(chart.title)}<span class="unit">{html.escape(chart.unit)}' in page
+    if dead_letters_kept(fleet):
+        assert "conflicts (same id, other body)" in by_key["delivery_health"].html
+        assert "quarantined (signed, not a notification)" in by_key["delivery_health"].html
 
 
 def test_a_window_without_data_says_so_per_chart(fleet: Path, tmp_path: Path) -> None:
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     result = build_report(fleet, tmp_path / "old.html", days=7, as_of=long_ago)
-    windowed = {"events_per_day", "runs_per_flow", "requests_per_day", "trouble_per_day"}
+    windowed = {"events_per_day", "runs_per_flow", "requests_per_day", "trouble_per_day", "arrivals_per_week", "dwell", "eta_slippage"}
     windowed |= {"delivery_health"} if dead_letters_kept(fleet) else set()
     for outcome in result.outcomes:
         if outcome.chart.key in windowed:

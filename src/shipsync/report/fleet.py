@@ -64,12 +64,12 @@ ARRIVALS = Section(
     "arrivals",
     "Arrivals",
     "Containers per week at the port of discharge: when they were first expected, when they arrived, and what is still "
-    "expected (four weeks past the report's date included).",
+    "expected (four weeks past the report's date included). Weeks start on Monday, UTC.",
     (
         Chart(
             "arrivals_per_week",
             "Arrivals per week: original ETA against actual arrival",
-            "containers per week (weeks start on Monday, UTC)",
+            "containers per week",
             ARRIVALS_PER_WEEK,
             _arrivals,
             "No container was expected or arrived in this window.",
