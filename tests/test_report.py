@@ -151,3 +151,28 @@ def test_cli_report(fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     bad = runner.invoke(app, ["report", "--as-of", "yesterday"])
     assert bad.exit_code == 1 and "--as-of 'yesterday' is not a date" in bad.output and "Traceback" not in bad.output
     assert runner.invoke(app, ["report", "--days", "0"]).exit_code == 2
+
+
+@pytest.mark.slow
+def test_report_flow_leaves_a_link_and_a_summary(prefect_harness: None, fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from flows.report import report
+    from prefect.client.orchestration import get_client
+
+    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(fleet))
+    written = Path(asyncio.run(report(days=365)))
+    assert written == fleet.parent / "report.html" and written.read_text().startswith("<!DOCTYPE html>")
+
+    async def artifacts(key: str) -> list[dict[str, object]]:
+        async with get_client() as client:
+            # Posted directly: this Prefect client sends null for absent filters, which its server refuses.
+            response = await client._client.post("/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 5})
+            response.raise_for_status()
+        found: list[dict[str, object]] = response.json()
+        return found
+
+    link = asyncio.run(artifacts("report"))
+    summary = asyncio.run(artifacts("report-summary"))
+    assert link and link[0]["type"] == "link" and written.resolve().as_uri() in str(link[0]["data"])
+    assert summary and "| Containers by current status |" in str(summary[0]["data"]) and "drawn" in str(summary[0]["data"])

@@ -41,8 +41,8 @@ def chromium() -> str:
 
 
 def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
-    warehouse = build_fleet(tmp_path / "fleet", containers=12).warehouse
-    result = build_report(warehouse, tmp_path / "report.html", days=30)
+    warehouse = build_fleet(tmp_path / "fleet", documents=200, containers=12).warehouse
+    result = build_report(warehouse, tmp_path / "report.html", days=365)
     visit = open_page(result.path, PROBE)
     assert visit.console_errors == []
     assert visit.requests == [result.path.resolve().as_uri()]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from shipsync.report import charts
 from shipsync.report.model import Chart, Rows, Section
 from shipsync.report.queries import ARRIVALS_PER_WEEK, CONTAINERS_BY_PORT, CONTAINERS_BY_STATUS, DWELL, ETA_SLIPPAGE, PICKUP_RISK
-from shipsync.report.tables import columns, html_table, pivot
+from shipsync.report.tables import as_table, columns, pivot
 from shipsync.report.window import Window
 
 PORT_STATES = ("on the way", "at the port", "out of the port")
@@ -30,10 +30,6 @@ def _arrivals(chart: Chart, rows: Rows, window: Window) -> str:
 
 def _distribution(chart: Chart, rows: Rows, window: Window) -> str:
     return charts.distributions(chart.key, chart.title, rows, chart.unit)
-
-
-def _table(chart: Chart, rows: Rows, window: Window) -> str:
-    return html_table(chart.key, rows)
 
 
 WHERE = Section(
@@ -88,7 +84,7 @@ RISK = Section(
             "Containers at risk of demurrage, most urgent first",
             "one row per container; days left until the last free day (negative: passed)",
             PICKUP_RISK,
-            _table,
+            as_table,
             "No container is at risk today: none is past or within 3 days of its last free day, or on hold.",
         ),
     ),

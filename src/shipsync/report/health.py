@@ -6,7 +6,7 @@ from __future__ import annotations
 from shipsync.report import charts
 from shipsync.report.model import Chart, Draw, Rows, Section
 from shipsync.report.queries import DELIVERY_HEALTH, EVENTS_PER_DAY, FRESHNESS, REQUESTS_PER_DAY, RUNS_PER_FLOW
-from shipsync.report.tables import by_day, columns, html_table, pivot
+from shipsync.report.tables import as_table, by_day, columns, pivot
 from shipsync.report.window import Window
 
 RUN_STATES = ("completed", "completed with errors", "failed", "running or cut off")
@@ -32,10 +32,6 @@ def _per_day(series: str, value: str) -> Draw:
         return charts.stacked_columns(chart.key, chart.title, days, values, chart.unit)
 
     return draw
-
-
-def _table(chart: Chart, rows: Rows, window: Window) -> str:
-    return html_table(chart.key, rows)
 
 
 EVENTS = Section(
@@ -96,7 +92,7 @@ SYNC = Section(
             "Freshness: the last success of each flow",
             "hours since, at the report's time",
             FRESHNESS,
-            _table,
+            as_table,
             "No run has finished yet.",
         ),
     ),

@@ -8,6 +8,9 @@ from decimal import Decimal
 from html import escape
 from typing import Any
 
+from shipsync.report.model import Chart, Rows
+from shipsync.report.window import Window
+
 MAX_TABLE_ROWS = 200
 
 
@@ -50,6 +53,11 @@ def html_table(key: str, rows: Sequence[dict[str, Any]], numeric: Sequence[str] 
         f'<div class="table-wrap"><table aria-labelledby="{key}-caption"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>{more}"
     )
+
+
+def as_table(chart: Chart, rows: Rows, window: Window) -> str:
+    """The Draw of charts that are tables (a list to act on reads better than a picture of it)."""
+    return html_table(chart.key, rows)
 
 
 def pivot(
