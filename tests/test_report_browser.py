@@ -15,6 +15,7 @@ import pytest
 from browser import INSTALL, chromium_path, open_page
 from fleet import build_fleet
 from shipsync.report import build_report
+from shipsync.report.tables import MAX_TABLE_ROWS
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +56,7 @@ def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
         elif outcome.html.startswith("<svg"):
             assert shown["shapes"] > 10 and shown["width"] > 300 and shown["height"] > 100, (outcome.chart.key, shown)
         else:
-            assert shown["table"] == min(outcome.rows, 200), outcome.chart.key
+            assert shown["table"] == min(outcome.rows, MAX_TABLE_ROWS), outcome.chart.key
     assert not visit.probe["overflow"]  # nothing wider than a laptop's window
     assert visit.pdf.startswith(b"%PDF-") and visit.pdf.count(b"/Type /Page\n") + visit.pdf.count(b"/Type /Page ") >= 2
     assert visit.screenshot_png.startswith(b"\x89PNG")

@@ -93,7 +93,7 @@ RISK = Section(
 DWELL_AND_SLIP = Section(
     "dwell",
     "Dwell and ETA slippage",
-    "Distributions: each box spans the middle half (25th to 75th percentile), the line inside is the median, "
+    "Distributions: each box spans the middle half (25th to 75th percentile), the bar across it is the median, "
     "the triangle the mean, and the whiskers reach the 5th and 95th percentiles.",
     (
         Chart(

@@ -42,7 +42,8 @@ summary { cursor: pointer; color: var(--accent); font-size: .88rem; }
 pre { overflow-x: auto; padding: .7rem .8rem; background: var(--panel); border-radius: 4px; white-space: pre; }
 .table-wrap { overflow-x: auto; margin-top: .5rem; }
 table { border-collapse: collapse; width: 100%; font-size: .86rem; }
-th, td { padding: .3rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; }
+th, td { padding: .3rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; white-space: nowrap; }
+td:last-child { white-space: normal; min-width: 12em; }
 th { background: var(--panel); position: sticky; top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; }

@@ -173,7 +173,7 @@ PICKUP_RISK = ReportQuery(
     "pickup_risk",
     """
 SELECT container_number, bill_of_lading, carrier, pod_locode AS port, pod_terminal AS terminal, current_status AS status,
-       pickup_lfd AS "last free day", days_until_lfd AS "days left", holds, fee_total AS fees, risk
+       CAST(pickup_lfd AS DATE) AS "last free day", days_until_lfd AS "days left", holds, fee_total AS fees, risk
 FROM pickup_risk
 """,
     ("pickup_risk",),

@@ -11,7 +11,7 @@ from typing import Any
 from shipsync.report.model import Chart, Rows
 from shipsync.report.window import Window
 
-MAX_TABLE_ROWS = 200
+MAX_TABLE_ROWS = 50  # the most urgent fit on a page or two; the SQL lists the rest
 
 
 def cell(value: Any) -> str:
