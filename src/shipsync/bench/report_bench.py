@@ -86,8 +86,10 @@ def _ledger_of_a_year(warehouse: Path, as_of: datetime) -> None:
             """
             INSERT INTO sync_runs (run_id, flow, started_at, finished_at, status, requests, throttled, retries, table_counts)
             SELECT 'bench-' || flow || '-' || epoch(moment), flow, moment, moment + INTERVAL 40 SECOND,
-                   CASE WHEN hash(moment) % 97 = 0 THEN 'failed' WHEN hash(moment) % 31 = 0 THEN 'completed_with_errors' ELSE 'completed' END,
-                   CASE flow WHEN 'pull_all' THEN 900 ELSE 12 END, CAST(hash(moment) % 13 = 0 AS INTEGER), CAST(hash(moment) % 5 AS INTEGER), '{}'
+                   CASE WHEN hash(moment) % 97 = 0 THEN 'failed'
+                        WHEN hash(moment) % 31 = 0 THEN 'completed_with_errors' ELSE 'completed' END,
+                   CASE flow WHEN 'pull_all' THEN 900 ELSE 12 END,
+                   CAST(hash(moment) % 13 = 0 AS INTEGER), CAST(hash(moment) % 5 AS INTEGER), '{}'
             FROM (
                 SELECT 'pull_tracking_requests' AS flow, unnest(generate_series(?::TIMESTAMPTZ, ?::TIMESTAMPTZ, INTERVAL 1 HOUR)) AS moment
                 UNION ALL

@@ -67,8 +67,12 @@ def _chart(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relatio
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def collect(warehouse: Path, window: Window, sections: Sequence[Section] = SECTIONS) -> tuple[list[ChartOutcome], str]:
