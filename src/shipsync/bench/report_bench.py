@@ -4,8 +4,8 @@ The warehouse is seeded through shipsync's own loaders: the document pages the s
 through the pull's normalize-and-upsert path (their shipments and containers into the typed
 tables), a year of webhook notifications through the spool and `events load`, and a year of run
 ledger rows (a tracking-request pull every hour, a full pull every day) straight into `sync_runs`.
-The figure is the best of three builds in this process, after one that loads the fonts; the CLI's
-time, Python start and imports included, is given beside it.
+The figure is the best of three builds in this process, after one that loads the fonts; their CPU
+time and the CLI's time (Python start and imports included) are given beside it.
 """
 
 from __future__ import annotations
@@ -126,7 +126,11 @@ def report_build(documents: int = 100_000, events: int = 300_000, rounds: int = 
         first = build_report(warehouse, output, days=DAYS, as_of=as_of)
         if first.drawn < len(first.outcomes) - 2:
             raise RuntimeError(f"only {first.drawn} of {len(first.outcomes)} charts drawn on the seeded warehouse")
-        best = min(build_report(warehouse, output, days=DAYS, as_of=as_of).seconds for _ in range(rounds))
+        walls, cpus = [], []
+        for _ in range(rounds):
+            cpu = time.process_time()
+            walls.append(build_report(warehouse, output, days=DAYS, as_of=as_of).seconds)
+            cpus.append(time.process_time() - cpu)
         started = time.perf_counter()
         env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(warehouse), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
         subprocess.run(
@@ -138,6 +142,9 @@ def report_build(documents: int = 100_000, events: int = 300_000, rounds: int = 
         command = time.perf_counter() - started
     label = f"{documents:,} documents, {events:,} events in a year"
     return [
-        under(f"report build ({label}; best of {rounds})", best, "s", 3.0),
+        under(f"report build ({label}; best of {rounds})", min(walls), "s", 3.0),
+        # CPU seconds of this process and DuckDB's threads: what the build costs on a machine that
+        # others do not share, where wall time follows it (context for a busy machine's figure).
+        BenchResult(f"report build CPU time ({label}; best of {rounds})", min(cpus), "s", "-", None, None, "(context)", True),
         BenchResult(f"shipsync report command, Python start included ({label})", command, "s", "-", None, None, "(context)", True),
     ]
