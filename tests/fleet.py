@@ -42,9 +42,9 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         assert webhook.secret
         receiver.secrets.append(webhook.secret)
         pull_all(settings)
-        httpx.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=60).raise_for_status()
+        httpx.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
         deadline = time.monotonic() + 60
-        while httpx.get(f"{service.url}/_admin/deliveries", headers=ADMIN, timeout=5).json()["pending"]:
+        while httpx.get(f"{service.url}/_admin/deliveries", headers=ADMIN, timeout=30).json()["pending"]:
             assert time.monotonic() < deadline, "the sandbox did not deliver in time"
             time.sleep(0.1)
         load_events(settings.warehouse, settings.spool_dir)
