@@ -19,7 +19,7 @@ from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.signature import sign
-from shipsync.webhooks.spool import SpoolWriter
+from shipsync.webhooks.writer import SpoolWriter
 
 ADMIN = {"Authorization": f"Token {K1}"}
 

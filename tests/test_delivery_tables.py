@@ -14,8 +14,8 @@ from conftest import RunningSandbox
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
+from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from shipsync.webhooks.spool import encode_record
 from test_tracking_tables import assert_rows_hold, rows, write_container
 
 TABLES = ("shipments", "containers", "transport_events", "estimated_events", "ports", "vessels")

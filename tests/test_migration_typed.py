@@ -1,4 +1,4 @@
-"""A warehouse written by schema 7 (shipments, containers, email submissions and extractions kept as
+"""A warehouse written by schema 8 (shipments, containers, email submissions and extractions kept as
 JSON) is migrated in place to typed columns, and nothing it held is lost."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import orjson
 
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.declared_tables import DECLARED_BY_TABLE
+from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.schema import SCHEMA_VERSION
 
-FIXTURE = Path(__file__).parent / "fixtures" / "schema_7.sql"
+FIXTURE = Path(__file__).parent / "fixtures" / "schema_8.sql"
 
 SHIPMENT = {
     "id": "s-1",
@@ -77,8 +78,8 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def write_schema_7_file(path: Path) -> None:
-    """What schema 7's loaders wrote: related records whole as JSON, and the event log."""
+def write_schema_8_file(path: Path) -> None:
+    """What schema 8's loaders wrote: related records whole as JSON, and the event log."""
     con = duckdb.connect(str(path))
     con.execute(FIXTURE.read_text())
     for table, resource, event in (
@@ -138,11 +139,13 @@ def as_sent(row: dict[str, Any], table: str) -> dict[str, Any]:
     return {"attributes": attributes, "relationships": relationships}
 
 
-def test_schema_7_file_migrates_to_typed_columns_and_loses_nothing(tmp_path: Path) -> None:
+def test_schema_8_file_migrates_to_typed_columns_and_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "old.duckdb"
-    write_schema_7_file(path)
-    with connect(path):  # opening migrates
+    write_schema_8_file(path)
+    with connect(path):  # opening adopts the file as the pipeline's own, migrates it, and publishes
         pass
+    assert rows(path, "SELECT count(*) AS n FROM containers") == [{"n": 1}]  # what analysts open
+    path = pipeline_file(path)
     assert rows(path, "SELECT max(version) AS v FROM _shipsync_schema") == [{"v": SCHEMA_VERSION}]
     for table in ("shipments", "containers", "email_submissions", "document_representations"):
         columns = {r["column_name"] for r in rows(path, f"SELECT column_name FROM information_schema.columns WHERE table_name = '{table}'")}

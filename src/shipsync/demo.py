@@ -35,7 +35,7 @@ from shipsync.warehouse.status import warehouse_status
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import delete_webhook, register_webhook
-from shipsync.webhooks.spool import SpoolWriter
+from shipsync.webhooks.writer import SpoolWriter
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
 T = TypeVar("T")
@@ -118,7 +118,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
     # is the same run. Only what the demo itself wrote is removed.
     for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json"):
         (root / name).unlink(missing_ok=True)
-    for folder in ("spool", "spreadsheets"):
+    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
         shutil.rmtree(root / folder, ignore_errors=True)
     sheets = example_files(root)
     sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
@@ -130,6 +130,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
             rate_limit="0",
             warehouse=root / "shipsync.duckdb",
             spool=root / "spool",
+            secrets_file=root / "secrets.json",  # the demo's own, not the user's store
         )
         console.print(
             f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, receiver {receiver_server.url}/webhook, "
@@ -138,7 +139,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
         webhook = step(
             "register a webhook for every event kind",
             lambda: register_webhook(settings, f"{receiver_server.url}/webhook", [], all_events=True),
-            lambda w: f"{len(w.events)} kinds, secret kept in {settings.warehouse.parent / 'secrets.json'}",
+            lambda w: f"{len(w.events)} kinds, secret kept in {settings.secrets_file_path}",
         )
         assert webhook.secret is not None
         receiver.secrets.append(webhook.secret)

@@ -25,8 +25,8 @@ from shipsync.bench.results import BenchResult, under
 from shipsync.report import build_report
 from shipsync.sandbox.world import DEFAULT_CLOCK
 from shipsync.warehouse.connection import connect
+from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from shipsync.webhooks.spool import encode_record
 
 DAYS = 365
 KINDS = (

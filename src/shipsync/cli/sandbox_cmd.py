@@ -9,6 +9,7 @@ import typer
 
 from shipsync.cli.common import one_line_errors
 from shipsync.config import parse_rate_limit
+from shipsync.redaction import register_secret
 
 sandbox_app = typer.Typer(help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True)
 
@@ -46,6 +47,8 @@ def serve(
         fault_rate=fault_rate,
         latency_ms=latency_ms,
     )
+    for key in options.api_keys:
+        register_secret(key)  # masked in every log record (the CLI installed the redaction)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     access = logging.getLogger("shipsync.sandbox")

@@ -92,4 +92,3 @@ def pull_shipping_lines(settings: Settings, *, runner: StepRunner = run_direct, 
         absorb(record, outcome)
         progress(outcome.fetched)
     return record
-

@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from shipsync.api.tracking_models import Container
+from shipsync.warehouse import changes
 from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
 from shipsync.warehouse.members import MISFIT, members_of
 
@@ -44,7 +45,7 @@ def changesets_of(notification_id: str, created_at: str | None, document: dict[s
 def apply_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset], synced_at: datetime) -> int:
     """Apply each change where it is not older than the row; returns how many rows changed."""
     members = {m.name: m for m in members_of(Container) if m.kind not in ("ref", "refs")}
-    applied = 0
+    changed: list[str] = []
     for change in sorted(changesets, key=lambda c: (c.at, c.notification_id)):
         sets, values = [], []
         for name, pair in change.changes.items():
@@ -63,11 +64,13 @@ def apply_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Change
         rows = con.execute(
             f"UPDATE containers SET {', '.join(sets)}, {FRESHNESS} = CAST(? AS TIMESTAMPTZ), last_event_id = ?, "
             f"_synced_at = ?, last_changed_at = ? WHERE id = ? AND ({FRESHNESS} IS NULL OR {FRESHNESS} <= CAST(? AS TIMESTAMPTZ)) "
-            "RETURNING 1",
+            "RETURNING id",
             [*values, change.at, change.notification_id, synced_at, synced_at, change.container_id, change.at],
         ).fetchall()
-        applied += len(rows)
-    refresh = refresh_derived_sql("containers")
-    if applied and refresh:
-        con.execute(refresh)
-    return applied
+        changed += [r[0] for r in rows]
+    if changed:
+        refresh = refresh_derived_sql("containers")
+        if refresh:
+            con.execute(refresh)
+        changes.record_rows(con, "containers", "SELECT unnest(?::VARCHAR[]) AS id", [changed])
+    return len(changed)

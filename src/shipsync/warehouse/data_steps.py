@@ -12,8 +12,10 @@ import orjson
 from shipsync.api.declared import Declared
 from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
 from shipsync.api.tracking_models import Container, Shipment
+from shipsync.warehouse.changes import ensure_log
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE, refresh_derived_sql
+from shipsync.warehouse.normalize import dumps, header_names
 from shipsync.warehouse.upsert import sql_types, stage, to_arrow, upsert
 
 
@@ -34,6 +36,8 @@ def tracking_request_tags_from_shipments(con: duckdb.DuckDBPyConnection) -> None
         WHERE t.id = s.id AND t.tags IS NULL
         """
     )
+    if "attributes" not in _columns_of(con, "shipments"):
+        return  # a file older than the JSON shipments: they arrive typed, with nothing to fill from
     con.execute(
         """
         UPDATE tracking_requests t SET tags = from_json(s.attributes->'tags', '["VARCHAR"]')
@@ -44,11 +48,12 @@ def tracking_request_tags_from_shipments(con: duckdb.DuckDBPyConnection) -> None
 
 
 def typed_resources(con: duckdb.DuckDBPyConnection) -> None:
-    """Schema 8: shipments, containers, email submissions and extractions were kept whole as
+    """Schema 9: shipments, containers, email submissions and extractions were kept whole as
     `attributes`/`relationships` JSON. Each row is read back as the resource it was and normalized
     by its declaration into the typed columns (members nobody declared go to `leftovers`, so nothing
     is lost); `last_event_at` becomes the freshness stamp `observed_at`; the JSON columns go. Then the
     event log's transport and estimated events and places fill their new tables."""
+    ensure_log(con)  # the upserts log what they write (opening after a migration republishes everything anyway)
     for declaration in (Shipment, Container, EmailSubmission, DocumentRepresentation):
         _type_rows(con, declaration)
     _replay_event_log(con)
@@ -108,4 +113,15 @@ def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
         resources = [{"id": r[1], "type": r[0], "attributes": _loads(r[2]), "relationships": _loads(r[3])} for r in found]
         columns = declared_columns(declaration, resources, observed_at=[r[4] for r in found], event_ids=[r[5] for r in found])
         table = declaration.table_name
-        upsert(con, table, to_arrow(table, columns, sql_types(table)), run_id="migration-8", synced_at=now)
+        upsert(con, table, to_arrow(table, columns, sql_types(table)), run_id="migration-9", synced_at=now)
+
+
+def drop_webhook_header_values(con: duckdb.DuckDBPyConnection) -> None:
+    """From schema 8, registered webhooks keep their headers' names only: a header's value may be
+    a credential, and the warehouse is shared with analysts."""
+    for webhook_id, headers in con.execute("SELECT id, headers FROM webhooks WHERE headers IS NOT NULL").fetchall():
+        try:
+            listed = orjson.loads(headers)
+        except orjson.JSONDecodeError:
+            listed = None
+        con.execute("UPDATE webhooks SET headers = CAST(? AS JSON) WHERE id = ?", [dumps(header_names(listed)), webhook_id])

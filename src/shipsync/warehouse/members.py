@@ -9,7 +9,7 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from functools import cache
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from shipsync.api.declared import Declared, Struct
 from shipsync.api.models import Ref
+from shipsync.warehouse.coerce import utc_timestamp
 
 Kind = Literal["text", "bool", "int", "float", "timestamp", "date", "texts", "struct", "structs", "json", "ref", "refs"]
 
@@ -63,14 +64,9 @@ def _float(value: Any) -> Any:
 
 
 def _timestamp(value: Any) -> Any:
-    """An ISO 8601 instant, re-written canonically (a time without offset is taken as UTC)."""
-    if not isinstance(value, str):
-        return MISFIT
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return MISFIT
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).isoformat()
+    """An ISO 8601 instant, re-written in UTC (a time without offset is taken as UTC)."""
+    instant = utc_timestamp(value)
+    return MISFIT if instant is None else instant
 
 
 def _date(value: Any) -> Any:

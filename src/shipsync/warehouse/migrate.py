@@ -19,7 +19,7 @@ import duckdb_engine
 from sqlalchemy import Table
 from sqlalchemy.schema import CreateTable
 
-from shipsync.warehouse.data_steps import tracking_request_tags_from_shipments, typed_resources
+from shipsync.warehouse.data_steps import drop_webhook_header_values, tracking_request_tags_from_shipments, typed_resources
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
 
 _DIALECT = duckdb_engine.Dialect()
@@ -28,7 +28,8 @@ _DIALECT = duckdb_engine.Dialect()
 # and columns are in place, when a file recorded at an older version is opened.
 DATA_STEPS: tuple[tuple[int, Callable[[duckdb.DuckDBPyConnection], None]], ...] = (
     (7, tracking_request_tags_from_shipments),
-    (8, typed_resources),
+    (8, drop_webhook_header_values),
+    (9, typed_resources),
 )
 
 

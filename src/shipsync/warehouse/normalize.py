@@ -256,8 +256,13 @@ def custom_field_columns(resources: Sequence[JsonObject]) -> Batch:
     }
 
 
+def header_names(headers: Any) -> list[dict[str, Any]]:
+    """The names of the headers a webhook sends, never their values (a value may be a credential)."""
+    return [{"name": h["name"]} for h in headers if isinstance(h, dict) and "name" in h] if isinstance(headers, list) else []
+
+
 def webhook_columns(resources: Sequence[JsonObject]) -> Batch:
-    """Webhooks without their secret: the secret is never a column."""
+    """Webhooks without their secret and without their headers' values: neither is ever a column."""
     attrs = [r.get("attributes") or {} for r in resources]
     return {
         "webhooks": {
@@ -265,7 +270,7 @@ def webhook_columns(resources: Sequence[JsonObject]) -> Batch:
             "url": [a.get("url") for a in attrs],
             "active": [a.get("active") for a in attrs],
             "events": [_str_list(a.get("events")) for a in attrs],
-            "headers": [dumps(a.get("headers") or []) for a in attrs],
+            "headers": [dumps(header_names(a.get("headers"))) for a in attrs],
             "self_link": [_link(r, "self") for r in resources],
         }
     }

@@ -12,12 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
+from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, LargeBinary, String, Table
 from sqlmodel import Field, SQLModel
 
 from shipsync.warehouse.declared_tables import create_declared_tables
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 def ts(**kw: Any) -> Any:
@@ -194,7 +194,8 @@ class CustomFieldRow(Synced, table=True):
 
 
 class WebhookRow(Synced, table=True):
-    """Registered webhooks. Never the secret: it lives in the local secrets store only."""
+    """Registered webhooks. Never the secret (it lives in the local secrets store only), and of
+    the headers sent with deliveries only their names: a value may be a credential."""
 
     __tablename__ = "webhooks"
     id: str = Field(primary_key=True)
@@ -296,6 +297,19 @@ class WebhookEventConflictRow(SQLModel, table=True):
     received_at: datetime | None = ts(primary_key=True)
     payload: dict[str, Any] | None = json_field()
     loaded_at: datetime | None = ts()
+
+
+class WebhookDeadLetterRow(SQLModel, table=True):
+    """A spool record `events load` could not load, kept whole with the reason; never blocks the rest."""
+
+    __tablename__ = "webhook_dead_letters"
+    segment: str = Field(primary_key=True)
+    end_offset: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
+    notification_id: str | None = None
+    received_at: datetime | None = ts()
+    reason: str | None = None
+    body: bytes | None = Field(default=None, sa_type=LargeBinary)
+    dead_lettered_at: datetime | None = ts()
 
 
 class SpoolCheckpointRow(SQLModel, table=True):

@@ -1,14 +1,16 @@
 """Bulk upsert of Arrow batches with change detection: inserted, updated and unchanged rows.
 
 A batch is staged once, compared with the table on its key, and only new or different rows are
-written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone.
+written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone. The
+rows written or deleted are logged for publishing (`changes`) in the caller's transaction.
 Tables with a freshness stamp (`observed_at`) are only ever replaced by data at least as new:
 an older copy arriving late is counted as `stale` and changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -19,6 +21,7 @@ import duckdb_engine
 import pyarrow as pa
 from sqlalchemy import Table
 
+from shipsync.warehouse import changes
 from shipsync.warehouse.declared_tables import FRESHNESS, STAMPS, refresh_derived_sql
 from shipsync.warehouse.schema import table as schema_table
 
@@ -85,18 +88,32 @@ def sql_types(table_name: str) -> dict[str, str]:
     return {c.name: c.type.compile(dialect=_DIALECT) for c in schema_table(table_name).columns}
 
 
+@contextmanager
+def staged(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> Iterator[None]:
+    """`table` readable as the view `name` inside the block. Unregistering in a transaction that a
+    failed statement aborted raises, which would hide that statement's own error: it is ignored
+    (the rollback follows, and a later register of the name replaces the view)."""
+    con.register(name, table)
+    try:
+        yield
+    finally:
+        with suppress(duckdb.TransactionException):
+            con.unregister(name)
+
+
 def append_rows(con: duckdb.DuckDBPyConnection, table_name: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Append rows (tuples in `names` order) as one Arrow batch: `executemany` inserts row by row,
     about a thousand rows a second here, which made a 20,000-row bulk result take 19 s."""
     if not rows:
         return
     batch = pa.table({name: pa.array(list(values)) for name, values in zip(names, zip(*rows, strict=True), strict=True)})
-    con.register("_append_rows", batch)
-    try:
+    with staged(con, "_append_rows", batch):
         listed = ", ".join(_q(n) for n in names)
         con.execute(f"INSERT INTO {table_name} ({listed}) SELECT {listed} FROM _append_rows")
-    finally:
-        con.unregister("_append_rows")
+        if table_name in changes.APPEND_ONLY:
+            changes.record(con, table_name, changes.APPENDED)
+        else:
+            changes.record_rows(con, table_name, "SELECT * FROM _append_rows")
 
 
 def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
@@ -122,8 +139,7 @@ def stage(con: duckdb.DuckDBPyConnection, table_name: str, batch: pa.Table, type
     keys = key_columns(table)
     content = [c for c in content_columns(table) if c in batch.column_names]
     types = types or sql_types(table_name)
-    con.register("_incoming", batch)
-    try:
+    with staged(con, "_incoming", batch):
         casts = ", ".join(_cast(c, types[c]) for c in content)
         key_list = ", ".join(_q(k) for k in keys)
         if _keys_unique(batch, keys):
@@ -135,8 +151,6 @@ def stage(con: duckdb.DuckDBPyConnection, table_name: str, batch: pa.Table, type
                 f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
                 f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
             )
-    finally:
-        con.unregister("_incoming")
     return content
 
 
@@ -170,6 +184,15 @@ def upsert(
     ).fetchone()
     assert row is not None
     inserted, updated, stale, total = int(row[0]), int(row[1]), int(row[2]), int(row[3])
+    # Only a change of content is logged for publishing (a stamp moved on unchanged content is not).
+    if inserted + updated == total:
+        changes.record_rows(con, table_name, "SELECT * FROM _stage")
+    elif inserted + updated:
+        first_key = _q(keys[0])
+        changed = (
+            f"SELECT s.* FROM _stage s LEFT JOIN {_q(table_name)} t ON {join} WHERE t.{first_key} IS NULL OR ({fresh} AND ({differs}))"
+        )
+        changes.record_rows(con, table_name, changed)
     extra_cols = ["_synced_at", "_run_id"] + (["first_seen_at", "last_changed_at"] if has_seen else [])
     extra_vals = ["$1", "$2"] + (["$1", "$1"] if has_seen else [])
     if inserted:
@@ -191,8 +214,7 @@ def upsert(
         # The same content seen again, later: the row is as new as that sighting (content untouched).
         stamps = ", ".join(f"{_q(c)} = s.{_q(c)}" for c in STAMPS if c in content)
         con.execute(
-            f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {join} "
-            f"AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
+            f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {join} AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
         )
     con.execute("DROP TABLE IF EXISTS _stage")
     refresh = refresh_derived_sql(table_name)
@@ -216,16 +238,15 @@ def replace_links(
     if not owners:
         return counts
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
-    con.register("_owners", pa.table({"owner": pa.array(list(owners), pa.string())}))
-    con.register("_links", batch.select([owner_column, other]))
-    try:
+    with (
+        staged(con, "_owners", pa.table({"owner": pa.array(list(owners), pa.string())})),
+        staged(con, "_links", batch.select([owner_column, other])),
+    ):
         row = con.execute(
             f"DELETE FROM {_q(table_name)} t WHERE t.{_q(owner_column)} IN (SELECT owner FROM _owners) "
             f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{_q(owner_column)} = t.{_q(owner_column)} "
-            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING 1"
+            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING {changes.slot_sql(table_name, None)}"
         ).fetchall()
-    finally:
-        con.unregister("_owners")
-        con.unregister("_links")
+    changes.record_slots(con, table_name, (r[0] for r in row))
     counts.deleted += len(row)
     return counts
