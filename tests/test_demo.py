@@ -27,7 +27,7 @@ def test_demo_runs_twice_with_the_same_result(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr[-2000:]
         assert "Traceback" not in done.stdout + done.stderr and "error" not in done.stderr.lower()
         outputs.append([line.split(" (")[0] for line in done.stdout.splitlines() if line.startswith("✓") and "undo run" not in line])
-    assert outputs[0] == outputs[1] and len(outputs[0]) == 9
+    assert outputs[0] == outputs[1] and len(outputs[0]) == 10
     con = duckdb.connect(str(tmp_path / "demo" / "shipsync.duckdb"), read_only=True)
     milestones = con.execute("SELECT count(*) FROM container_milestones").fetchone()
     secrets_in_db = con.execute("SELECT count(*) FROM webhooks WHERE CAST(headers AS VARCHAR) ILIKE '%secret%'").fetchone()

@@ -12,6 +12,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import TypeVar
@@ -25,7 +26,9 @@ from shipsync.bulk.apply import ApplyReport, apply_file
 from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings, load_settings
 from shipsync.pull.everything import pull_all
+from shipsync.report import build_report
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+from shipsync.sandbox.world import EPOCH
 from shipsync.serving import BackgroundServer
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from shipsync.warehouse.status import warehouse_status
@@ -179,6 +182,9 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
             lambda r: f"{r.loaded} new, {r.duplicates} duplicates, {r.entities_refreshed} entities refreshed",
         )
         step("delete the webhook", lambda: delete_webhook(settings, webhook.id), lambda _: "done")
+    # The report covers the sandbox's whole world: its journeys start at EPOCH.
+    report_days = (datetime.now(UTC) - EPOCH).days + 1
+    step("build the report", lambda: build_report(settings.warehouse, root / "report.html", days=report_days), lambda r: f"{r.path}")
     summary(settings.warehouse)
     console.print(f"[bold green]done[/bold green] in {time.monotonic() - started:.0f} s. Next:")
     console.print(f"  SHIPSYNC_WAREHOUSE={settings.warehouse} shipsync status")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, publish_bench, webhook_bench
+from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, publish_bench, report_bench, webhook_bench
 from shipsync.bench.results import BenchResult
 from shipsync.errors import InputError
 
@@ -44,6 +44,7 @@ BENCHMARKS: list[Benchmark] = [
         lambda: bulk_bench.validation(100_000) + bulk_bench.rerun_writes(10_000),
         lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(500),
     ),
+    Benchmark("report", lambda: report_bench.report_build(100_000, 300_000), lambda: report_bench.report_build(10_000, 30_000, rounds=2)),
 ]
 
 
