@@ -5,12 +5,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shipsync.errors import ConfigError
 from shipsync.redaction import register_secret
+
+if TYPE_CHECKING:
+    from shipsync.api.ratelimit import RequestLimiter
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
 DEFAULT_WAREHOUSE = Path("warehouse/shipsync.duckdb")
@@ -25,6 +29,13 @@ class RateLimit:
 
     def __str__(self) -> str:
         return f"{self.requests}/{self.seconds:g}"
+
+
+class RateBudget(Protocol):
+    """A rate budget shared beyond this process, injected by an entry point (the flow layer's is a
+    Prefect global concurrency limit): the limiter for a key, or None when it does not apply."""
+
+    def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None: ...
 
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")
@@ -58,8 +69,10 @@ class Settings(BaseSettings):
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     webhook_secrets: SecretStr | None = None
     # Draw requests from a Prefect global concurrency limit shared by every worker of one key
-    # ("auto": when a Prefect API is configured and a rate limit is set).
+    # ("auto": when a Prefect API is configured and a rate limit is set). The entry points (flows,
+    # CLI) attach it with `with_rate_budget`; the API client never imports Prefect.
     shared_budget: str = "auto"
+    _rate_budget: RateBudget | None = PrivateAttr(default=None)
 
     @field_validator("api_url")
     @classmethod
@@ -72,6 +85,16 @@ class Settings(BaseSettings):
         if self.webhook_secrets is not None:
             for secret in self.webhook_secrets.get_secret_value().split(","):
                 register_secret(secret.strip())
+
+    @property
+    def rate_budget(self) -> RateBudget | None:
+        return self._rate_budget
+
+    def with_rate_budget(self, budget: RateBudget | None) -> Settings:
+        """A copy of these settings whose clients draw from `budget` (not read from the environment)."""
+        copy = self.model_copy()
+        copy._rate_budget = budget
+        return copy
 
     @property
     def rate(self) -> RateLimit | None:

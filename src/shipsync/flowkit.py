@@ -17,6 +17,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 
 from shipsync.config import Settings, load_settings
+from shipsync.prefect_budget import attach_prefect_budget
 from shipsync.redaction import redact
 from shipsync.warehouse.ledger import RunRecord
 
@@ -36,7 +37,7 @@ def _serialize_warehouse_writes() -> None:
     from prefect.context import FlowRunContext
     from prefect.exceptions import ObjectNotFound
 
-    from shipsync.api.prefect_budget import prefect_api_configured
+    from shipsync.prefect_budget import prefect_api_configured
     from shipsync.warehouse.connection import set_write_guard
 
     if not prefect_api_configured():
@@ -59,9 +60,14 @@ def _serialize_warehouse_writes() -> None:
 def flow_settings() -> Settings:
     """SHIPSYNC_* from the environment; the API key from a Prefect Secret block when not in env.
 
-    Also makes this process's warehouse writes take the shared write slot of the Prefect server.
+    Clients made from these settings draw from the Prefect-wide rate budget, and this process's
+    warehouse writes take the shared write slot of the Prefect server.
     """
     _serialize_warehouse_writes()
+    return attach_prefect_budget(_settings_with_key())
+
+
+def _settings_with_key() -> Settings:
     if not os.environ.get("SHIPSYNC_API_KEY"):
         try:
             from prefect.blocks.system import Secret

@@ -1,5 +1,7 @@
 """One rate budget per API key across every worker: a Prefect global concurrency limit used as a
-rate limit, drawn from before each request when a Prefect server is configured.
+rate limit, drawn from before each request when a Prefect server is configured. The entry points
+(flows, CLI) attach it to the settings (`attach_prefect_budget`); the API client only sees a
+`RateBudget`, so it never imports Prefect.
 
 Prefect's limit is a token bucket: `limit` slots, each occupied slot freed at `slot_decay_per_second`.
 A bucket of capacity C refilling at r grants at most C + r*W requests in any window of W seconds, so
@@ -13,7 +15,7 @@ import threading
 from dataclasses import dataclass
 
 from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter, key_fingerprint
-from shipsync.config import RateLimit
+from shipsync.config import RateLimit, Settings
 
 _lock = threading.Lock()
 _ensured: set[str] = set()
@@ -90,13 +92,26 @@ class PrefectBudgetLimiter:
 _shared: dict[str, PrefectBudgetLimiter] = {}
 
 
-def shared_budget(api_key: str, limit: RateLimit | None) -> RequestLimiter | None:
-    """The cross-worker limiter for this key, or None without a limit or a Prefect server."""
-    if limit is None or not prefect_api_configured():
-        return None
-    name = budget_name(api_key)
-    ensure_budget(name, limit)
-    with _lock:
-        if name not in _shared:
-            _shared[name] = PrefectBudgetLimiter(name, RollingWindowLimiter(limit))
-        return _shared[name]
+class PrefectRateBudget:
+    """The RateBudget of a Prefect server: one limiter per key, shared by every client of the process."""
+
+    def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None:
+        """The cross-worker limiter for this key, or None without a limit or a Prefect server."""
+        if limit is None or not prefect_api_configured():
+            return None
+        name = budget_name(api_key)
+        ensure_budget(name, limit)
+        with _lock:
+            if name not in _shared:
+                _shared[name] = PrefectBudgetLimiter(name, RollingWindowLimiter(limit))
+            return _shared[name]
+
+
+def attach_prefect_budget(settings: Settings) -> Settings:
+    """`settings` whose clients draw from the Prefect budget, unless SHIPSYNC_SHARED_BUDGET turns it off.
+
+    Cheap: Prefect is imported only when a client is made, and only if a Prefect API is configured.
+    """
+    if settings.shared_budget != "auto":
+        return settings
+    return settings.with_rate_budget(PrefectRateBudget())
