@@ -10,7 +10,7 @@ from typing import Self
 
 import httpx
 
-from shipsync.serving import free_port, wait_until_answers
+from shipsync.serving import free_port, stop_process, wait_until_answers
 
 
 class SandboxProcess:
@@ -35,8 +35,4 @@ class SandboxProcess:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
+            stop_process(self._process)
