@@ -68,6 +68,8 @@ class Settings(BaseSettings):
     max_retries: int = Field(default=5, ge=0, le=20)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     webhook_secrets: SecretStr | None = None
+    # Where `shipsync up` keeps Prefect's home and database, its logs and what it runs.
+    state_dir: Path = Path(".shipsync")
     # Draw requests from a Prefect global concurrency limit shared by every worker of one key
     # ("auto": when a Prefect API is configured and a rate limit is set). The entry points (flows,
     # CLI) attach it with `with_rate_budget`; the API client never imports Prefect.

@@ -9,6 +9,7 @@ from shipsync.cli.bench_cmd import bench
 from shipsync.cli.common import one_line_errors, quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.sandbox_cmd import sandbox_app
+from shipsync.cli.up_cmd import up
 from shipsync.cli.webhooks_cmd import events_app, simulate, webhooks_app
 
 app = typer.Typer(
@@ -20,6 +21,7 @@ app.add_typer(sandbox_app, name="sandbox")
 app.command()(bench)
 app.add_typer(pull_app, name="pull")
 app.command()(status)
+app.command()(up)
 app.add_typer(apply_app, name="apply")
 app.command()(template)
 app.add_typer(webhooks_app, name="webhooks")

@@ -125,10 +125,12 @@ def pull_everything(force: bool = FORCE) -> None:
 
 @one_line_errors
 def status() -> None:
-    """Tables with row counts, and the last run of each flow with its outcome."""
+    """What `shipsync up` runs, the tables with row counts, and the last run of each flow with its outcome."""
+    from shipsync.cli.up_cmd import show_up
     from shipsync.warehouse.status import warehouse_status
 
     settings = settings_from_env()
+    show_up(settings.state_dir)
     tables, runs = warehouse_status(settings.warehouse)
     console.print(f"warehouse: {settings.warehouse}")
     table = Table("table", "rows")
