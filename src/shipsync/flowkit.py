@@ -31,22 +31,15 @@ WAREHOUSE_LIMIT = "shipsync-warehouse"
 
 def _serialize_warehouse_writes() -> None:
     """Writers in every worker take the `shipsync-warehouse` global concurrency limit (1 slot)."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
     from prefect.concurrency.sync import concurrency
     from prefect.context import FlowRunContext
-    from prefect.exceptions import ObjectNotFound
 
-    from shipsync.prefect_budget import prefect_api_configured
+    from shipsync.prefect_budget import ensure_limit, prefect_api_configured
     from shipsync.warehouse.connection import set_write_guard
 
     if not prefect_api_configured():
         return
-    with get_client(sync_client=True) as client:
-        try:
-            client.read_global_concurrency_limit_by_name(WAREHOUSE_LIMIT)
-        except ObjectNotFound:
-            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=WAREHOUSE_LIMIT, limit=1, active=True))
+    ensure_limit(WAREHOUSE_LIMIT, 1)
 
     def guard() -> AbstractContextManager[object]:
         # Only inside a flow run: the same process may also serve the CLI or tests afterwards.

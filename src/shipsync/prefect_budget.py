@@ -44,8 +44,9 @@ def prefect_api_configured() -> bool:
     return bool(get_current_settings().api.url)
 
 
-def ensure_budget(name: str, limit: RateLimit) -> None:
-    """Create (or reshape) the global concurrency limit for this key; once per process and name."""
+def ensure_limit(name: str, capacity: int, decay_per_second: float = 0.0) -> None:
+    """Create the global concurrency limit `name`, or reshape it to this capacity and decay (slots
+    freed per second: a rate limit; 0: slots held until released); once per process and name."""
     with _lock:
         if name in _ensured:
             return
@@ -53,20 +54,24 @@ def ensure_budget(name: str, limit: RateLimit) -> None:
         from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
         from prefect.exceptions import ObjectNotFound
 
-        shape = bucket_for(limit)
+        decay = float(decay_per_second)
         with get_client(sync_client=True) as client:
             try:
                 current = client.read_global_concurrency_limit_by_name(name)
             except ObjectNotFound:
                 client.create_global_concurrency_limit(
-                    GlobalConcurrencyLimitCreate(name=name, limit=shape.capacity, slot_decay_per_second=shape.decay_per_second, active=True)
+                    GlobalConcurrencyLimitCreate(name=name, limit=capacity, slot_decay_per_second=decay, active=True)
                 )
             else:
-                if current.limit != shape.capacity or abs((current.slot_decay_per_second or 0) - shape.decay_per_second) > 1e-9:
-                    client.update_global_concurrency_limit(
-                        name, GlobalConcurrencyLimitUpdate(limit=shape.capacity, slot_decay_per_second=shape.decay_per_second)
-                    )
+                if current.limit != capacity or abs((current.slot_decay_per_second or 0) - decay_per_second) > 1e-9:
+                    client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=capacity, slot_decay_per_second=decay))
         _ensured.add(name)
+
+
+def ensure_budget(name: str, limit: RateLimit) -> None:
+    """The budget's limit: a bucket shaped for `limit` (see the module's docstring)."""
+    shape = bucket_for(limit)
+    ensure_limit(name, shape.capacity, shape.decay_per_second)
 
 
 class PrefectBudgetLimiter:

@@ -1,10 +1,12 @@
-"""Servers in their own processes for benchmarks, so load generator and server do not share a GIL."""
+"""Servers in their own processes for benchmarks and tests (so load generator and server do not
+share a GIL): the sandbox, a Prefect server, and a Prefect load run against one."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 from types import TracebackType
 from typing import Self
 
@@ -36,3 +38,43 @@ class SandboxProcess:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._process is not None:
             stop_process(self._process)
+
+
+class PrefectServerProcess:
+    """`prefect server start` in a child process with a home of its own (SQLite there, or `database_url`)."""
+
+    def __init__(self, home: Path, database_url: str | None = None, **env: str) -> None:
+        from shipsync.operate.prefect_setup import server_command
+        from shipsync.prefect_env import prefect_env
+
+        self.port = free_port()
+        self.api_url = f"http://127.0.0.1:{self.port}/api"
+        self.home = home
+        self._command = server_command("127.0.0.1", self.port)
+        self._env = prefect_env(home, database_url=database_url, extra=env)
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Self:
+        with (self.home / "server.log").open("ab") as log:
+            self._process = subprocess.Popen(self._command, env=self._env, stdout=log, stderr=subprocess.STDOUT, cwd=self.home)
+        wait_until_answers(f"{self.api_url}/health", self._process, timeout_s=300)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._process is not None:
+            stop_process(self._process)
+
+
+def prefect_load(api_url: str, home: Path, flows: int, requests: int, rate: str = "600/6") -> dict[str, float]:
+    """Run `shipsync.bench.prefect_load` against a server in its own process; its figures."""
+    import json
+
+    from shipsync.prefect_env import prefect_env
+
+    env = prefect_env(home / "client", api_url=api_url)
+    command = [sys.executable, "-m", "shipsync.bench.prefect_load", "--flows", str(flows), "--requests", str(requests), "--rate", rate]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the Prefect load failed (exit {done.returncode}): {done.stderr[-1500:]}")
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
