@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import httpx
 import uvicorn
@@ -90,7 +90,7 @@ def wait_until_answers(url: str, process: subprocess.Popen[bytes], timeout_s: fl
 STOP_GRACE_S = 8.0
 
 
-def stop_process(process: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S, *, group: bool = False) -> bool:
+def stop_process(process: subprocess.Popen[Any], grace_s: float = STOP_GRACE_S, *, group: bool = False) -> bool:
     """Ask a process to stop (SIGTERM), and kill it if it has not within `grace_s`; True if it stopped
     on its own. With `group`, the whole process group it leads (started with start_new_session)
     gets the signals, so children it spawned (a worker's flow runs) stop with it. Never raises for
@@ -111,7 +111,7 @@ def stop_process(process: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S
     return stopped
 
 
-def _signal(process: subprocess.Popen[bytes], signum: int, group: bool) -> None:
+def _signal(process: subprocess.Popen[Any], signum: int, group: bool) -> None:
     try:
         if group:
             os.killpg(process.pid, signum)

@@ -78,3 +78,58 @@ def prefect_load(api_url: str, home: Path, flows: int, requests: int, rate: str 
         raise RuntimeError(f"the Prefect load failed (exit {done.returncode}): {done.stderr[-1500:]}")
     figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
+
+
+class UpProcess:
+    """`shipsync up` in a child process on free ports: `start()` returns once everything is up."""
+
+    def __init__(self, *args: str, env: dict[str, str], cwd: Path) -> None:
+        self.prefect_port, self.receiver_port = free_port(), free_port()
+        self.api_url = f"http://127.0.0.1:{self.prefect_port}/api"
+        self.receiver_url = f"http://127.0.0.1:{self.receiver_port}/webhook"
+        self.command = [sys.executable, "-m", "shipsync", "up", "--prefect-port", str(self.prefect_port)]
+        self.command += ["--receiver-port", str(self.receiver_port), *args]
+        self.env, self.cwd = env, cwd
+        self.lines: list[str] = []
+        self.process: subprocess.Popen[str] | None = None
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def start(self, timeout_s: float = 900) -> Self:
+        import threading
+        import time
+
+        self.lines = []
+        process = subprocess.Popen(
+            self.command, env=self.env, cwd=self.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
+        self.process = process
+        assert process.stdout is not None
+        stdout = process.stdout
+        threading.Thread(target=lambda: self.lines.extend(line.rstrip("\n") for line in stdout), daemon=True).start()
+        deadline = time.monotonic() + timeout_s
+        while not any("everything is up" in line for line in self.lines):
+            if process.poll() is not None or time.monotonic() > deadline:
+                stop_process(process)
+                raise RuntimeError(f"shipsync up did not come up (exit {process.returncode}):\n{self.output[-3000:]}")
+            time.sleep(0.2)
+        return self
+
+    def stop(self, timeout_s: float = 60) -> float | None:
+        """SIGTERM, as an operator's Ctrl-C or service manager would; seconds until up exited, None if
+        it had to be killed after `timeout_s` (its children with it)."""
+        import signal
+        import time
+
+        if self.process is None or self.process.poll() is not None:
+            return 0.0
+        asked = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            stop_process(self.process, 0, group=True)
+            return None
+        return time.monotonic() - asked
