@@ -79,7 +79,7 @@ async def test_connection_refused_is_network_error() -> None:
             await client.metro_areas.get("USLAX")
         # Refused before sending: even a POST is provably not acted on, so it is retried, then fails.
         with pytest.raises(ApiNetworkError):
-            await client.webhooks.create("https://example.test/h", [])
+            await client.webhooks.create("https://example.test/h", ["container.created"])
     assert client.stats.retries == 4
     assert not isinstance(caught.value, OutcomeUnknownError)
 

@@ -70,14 +70,17 @@ async def test_accounts_are_isolated(sandbox: RunningSandbox) -> None:
     tr_id = next(iter(world.accounts[K1].tracking_requests))
     async with sandbox.client(K1) as one, sandbox.client(K2) as two:
         definition = await one.custom_field_definitions.create(
-            entity_type="Cargo", api_slug="k1_only", display_name="K1", data_type="short_text"
+            entity_type="Container", api_slug="k1_only", display_name="K1", data_type="short_text"
         )
-        webhook = await one.webhooks.create("https://example.test/k1", [])
+        webhook = await one.webhooks.create("https://example.test/k1", ["container.created"])
+        shipment_id = world.accounts[K1].documents[doc_id]["relationships"]["shipments"]["data"][0]["id"]
         container_id = world.accounts[K1].documents[doc_id]["relationships"]["cargos"]["data"][0]["id"]
         value = await one.custom_fields.create(entity_type="container", entity_id=container_id, api_slug="k1_only", value="x")
         for attempt in (
             two.documents.get(doc_id),
-            two.tracking_requests.update(tr_id, {"tags": ["x"]}),
+            two.tracking_requests.update(tr_id, ref_number="x"),
+            two.shipments.update(shipment_id, tags=["x"]),
+            two.custom_field_definitions.update(definition.id, {"display_name": "K2"}),
             two.webhooks.delete(webhook.id),
             two.custom_fields.update(value.id, "y"),
             two.custom_fields.delete(value.id),

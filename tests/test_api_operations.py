@@ -82,23 +82,33 @@ async def test_tracking_requests_list_filter_and_patch(sandbox: RunningSandbox) 
         everything = await client.tracking_requests.list()
         assert {tr.status for tr in everything} >= {"pending", "created", "failed"}
         assert any(tr.failed_reason for tr in everything) and any(tr.is_retrying and tr.retry_count for tr in everything)
+        # Newer answers carry the shipment's tags as `shipment_tags`: read either.
+        assert any(tr.current_tags == ["seeded"] for tr in everything) and all(tr.tags is None for tr in everything)
         target = everything[0]
         found = await client.tracking_requests.list(request_number=target.request_number)
         assert [tr.id for tr in found] == [target.id]
-        updated = await client.tracking_requests.update(
-            target.id, {"tags": ["hot"], "ref_numbers": ["PO-1"], "scac": "MAEU"}, customer_id="party-9"
-        )
-        assert updated.tags == ["hot"] and updated.ref_numbers == ["PO-1"] and updated.scac == "MAEU"
-        assert updated.customer is not None and updated.customer.id == "party-9"
+        updated = await client.tracking_requests.update(target.id, ref_number="REQ-9")
+        assert updated.ref_number == "REQ-9"
         assert updated.updated_at and target.updated_at and updated.updated_at > target.updated_at
         since = await client.tracking_requests.list(updated_since=updated.updated_at.strftime("%Y-%m-%dT%H:%M:%SZ"))
         assert [tr.id for tr in since] == [target.id]
-        for read_only in ("status", "retry_count", "failed_reason"):
+        # PATCH /tracking_requests takes only ref_number (the reference); the rest is refused with its pointer.
+        for name, value in (("tags", ["x"]), ("ref_numbers", ["PO"]), ("scac", "MAEU"), ("request_number", "X"), ("status", "x")):
+            body = {"data": {"type": "tracking_request", "attributes": {name: value}}}
             with pytest.raises(ValidationError) as caught:
-                await client.tracking_requests.update(target.id, {read_only: "x"})
-            assert caught.value.errors[0].pointer == f"/data/attributes/{read_only}"
+                await client.transport.write("PATCH", f"tracking_requests/{target.id}", body)
+            assert caught.value.errors[0].pointer == f"/data/attributes/{name}"
         with pytest.raises(NotFoundError):
-            await client.tracking_requests.update("missing", {"tags": []})
+            await client.tracking_requests.update("missing", ref_number="x")
+        # Tags and reference numbers change on the tracked shipment, and the request shows them.
+        assert target.tracked_object is not None
+        shipment = await client.shipments.update(target.tracked_object.id, tags=["hot", "hot", "cold"], ref_numbers=["PO-1"])
+        assert shipment.tags == ["hot", "cold"] and shipment.ref_numbers == ["PO-1"]
+        again = await client.tracking_requests.get(target.id)
+        assert again.current_tags == ["hot", "cold"] and again.ref_numbers == ["PO-1"]
+        with pytest.raises(ValidationError) as refused:
+            await client.transport.write("PATCH", f"shipments/{shipment.id}", {"data": {"type": "shipment", "attributes": {"tags": "x"}}})
+        assert refused.value.errors[0].pointer == "/data/attributes/tags"
 
 
 async def test_definitions_options_and_custom_fields(sandbox: RunningSandbox) -> None:
@@ -115,7 +125,7 @@ async def test_definitions_options_and_custom_fields(sandbox: RunningSandbox) ->
             "reference",
         }
         created = await client.custom_field_definitions.create(
-            entity_type="Cargo",
+            entity_type="Container",
             api_slug="broker_code",
             display_name="Broker code",
             data_type="enum",
@@ -128,7 +138,7 @@ async def test_definitions_options_and_custom_fields(sandbox: RunningSandbox) ->
         assert [o.value for o in await client.custom_field_definitions.options(created.id)] == ["acme"]
         with pytest.raises(ValidationError) as dup:
             await client.custom_field_definitions.create(
-                entity_type="Cargo", api_slug="broker_code", display_name="x", data_type="short_text"
+                entity_type="Container", api_slug="broker_code", display_name="x", data_type="short_text"
             )
         assert dup.value.errors[0].pointer == "/data/attributes/api_slug"
 

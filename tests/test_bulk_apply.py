@@ -151,32 +151,55 @@ def test_unknown_outcomes_are_reconciled_without_duplicates(make_sandbox: Sandbo
     assert len(sandbox.state.world.accounts[K1].custom_fields) == 40  # never two values for one field
 
 
-def test_tracking_requests_by_number_with_tag_changes_and_undo(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+def test_tracking_requests_edit_the_shipment_tags_and_the_request_ref_number(
+    pulled: tuple[RunningSandbox, Settings], tmp_path: Path
+) -> None:
     sandbox, settings = pulled
     account = sandbox.state.world.accounts[K1]
-    target = next(tr for tr in account.tracking_requests.values() if tr["attributes"]["tags"] == ["seeded"])
+    target = next(tr for tr in account.tracking_requests.values() if tr["attributes"]["request_number"] and tr["relationships"])
+    shipment = account.resource("shipment", target["relationships"]["tracked_object"]["data"]["id"])
+    assert shipment is not None
+    # Tagged in the app after the last pull: a tags_add must keep it, not overwrite it.
+    shipment["attributes"]["tags"] = ["seeded", "from-the-app"]
+    original_refs = list(shipment["attributes"]["ref_numbers"])
     number = target["attributes"]["request_number"]
     rows = [
-        ["Request Number", "tags_add", "tags_remove", "scac", "ref_numbers"],
-        [number, "vip", "seeded", "msc", "A | B"],
+        ["Request Number", "tags_add", "tags_remove", "ref_numbers", "ref_number"],
+        [number, "vip", "seeded", "A | B", "REQ-1"],
         ["NOPE-1", "x", "", "", ""],
-        [number.lower(), "", "", "toolong", ""],
+        [number.lower(), "", "", "", "REQ-2"],
     ]
     report = apply_file(settings, "tracking-requests", write_csv(tmp_path / "tr.csv", rows))
-    assert report.counts["applied"] == 1
-    assert target["attributes"]["tags"] == ["vip"] and target["attributes"]["scac"] == "MSC"
-    assert target["attributes"]["ref_numbers"] == ["A", "B"]
-    assert {(p.row, p.column) for p in report.problems} == {(3, "request_number"), (4, "request_number")} or len(report.problems) == 2
+    assert report.counts["applied"] == 3  # the shipment's tags and ref_numbers, the request's ref_number
+    assert shipment["attributes"]["tags"] == ["from-the-app", "vip"]
+    assert shipment["attributes"]["ref_numbers"] == ["A", "B"] and target["attributes"]["ref_number"] == "REQ-1"
+    assert {(p.row, p.column) for p in report.problems} == {(3, "request_number"), (4, "request_number")}
+    con = duckdb.connect(str(settings.warehouse), read_only=True)
+    stored = con.execute("SELECT tags, ref_numbers, ref_number FROM tracking_requests WHERE id = ?", [target["id"]]).fetchone()
+    con.close()
+    assert stored == (["from-the-app", "vip"], ["A", "B"], "REQ-1")
     assert apply_file(settings, "tracking-requests", tmp_path / "tr.csv").writes == 0
-    undo_run(settings, report.run_id)
-    assert target["attributes"]["tags"] == ["seeded"] and target["attributes"]["scac"] != "MSC"
+    shipment["attributes"]["tags"] = [*shipment["attributes"]["tags"], "later"]  # someone else, after the run
+    undo = undo_run(settings, report.run_id)
+    assert undo.counts["applied"] == 3
+    assert shipment["attributes"]["tags"] == ["from-the-app", "later", "seeded"]  # ours taken back, theirs kept
+    assert shipment["attributes"]["ref_numbers"] == original_refs and target["attributes"]["ref_number"] is None
+
+
+def test_tracking_request_columns_the_api_cannot_change_reject_the_file(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    sandbox, settings = pulled
+    number = next(iter(sandbox.state.world.accounts[K1].tracking_requests.values()))["attributes"]["request_number"]
+    file = write_csv(tmp_path / "old.csv", [["request_number", "tags", "scac", "customer_id"], [number, "x", "MSCU", "p-1"]])
+    with pytest.raises(InputError, match=r"scac, customer_id cannot be changed through the service's API"):
+        apply_file(settings, "tracking-requests", file)
+    assert not (tmp_path / "old.results.csv").exists()
 
 
 def test_definitions_with_options_then_values_using_them(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
     sandbox, settings = pulled
     rows = [
         ["entity_type", "api_slug", "display_name", "data_type", "options", "max_length"],
-        ["Cargo", "broker", "Broker", "enum", "acme; globex", ""],
+        ["Cargo", "broker", "Broker", "enum", "acme; globex", ""],  # the spec's name: sent as Container
         ["Cargo", "seal_number", "Seal", "short_text", "", "12"],
         ["Boat", "x", "X", "short_text", "", ""],
     ]

@@ -17,6 +17,7 @@ from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.spool import SpoolWriter
 
 runner = CliRunner()
+ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
 
 
 @pytest.fixture
@@ -100,7 +101,7 @@ def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandb
         receiver.secrets.extend(load_secrets(load_settings()))
         assert "simulated" in ok("sandbox", "simulate", "--url", sandbox.server.url, "--api-key", K1, "--containers", "3")
         deadline = time.monotonic() + 20
-        while httpx.get(f"{sandbox.server.url}/_admin/deliveries").json()["pending"] and time.monotonic() < deadline:
+        while httpx.get(f"{sandbox.server.url}/_admin/deliveries", headers=ADMIN).json()["pending"] and time.monotonic() < deadline:
             time.sleep(0.1)
     assert "events load: 6 loaded" in ok("events", "load")
     assert "deleted webhook" in ok("webhooks", "delete", webhook_id)

@@ -133,10 +133,10 @@ def test_tracking_requests_are_incremental(sandbox: RunningSandbox, warehouse: P
 
     async def edit() -> None:
         async with sandbox.client() as client:
-            await client.tracking_requests.update(target, {"tags": ["incremental"]})
+            await client.tracking_requests.update(target, ref_number="incremental")
 
     asyncio.run(edit())
     second = pull_tracking_requests(settings)
     assert second.counts["tracking_requests"].updated == 1
     assert second.counts["tracking_requests"].inserted + second.counts["tracking_requests"].unchanged == 0
-    assert count(warehouse, "SELECT count(*) FROM tracking_requests WHERE list_contains(tags, 'incremental')") == 1
+    assert count(warehouse, "SELECT count(*) FROM tracking_requests WHERE ref_number = 'incremental'") == 1

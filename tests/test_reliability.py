@@ -69,6 +69,7 @@ def everything_text(root: Path, warehouse: Path, skip: set[Path]) -> str:
 
 def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     planted_key = "canary-api-key-3f9c1e"
+    admin = {"Authorization": f"Token {planted_key}"}
     sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=20)
     warehouse = tmp_path / "w.duckdb"
     settings = settings_for(sandbox, warehouse, key=planted_key)
@@ -89,7 +90,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
             f"{sandbox.server.url}/_admin/simulate", params={"containers": 2}, headers={"Authorization": f"Token {planted_key}"}
         ).raise_for_status()
         deadline = time.monotonic() + 20
-        while httpx.get(f"{sandbox.server.url}/_admin/deliveries").json()["pending"] and time.monotonic() < deadline:
+        while httpx.get(f"{sandbox.server.url}/_admin/deliveries", headers=admin).json()["pending"] and time.monotonic() < deadline:
             time.sleep(0.1)
     assert load_events(warehouse, tmp_path / "spool").loaded > 0
     secrets_file = warehouse.parent / "secrets.json"

@@ -169,8 +169,8 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
             )
         )
     assert states[0] == states[1] == states[2]
-    final = {orjson.loads(a)["last_event"] for _, a, _ in states[0][0]}
-    assert final == {"container.transport.empty_in"}  # the newest event won, whatever the order
+    final = {orjson.loads(a)["current_status"] for _, a, _ in states[0][0]}
+    assert final == {"empty_returned"}  # the newest event (empty_in) won, whatever the order
 
 
 def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:

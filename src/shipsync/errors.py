@@ -23,6 +23,9 @@ messages, and `redact` is applied to anything derived from user configuration.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from shipsync.redaction import redact
 
 
 class ShipsyncError(Exception):
@@ -111,3 +114,23 @@ class ApiNetworkError(ApiError):
 
 class OutcomeUnknownError(ApiError):
     """A write was sent but its outcome cannot be known; never resent blindly."""
+
+
+def error_for_status(status: int, errors: tuple[ErrorItem, ...], method: str, path: str) -> ApiError:
+    """The one switch from an HTTP status to an error class."""
+    summary = "; ".join(item.describe() for item in errors) or f"HTTP {status}"
+    summary = redact(summary)
+    kwargs: dict[str, Any] = {"status": status, "method": method, "path": path, "errors": errors}
+    if status == 401:
+        return AuthenticationError(f"authentication failed (check SHIPSYNC_API_KEY): {summary}", **kwargs)
+    if status == 403:
+        return PermissionDeniedError(f"permission denied: {summary}", **kwargs)
+    if status == 404:
+        return NotFoundError(f"not found: {summary}", **kwargs)
+    if status in (400, 422):
+        return ValidationError(f"rejected: {summary}", **kwargs)
+    if status == 429:
+        return RateLimitedError(f"rate limited: {summary}", **kwargs)
+    if status >= 500:
+        return UpstreamError(f"service error {status}: {summary}", **kwargs)
+    return ApiError(f"unexpected status {status}: {summary}", **kwargs)

@@ -37,16 +37,43 @@ class FieldRules:
 
     @classmethod
     def of(cls, attributes: dict[str, Any], options: Sequence[str] = ()) -> FieldRules:
-        validation = attributes.get("validation") or {}
-        max_length = validation.get("max_length")
+        """The rules a definition states. Rules beyond the three known ones are the service's to
+        enforce (and kept as given where the definition is stored); a known rule whose value has an
+        unexpected type is not enforced here rather than guessed at."""
+        validation = attributes.get("validation")
+        validation = validation if isinstance(validation, dict) else {}
+        default_format = attributes.get("default_format")
         return cls(
             data_type=str(attributes.get("data_type") or "short_text"),
             options=tuple(options),
-            required=bool(validation.get("required")),
-            pattern=validation.get("pattern") or None,
-            max_length=int(max_length) if max_length not in (None, "") else None,
-            default_format=attributes.get("default_format") or None,
+            required=validation.get("required") is True,
+            pattern=_pattern(validation.get("pattern")),
+            max_length=whole_number(validation.get("max_length")),
+            default_format=default_format if isinstance(default_format, str) and default_format else None,
         )
+
+
+def whole_number(value: Any) -> int | None:
+    """A positive whole number from a rule's value (`12`, `"12"`, `12.0`); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
+        return int(value)
+    return None
+
+
+def _pattern(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        re.compile(value)
+    except re.error:
+        return None  # a definition's broken pattern is the service's problem, not the value's
+    return value
 
 
 def strptime_format(default_format: str) -> str:

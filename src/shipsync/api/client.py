@@ -16,11 +16,13 @@ import httpx
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from shipsync.api.clock import Clock
-from shipsync.api.custom_fields import CustomFieldDefinitions, CustomFields
+from shipsync.api.custom_fields import CustomFields
+from shipsync.api.definitions import CustomFieldDefinitions
 from shipsync.api.documents import Documents
 from shipsync.api.ratelimit import RequestLimiter, shared_limiter
 from shipsync.api.reference_data import DocumentSchemas, MetroAreas
 from shipsync.api.retry import RetryPolicy
+from shipsync.api.shipments import Shipments
 from shipsync.api.tracking_requests import TrackingRequests
 from shipsync.api.transport import ClientStats, Transport
 from shipsync.api.webhooks import Webhooks
@@ -63,6 +65,7 @@ class AsyncShipsyncClient:
         self.metro_areas = MetroAreas(self.transport)
         self.document_schemas = DocumentSchemas(self.transport)
         self.tracking_requests = TrackingRequests(self.transport)
+        self.shipments = Shipments(self.transport)
         self.custom_field_definitions = CustomFieldDefinitions(self.transport)
         self.custom_fields = CustomFields(self.transport)
         self.webhooks = Webhooks(self.transport)

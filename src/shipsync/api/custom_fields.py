@@ -1,4 +1,9 @@
-"""Custom field definitions, their options, and custom field values on shipments and containers."""
+"""Custom field values on shipments, containers and tracking requests.
+
+`POST /custom_fields` is the spec's; listing, PATCH and DELETE by id, and the per-entity routes
+`/{shipments,containers,tracking_requests}/{id}/custom_fields[/{api_slug}]` are the documented
+extensions (the per-entity ones set or clear a value by slug, without knowing its id).
+"""
 
 from __future__ import annotations
 
@@ -7,78 +12,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
+from shipsync.api.entity_types import ROUTE_OF_ENTITY
 from shipsync.api.jsonapi import Page, resource_document
-from shipsync.api.models import CustomField, CustomFieldDefinition, CustomFieldOption
+from shipsync.api.models import CustomField
 from shipsync.api.transport import Transport
 
-ENTITY_TYPES = ("Shipment", "Cargo")
 
-
-class CustomFieldDefinitions:
-    def __init__(self, transport: Transport) -> None:
-        self._t = transport
-
-    async def create(
-        self,
-        *,
-        entity_type: str,
-        api_slug: str,
-        display_name: str,
-        data_type: str,
-        description: str | None = None,
-        validation: dict[str, Any] | None = None,
-        default_format: str | None = None,
-        default_value: Any = None,
-        reference_type: str | None = None,
-    ) -> CustomFieldDefinition:
-        attributes: dict[str, Any] = {
-            "entity_type": entity_type,
-            "api_slug": api_slug,
-            "display_name": display_name,
-            "data_type": data_type,
-        }
-        for name, value in (
-            ("description", description),
-            ("validation", validation),
-            ("default_format", default_format),
-            ("default_value", default_value),
-            ("reference_type", reference_type),
-        ):
-            if value is not None:
-                attributes[name] = value
-        body = resource_document("custom_field_definition", attributes)
-        return CustomFieldDefinition.from_resource(await self._t.write_one("POST", "custom_field_definitions", body))
-
-    def list_pages(
-        self,
-        *,
-        entity_type: str | None = None,
-        data_type: str | None = None,
-        display_name: str | None = None,
-        page_size: int = 100,
-    ) -> AsyncIterator[Page]:
-        """Extension: the account's own and the service's template definitions."""
-        params = {
-            f"filter[{k}]": v for k, v in (("entity_type", entity_type), ("data_type", data_type), ("display_name", display_name)) if v
-        }
-        return self._t.paginate("custom_field_definitions", params, page_size=page_size)
-
-    async def list(self, **filters: Any) -> list[CustomFieldDefinition]:
-        return [CustomFieldDefinition.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
-
-    def option_pages(self, definition_id: str) -> AsyncIterator[Page]:
-        return self._t.paginate(f"custom_field_definitions/{quote(definition_id, safe='')}/options")
-
-    async def options(self, definition_id: str) -> builtins.list[CustomFieldOption]:
-        return [CustomFieldOption.from_resource(r) async for p in self.option_pages(definition_id) for r in p.data]
-
-    async def create_option(self, definition_id: str, *, label: str, value: str, position: int | None = None) -> CustomFieldOption:
-        attributes: dict[str, Any] = {"label": label, "value": value}
-        if position is not None:
-            attributes["position"] = position
-        path = f"custom_field_definitions/{quote(definition_id, safe='')}/options"
-        body = resource_document("custom_field_option", attributes)
-        return CustomFieldOption.from_resource(await self._t.write_one("POST", path, body))
+def entity_path(entity_type: str, entity_id: str, api_slug: str | None = None) -> str:
+    """`shipments/ID/custom_fields[/SLUG]` for a value's entity (`shipment`, `container`, `tracking_request`)."""
+    route = ROUTE_OF_ENTITY.get(entity_type)
+    if route is None:
+        raise ValueError(f"custom fields hang on {', '.join(ROUTE_OF_ENTITY)}, not {entity_type!r}")
+    path = f"{route}/{quote(entity_id, safe='')}/custom_fields"
+    return f"{path}/{quote(api_slug, safe='')}" if api_slug else path
 
 
 class CustomFields:
@@ -86,7 +32,7 @@ class CustomFields:
         self._t = transport
 
     async def create(self, *, entity_type: str, entity_id: str, api_slug: str, value: Any) -> CustomField:
-        """`entity_type` is the relationship type: `shipment` or `container`."""
+        """`entity_type` is the relationship type: `shipment`, `container` or `tracking_request`."""
         body = resource_document(
             "custom_field",
             {"api_slug": api_slug, "value": value},
@@ -119,5 +65,22 @@ class CustomFields:
         }
         return self._t.paginate("custom_fields", params, page_size=page_size)
 
-    async def list(self, **filters: Any) -> list[CustomField]:
+    async def list(self, **filters: Any) -> builtins.list[CustomField]:
         return [CustomField.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
+
+    async def of_entity(self, entity_type: str, entity_id: str) -> builtins.list[CustomField]:
+        """Extension: one entity's values (`GET /{entities}/{id}/custom_fields`)."""
+        return [CustomField.from_resource(r) async for p in self._t.paginate(entity_path(entity_type, entity_id)) for r in p.data]
+
+    async def set_on_entity(self, entity_type: str, entity_id: str, api_slug: str, value: Any) -> CustomField:
+        """Extension: create one value on an entity through its own route."""
+        body = resource_document("custom_field", {"api_slug": api_slug, "value": value})
+        return CustomField.from_resource(await self._t.write_one("POST", entity_path(entity_type, entity_id), body))
+
+    async def update_on_entity(self, entity_type: str, entity_id: str, api_slug: str, value: Any) -> CustomField:
+        """Extension: change one value by slug, without knowing its id."""
+        body = resource_document("custom_field", {"value": value})
+        return CustomField.from_resource(await self._t.write_one("PATCH", entity_path(entity_type, entity_id, api_slug), body))
+
+    async def delete_on_entity(self, entity_type: str, entity_id: str, api_slug: str) -> None:
+        await self._t.request("DELETE", entity_path(entity_type, entity_id, api_slug))

@@ -25,7 +25,7 @@ def include_param(include: Iterable[str]) -> str:
 def document_from_page(page: Page) -> DocumentWithIncluded:
     return DocumentWithIncluded(
         document=Document.from_resource(page.data[0]),
-        included=[Included.model_validate(r) for r in page.included],
+        included=[Included.from_resource(r) for r in page.included],
     )
 
 
@@ -48,10 +48,14 @@ class Documents:
         sort: str | None = None,
         document_types: Iterable[str] = (),
         filename: str | None = None,
+        reference: str | None = None,
         page_size: int = 100,
         max_pages: int | None = None,
     ) -> AsyncIterator[Page]:
-        """Extension: every document, page by page, with related resources included."""
+        """Extension: every document, page by page, with related resources included.
+
+        `sort`: `created_at`, `document_type` or `added_by` (`-` first for descending).
+        """
         params: dict[str, str] = {}
         if include:
             params["include"] = include_param(include)
@@ -61,4 +65,6 @@ class Documents:
             params["filter[document_types]"] = types
         if filename:
             params["filter[filename]"] = filename
+        if reference:
+            params["filter[reference]"] = reference
         return self._t.paginate("documents", params, page_size=page_size, max_pages=max_pages)

@@ -107,9 +107,9 @@ def parse_page(body: Any) -> Page:
         raise ValueError("response body has no `data` member")
     if not all(is_resource(item) for item in items):
         raise ValueError("response `data` holds a member that is not a resource (missing id or type)")
-    included = body.get("included") or []
+    included = body.get("included")
     if not isinstance(included, list):
-        raise ValueError("response `included` is not an array")
+        included = []  # absent, null or odd: the primary data still reads
     links = body.get("links") if isinstance(body.get("links"), dict) else {}
     meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
     return Page(items, [r for r in included if is_resource(r)], links or {}, meta or {})
@@ -117,7 +117,11 @@ def parse_page(body: Any) -> Page:
 
 def parse_errors(body: Any) -> tuple[ErrorItem, ...]:
     """The `errors` array of a failure body, tolerant of missing or odd members."""
-    if not isinstance(body, dict) or not isinstance(body.get("errors"), list):
+    if not isinstance(body, dict):
+        return ()
+    if isinstance(body.get("errors"), str):  # some endpoints answer `errors` as one string
+        return (ErrorItem(detail=body["errors"]),)
+    if not isinstance(body.get("errors"), list):
         return ()
     items = []
     for raw in body["errors"]:

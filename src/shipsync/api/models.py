@@ -1,7 +1,10 @@
-"""Typed models of the service's resources, with every field the spec lists.
+"""Typed models of the service's resources, with every field the spec and the facts pages list.
 
 Each model is built from a JSON:API resource dict by `from_resource`: attributes become fields,
-relationships become `Ref`s (or lists of them), `links.self` becomes `self_link`.
+relationships become `Ref`s (or lists of them), `links.self` becomes `self_link`. The service may
+answer any member null, absent, of another type or with a value never seen before: a member that
+does not fit its field is left at the field's default (the resource as sent stays in `raw`), so
+reading an answer never fails, and never makes a write that already happened look failed.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from shipsync.api.jsonapi import JsonObject
 
@@ -22,6 +25,20 @@ class Ref(BaseModel):
     id: str
 
 
+def tolerant(model: type[BaseModel], values: dict[str, Any]) -> Any:
+    """Validate, dropping each top-level member that does not fit (so its field keeps its default)."""
+    values = dict(values)
+    while True:
+        try:
+            return model.model_validate(values)
+        except ValidationError as exc:
+            bad = {error["loc"][0] for error in exc.errors() if error["loc"] and error["loc"][0] in values}
+            if not bad:
+                raise
+            for name in bad:
+                del values[name]
+
+
 class ApiModel(BaseModel):
     """Common part of every resource model."""
 
@@ -30,19 +47,29 @@ class ApiModel(BaseModel):
     id: str
     type: str
     self_link: str | None = None
+    _raw: JsonObject = PrivateAttr(default_factory=dict)
+
+    @property
+    def raw(self) -> JsonObject:
+        """The resource exactly as the service sent it."""
+        return self._raw
 
     @classmethod
     def from_resource(cls, resource: JsonObject) -> Self:
-        values: dict[str, Any] = dict(resource.get("attributes") or {})
-        for name, rel in (resource.get("relationships") or {}).items():
+        attributes = resource.get("attributes")
+        values: dict[str, Any] = dict(attributes) if isinstance(attributes, dict) else {}
+        relationships = resource.get("relationships")
+        for name, rel in (relationships if isinstance(relationships, dict) else {}).items():
             if isinstance(rel, dict) and "data" in rel:
                 values[name] = rel["data"]
-        links = resource.get("links") or {}
-        for name, link in links.items():
+        links = resource.get("links")
+        for name, link in (links if isinstance(links, dict) else {}).items():
             values[f"{name}_link"] = link
         values["id"] = str(resource["id"])
-        values["type"] = resource["type"]
-        return cls.model_validate(values)
+        values["type"] = str(resource["type"])
+        model: Self = tolerant(cls, values)
+        model._raw = resource
+        return model
 
 
 class DocumentSchema(ApiModel):
@@ -69,6 +96,7 @@ class CustomField(ApiModel):
 
 
 class CustomFieldDefinition(ApiModel):
+    # `Shipment`, `Container` or `TrackingRequest` today (the spec's `Cargo` in older data); kept as sent.
     entity_type: str | None = None
     api_slug: str | None = None
     display_name: str | None = None
@@ -95,12 +123,33 @@ class TrackingRequest(ApiModel):
     created_at: datetime | None = None
     updated_at: datetime | None = None
     ref_numbers: list[str] | None = None
+    ref_number: str | None = None
     tags: list[str] | None = None
+    # Deliveries and newer answers carry the tracked shipment's tags under this name.
+    shipment_tags: list[str] | None = None
     failed_reason: str | None = None
     is_retrying: bool | None = None
     retry_count: int | None = None
     tracked_object: Ref | None = None
     customer: Ref | None = None
+
+    @property
+    def current_tags(self) -> list[str] | None:
+        """`tags` or `shipment_tags`, whichever the service sent."""
+        return self.tags if self.tags is not None else self.shipment_tags
+
+
+class Shipment(ApiModel):
+    """The fields a sync needs; the rest stay in `raw` (see docs/tracking-model.md)."""
+
+    bill_of_lading_number: str | None = None
+    normalized_number: str | None = None
+    ref_numbers: list[str] | None = None
+    tags: list[str] | None = None
+    customer_name: str | None = None
+    shipping_line_scac: str | None = None
+    created_at: datetime | None = None
+    containers: list[Ref] = Field(default_factory=list)
 
 
 class Document(ApiModel):
@@ -144,7 +193,7 @@ class MetroArea(ApiModel):
 
 class WebhookHeader(BaseModel):
     name: str
-    value: str
+    value: str | None = None
 
 
 class Webhook(ApiModel):
@@ -153,6 +202,7 @@ class Webhook(ApiModel):
     events: list[str] = Field(default_factory=list)
     # The secret is kept out of reprs and dumps: it goes only to the local secrets store.
     secret: str | None = Field(default=None, repr=False, exclude=True)
+    # The service answers `headers: null` when none were set.
     headers: list[WebhookHeader] = Field(default_factory=list)
 
 
@@ -164,6 +214,14 @@ class Included(BaseModel):
     type: str
     attributes: dict[str, Any] = Field(default_factory=dict)
     relationships: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_resource(cls, resource: JsonObject) -> Included:
+        values = {"id": str(resource["id"]), "type": str(resource["type"])}
+        for name in ("attributes", "relationships"):
+            if isinstance(resource.get(name), dict):
+                values[name] = resource[name]
+        return cls.model_validate(values)
 
 
 class DocumentWithIncluded(BaseModel):

@@ -1,4 +1,8 @@
-"""Tracking requests: PATCH one (spec) and the list extension with its filters."""
+"""Tracking requests: PATCH one (spec: only `ref_number` may change) and the list extension.
+
+A tracking request's `tags` and `ref_numbers` belong to the shipment it tracks: they change through
+`Shipments.update`. Answers carry the shipment's tags as `tags` or `shipment_tags`.
+"""
 
 from __future__ import annotations
 
@@ -10,26 +14,21 @@ from shipsync.api.jsonapi import Page, resource_document
 from shipsync.api.models import TrackingRequest
 from shipsync.api.transport import Transport
 
-# What the reference lets a caller change; the rest are the service's own.
-EDITABLE_ATTRIBUTES = frozenset({"ref_numbers", "tags", "request_number", "scac"})
-
 
 class TrackingRequests:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    async def update(
-        self,
-        tracking_request_id: str,
-        attributes: dict[str, Any],
-        *,
-        customer_id: str | None = None,
-    ) -> TrackingRequest:
-        relationships = {"customer": {"data": {"type": "party", "id": customer_id}}} if customer_id else None
-        body = resource_document("tracking_request", attributes, relationships)
+    async def update(self, tracking_request_id: str, *, ref_number: str | None) -> TrackingRequest:
+        """Set the request's reference number (the one attribute the reference lets a caller change)."""
+        body = resource_document("tracking_request", {"ref_number": ref_number})
         body["data"]["id"] = tracking_request_id
         path = f"tracking_requests/{quote(tracking_request_id, safe='')}"
         return TrackingRequest.from_resource(await self._t.write_one("PATCH", path, body))
+
+    async def get(self, tracking_request_id: str) -> TrackingRequest:
+        page = await self._t.get_page(f"tracking_requests/{quote(tracking_request_id, safe='')}")
+        return TrackingRequest.from_resource(page.data[0])
 
     def list_pages(
         self,
@@ -39,10 +38,14 @@ class TrackingRequests:
         scac: str | None = None,
         updated_since: str | None = None,
         updated_until: str | None = None,
+        created_since: str | None = None,
+        created_until: str | None = None,
+        q: str | None = None,
+        include: str | None = None,
         page_size: int = 100,
         max_pages: int | None = None,
     ) -> AsyncIterator[Page]:
-        """Extension: tracking requests, filtered; `updated_since` drives incremental pulls."""
+        """Extension: tracking requests, filtered; `updated_since` drives incremental pulls, `q` searches numbers."""
         params: dict[str, str] = {}
         for name, value in (
             ("filter[request_number]", request_number),
@@ -50,6 +53,10 @@ class TrackingRequests:
             ("filter[scac]", scac),
             ("filter[updated_at][start]", updated_since),
             ("filter[updated_at][end]", updated_until),
+            ("filter[created_at][start]", created_since),
+            ("filter[created_at][end]", created_until),
+            ("q", q),
+            ("include", include),
         ):
             if value:
                 params[name] = value

@@ -1,85 +1,103 @@
-"""Webhooks: register (POST) and delete; the 34 subscribable event kinds of the spec."""
+"""Webhooks: register (POST) and delete (spec); list, read, change and the account's event kinds
+(documented extensions).
+
+A registration's answer is kept raw first: its `secret` must reach the secrets store whatever the
+rest of the answer looks like (a `headers: null`, an unknown member) — see `create_raw`.
+"""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 from urllib.parse import quote
 
-from shipsync.api.jsonapi import resource_document
+from shipsync.api.event_kinds import EVENT_KIND_SET, unknown_event_kinds
+from shipsync.api.jsonapi import JsonObject, resource_document
 from shipsync.api.models import Webhook
 from shipsync.api.transport import Transport
-
-EVENT_KINDS: tuple[str, ...] = (
-    "container.transport.vessel_arrived",
-    "container.transport.vessel_discharged",
-    "container.transport.vessel_loaded",
-    "container.transport.vessel_departed",
-    "container.transport.vessel_berthed",
-    "container.transport.rail_departed",
-    "container.transport.rail_arrived",
-    "container.transport.rail_loaded",
-    "container.transport.rail_unloaded",
-    "container.transport.transshipment_arrived",
-    "container.transport.transshipment_discharged",
-    "container.transport.transshipment_loaded",
-    "container.transport.transshipment_departed",
-    "container.transport.feeder_arrived",
-    "container.transport.feeder_discharged",
-    "container.transport.feeder_loaded",
-    "container.transport.feeder_departed",
-    "container.transport.empty_out",
-    "container.transport.full_in",
-    "container.transport.full_out",
-    "container.transport.empty_in",
-    "container.transport.available",
-    "container.transport.arrived_at_inland_destination",
-    "container.transport.estimated.arrived_at_inland_destination",
-    "shipment.estimated.arrival",
-    "tracking_request.succeeded",
-    "tracking_request.failed",
-    "tracking_request.awaiting_manifest",
-    "tracking_request.tracking_stopped",
-    "container.created",
-    "container.updated",
-    "container.pod_terminal_changed",
-    "container.pickup_lfd.changed",
-    "container.pickup_lfd_line.changed",
-)
-EVENT_KIND_SET = frozenset(EVENT_KINDS)
+from shipsync.errors import ApiError, AuthenticationError, RateLimitedError
 
 
-def unknown_event_kinds(events: Iterable[str]) -> list[str]:
-    """Each unknown kind with the closest valid one, e.g. `vessel_arived (did you mean ...?)`."""
-    problems = []
-    for kind in events:
-        if kind not in EVENT_KIND_SET:
-            close = difflib.get_close_matches(kind, EVENT_KINDS, n=1, cutoff=0.0)
-            problems.append(f"{kind} (did you mean {close[0]}?)" if close else kind)
-    return problems
+def secret_of(resource: JsonObject) -> str | None:
+    """The webhook secret from a raw resource, before any model sees it."""
+    attributes = resource.get("attributes")
+    secret = attributes.get("secret") if isinstance(attributes, dict) else None
+    return secret if isinstance(secret, str) and secret else None
+
+
+def kinds_of_categories(resources: Iterable[JsonObject]) -> list[str] | None:
+    """Event kind names from `webhook_event_category` resources (`attributes.events[].name`).
+
+    None when a category cannot be read whole (no events list, an event without a name): a list
+    we cannot read whole must not make known kinds look unavailable.
+    """
+    kinds: list[str] = []
+    for resource in resources:
+        attributes = resource.get("attributes")
+        events = attributes.get("events") if isinstance(attributes, dict) else None
+        if not isinstance(events, list):
+            return None
+        for event in events:
+            name = event.get("name") if isinstance(event, dict) else event
+            if not isinstance(name, str) or not name:
+                return None
+            kinds.append(name)
+    return list(dict.fromkeys(kinds)) or None
 
 
 class Webhooks:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    async def create(
+    async def event_kinds(self) -> list[str] | None:
+        """Extension: the kinds this account may subscribe to; None when the service does not say."""
+        try:
+            page = await self._t.get_page("webhooks/events")
+        except (AuthenticationError, RateLimitedError):
+            raise
+        except ApiError:  # not offered (404), refused or unreadable: fall back to the known kinds
+            return None
+        return kinds_of_categories(page.data)
+
+    async def create_raw(
         self,
         url: str,
         events: Iterable[str],
         *,
         active: bool = True,
         headers: Iterable[tuple[str, str]] = (),
-    ) -> Webhook:
+        allowed: Collection[str] = EVENT_KIND_SET,
+    ) -> JsonObject:
+        """Register; return the answer's resource as sent (take the secret from it with `secret_of`)."""
         event_list = list(events)
-        if bad := unknown_event_kinds(event_list):
+        if not event_list:
+            raise ValueError("a webhook needs at least one event kind")
+        if bad := unknown_event_kinds(event_list, allowed):
             raise ValueError(f"unknown event kind(s): {', '.join(bad)}")
         attributes: dict[str, Any] = {"url": url, "events": event_list, "active": active}
         header_list = [{"name": n, "value": v} for n, v in headers]
         if header_list:
             attributes["headers"] = header_list
-        return Webhook.from_resource(await self._t.write_one("POST", "webhooks", resource_document("webhook", attributes)))
+        return await self._t.write_one("POST", "webhooks", resource_document("webhook", attributes))
+
+    async def create(self, url: str, events: Iterable[str], **options: Any) -> Webhook:
+        return Webhook.from_resource(await self.create_raw(url, events, **options))
+
+    async def get_raw(self, webhook_id: str) -> JsonObject:
+        return (await self._t.get_page(f"webhooks/{quote(webhook_id, safe='')}")).data[0]
+
+    async def get(self, webhook_id: str) -> Webhook:
+        return Webhook.from_resource(await self.get_raw(webhook_id))
+
+    async def list_raw(self) -> list[JsonObject]:
+        """Extension: every webhook of the account, as sent (a listing carries each secret)."""
+        return [r async for page in self._t.paginate("webhooks") for r in page.data]
+
+    async def update(self, webhook_id: str, attributes: dict[str, Any]) -> Webhook:
+        """Extension: change `url`, `events`, `active` or `headers`."""
+        body = resource_document("webhook", attributes)
+        body["data"]["id"] = webhook_id
+        return Webhook.from_resource(await self._t.write_one("PATCH", f"webhooks/{quote(webhook_id, safe='')}", body))
 
     async def delete(self, webhook_id: str) -> None:
         await self._t.request("DELETE", f"webhooks/{quote(webhook_id, safe='')}")

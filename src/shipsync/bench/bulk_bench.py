@@ -14,7 +14,7 @@ from pathlib import Path
 
 from shipsync.bench.processes import SandboxProcess
 from shipsync.bench.results import BenchResult, under
-from shipsync.bulk.lookup import Definition, Knowledge
+from shipsync.bulk.lookup import Definition, Knowledge, Option
 from shipsync.iso6346 import check_digit
 from shipsync.sandbox.reference import TEMPLATE_DEFINITIONS
 
@@ -38,7 +38,7 @@ def _number(n: int) -> str:
 def knowledge(rows: int) -> Knowledge:
     known = Knowledge()
     for spec in TEMPLATE_DEFINITIONS:
-        options = [(o, o) for o in spec.get("options", [])]
+        options = [Option(o, o, o, i) for i, o in enumerate(spec.get("options", []))]
         names = ("data_type", "validation", "default_format", "default_value", "reference_type", "entity_type")
         attributes = {k: spec.get(k) for k in names}
         known.definitions[spec["api_slug"]] = Definition(
@@ -72,13 +72,12 @@ def write_wide_file(path: Path, rows: int) -> None:
 
 
 def validate_in_process(path: Path, rows: int) -> dict[str, float]:
-    from shipsync.bulk import plan_custom_fields
-    from shipsync.bulk.apply import plan_without_gc_pauses
+    from shipsync.bulk.apply import plan_without_gc_pauses, planner_for
     from shipsync.bulk.reader import read_sheet
 
     known = knowledge(rows)
     started = time.perf_counter()
-    changes, problems = plan_without_gc_pauses(plan_custom_fields, read_sheet(path), known, False)
+    changes, problems = plan_without_gc_pauses(planner_for("custom-fields"), read_sheet(path), known, False)
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,

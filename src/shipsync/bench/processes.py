@@ -31,8 +31,10 @@ class SandboxProcess:
         wait_until_answers(f"{self.url}/_admin/health", self._process, timeout_s=120)
         return self
 
-    def stats(self) -> dict[str, object]:
-        result: dict[str, object] = httpx.get(f"{self.url}/_admin/stats", timeout=5).json()
+    def stats(self, api_key: str = "sandbox-key-1") -> dict[str, object]:
+        """What that key's requests did (the sandbox shows each account only its own counts)."""
+        response = httpx.get(f"{self.url}/_admin/stats", headers={"Authorization": f"Token {api_key}"}, timeout=5)
+        result: dict[str, object] = response.raise_for_status().json()
         return result
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:

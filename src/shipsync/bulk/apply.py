@@ -1,8 +1,9 @@
 """`shipsync apply KIND FILE`: read, check the header, refresh, validate, diff, write, record.
 
-Nothing is sent before the whole file has been validated; a bad header rejects the file before
-anything is written. Writes go out in chunks, each recorded before the next, so an interrupted
-run keeps what it did and a re-run (which re-reads the service first) finishes the rest.
+Each kind is a `Planner` (see `planner.py`); this module runs any of them the same way. Nothing is
+sent before the whole file has been validated; a bad header rejects the file before anything is
+written. Writes go out in chunks, each recorded before the next, so an interrupted run keeps what
+it did and a re-run (which re-reads the service first) finishes the rest.
 """
 
 from __future__ import annotations
@@ -11,28 +12,25 @@ import gc
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
-from types import ModuleType
 
-from shipsync.bulk import plan_custom_fields, plan_definitions, plan_tracking
 from shipsync.bulk.execute import WRITE_ACTIONS, execute
 from shipsync.bulk.lookup import Knowledge, read_knowledge
 from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.plan_custom_fields import CustomFieldsPlanner
+from shipsync.bulk.plan_definitions import DefinitionsPlanner
+from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
+from shipsync.bulk.planner import Planner
 from shipsync.bulk.reader import Sheet, read_sheet
 from shipsync.bulk.record import store, summary, write_results_file
-from shipsync.bulk.refresh import definitions_fresh, refresh
+from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.run import ledger_run
-from shipsync.warehouse.ledger import last_success
 
-KINDS: dict[str, ModuleType] = {
-    "tracking-requests": plan_tracking,
-    "custom-field-definitions": plan_definitions,
-    "custom-fields": plan_custom_fields,
-}
+PLANNERS: dict[str, Planner] = {p.kind: p for p in (TrackingRequestsPlanner(), DefinitionsPlanner(), CustomFieldsPlanner())}
 WRITE_CHUNK = 500
+MAX_REFRESH_ROUNDS = 4
 
 
 @dataclass
@@ -55,7 +53,13 @@ class ApplyReport:
         return sum(1 for c in self.changes if c.action in WRITE_ACTIONS)
 
 
-def plan_without_gc_pauses(planner: ModuleType, table: Sheet, known: Knowledge, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
+def planner_for(kind: str) -> Planner:
+    if kind not in PLANNERS:
+        raise InputError(f"unknown kind {kind!r}: use one of {', '.join(PLANNERS)}")
+    return PLANNERS[kind]
+
+
+def plan_without_gc_pauses(planner: Planner, table: Sheet, known: Knowledge, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
     """Plan with the cyclic garbage collector paused: a big file allocates a million small objects
     that form no cycles, and the collector's repeated passes over them cost a third of the time."""
     enabled = gc.isenabled()
@@ -66,31 +70,6 @@ def plan_without_gc_pauses(planner: ModuleType, table: Sheet, known: Knowledge, 
         if enabled:
             gc.enable()
     return changes, problems
-
-
-def _structure(kind: str, sheet: Sheet) -> None:
-    """Header checks that need no service data: key columns, allowed columns."""
-    if kind == "custom-fields":
-        plan_custom_fields.layout_of(sheet)
-    elif kind == "tracking-requests":
-        plan_tracking.check_headers(sheet, Knowledge())
-    else:
-        plan_definitions.check_headers(sheet, Knowledge())
-
-
-def _tracking_since(settings: Settings) -> str | None:
-    last = max(
-        (
-            t
-            for t in (
-                last_success(settings.warehouse, "pull_tracking_requests"),
-                last_success(settings.warehouse, "apply_tracking-requests"),
-            )
-            if t
-        ),
-        default=None,
-    )
-    return (last - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
 
 
 def apply_file(
@@ -105,32 +84,20 @@ def apply_file(
     clear_empty: bool = False,
     on_chunk: Callable[[int], None] | None = None,
 ) -> ApplyReport:
-    if kind not in KINDS:
-        raise InputError(f"unknown kind {kind!r}: use one of {', '.join(KINDS)}")
-    planner = KINDS[kind]
+    planner = planner_for(kind)
     settings.require_api_key()
     table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter)
-    _structure(kind, table)
+    planner.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
     with ledger_run(settings, f"apply_{kind}", params) as record:
-        known = read_knowledge(settings.warehouse, entities=kind == "custom-fields", tracking=kind == "tracking-requests")
-        stale = kind != "tracking-requests" and (
-            kind == "custom-field-definitions"
-            or not definitions_fresh(settings.warehouse)
-            or (kind == "custom-fields" and bool(plan_custom_fields.unknown_slugs(table, known)))
-        )
-        record.add_stats(
-            refresh(
-                settings,
-                record.run_id,
-                definitions=stale,
-                custom_fields=kind == "custom-fields",
-                tracking_requests=kind == "tracking-requests",
-                tracking_since=_tracking_since(settings) if kind == "tracking-requests" else None,
-                request_numbers=plan_tracking.request_numbers_to_resolve(table, known) if kind == "tracking-requests" else (),
-            )
-        )
-        known = read_knowledge(settings.warehouse, entities=kind == "custom-fields", tracking=kind == "tracking-requests")
+        scope = planner.scope
+        known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
+        for round_number in range(MAX_REFRESH_ROUNDS):
+            request = planner.refresh_request(settings, table, known, round_number)
+            if request is None:
+                break
+            record.add_stats(refresh(settings, record.run_id, request))
+            known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
         planner.check_headers(table, known)
         changes, problems = plan_without_gc_pauses(planner, table, known, clear_empty)
         report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems)

@@ -1,22 +1,25 @@
 """Performing planned writes through the client (and so its rate limiter), concurrently.
 
-A create whose answer was lost is `unknown` and never resent here; the next run re-reads the
-service and finds it (or the service's duplicate refusal tells us it exists, and we patch it).
+One writer per target (`Change.target`). Definitions go first, then options, then everything
+else, so values can use what the same run defined. A write whose answer was lost is `unknown` and
+never resent here; the next run re-reads the service and finds it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import httpx
+
 from shipsync.api import AsyncShipsyncClient
-from shipsync.api.jsonapi import JsonObject
-from shipsync.api.models import CustomField
 from shipsync.api.transport import ClientStats
-from shipsync.bulk.model import Change
+from shipsync.bulk.model import Change, Target
+from shipsync.bulk.write_definitions import answered, write_definition, write_option
+from shipsync.bulk.write_fields import write_custom_field
 from shipsync.config import Settings
-from shipsync.errors import ApiError, AuthenticationError, NotFoundError, OutcomeUnknownError, ValidationError
+from shipsync.errors import ApiError, AuthenticationError, OutcomeUnknownError
 from shipsync.redaction import redact
 
 WRITE_ACTIONS = ("create", "update", "delete")
@@ -26,91 +29,45 @@ def _refused(exc: ApiError) -> str:
     return redact("; ".join(e.describe() for e in exc.errors) or str(exc))
 
 
-def resource_of(value: CustomField) -> JsonObject:
-    """A custom field model back in its wire form, for the warehouse loader."""
-    relationships = {name: {"data": ref.model_dump()} for name, ref in (("entity", value.entity), ("definition", value.definition)) if ref}
-    return {
-        "id": value.id,
-        "type": "custom_field",
-        "links": {"self": value.self_link} if value.self_link else {},
-        "attributes": {"api_slug": value.api_slug, "value": value.value, "display_value": value.display_value},
-        "relationships": relationships,
-    }
+def reverse_delta(current: list[str], applied: list[str], restored: list[str]) -> list[str]:
+    """Undo of a list edit against the list as it is now: take out what the edit added, put back
+    what it removed, and leave alone whatever someone else changed since."""
+    added = [v for v in applied if v not in restored]
+    removed = [v for v in restored if v not in applied]
+    kept = [v for v in current if v not in added]
+    return kept + [v for v in removed if v not in kept]
 
 
-async def _custom_field(client: AsyncShipsyncClient, change: Change) -> CustomField | None:
-    fields = client.custom_fields
-    if change.action == "delete":
-        assert change.resource_id is not None
-        await fields.delete(change.resource_id)
-        return None
-    if change.action == "update" and change.resource_id:
-        try:
-            return await fields.update(change.resource_id, change.after)
-        except NotFoundError:
-            change.action, change.before, change.resource_id = "create", None, None  # deleted meanwhile
-    try:
-        created = await fields.create(entity_type=change.entity_type, entity_id=change.entity_id, api_slug=change.field, value=change.after)
-        change.resource_id = created.id
-        return created
-    except ValidationError as exc:
-        if not any(e.pointer == "/data/attributes/api_slug" for e in exc.errors):
-            raise
-    # The service refuses a second value for (entity, slug): it exists, perhaps from a create whose
-    # answer was lost. Find it and patch it.
-    existing = [
-        cf
-        for cf in await fields.list(entity_id=change.entity_id, definition_id=change.payload.get("definition_id"))
-        if cf.api_slug == change.field
-    ]
-    if not existing:
-        raise ValidationError("the service refused the value as a duplicate but none was found", errors=())
-    change.action, change.before, change.resource_id = "update", existing[0].value, existing[0].id
-    change.detail = "existed already; updated"
-    if existing[0].value == change.after:
-        return existing[0]
-    return await fields.update(existing[0].id, change.after)
+async def write_shipment(client: AsyncShipsyncClient, change: Change) -> None:
+    wanted: list[str] = list(change.after or [])
+    if change.payload.get("delta"):  # an undo: against the shipment's list as it is now
+        current = getattr(await client.shipments.get(change.entity_id), change.field)
+        if current is None:
+            raise ApiError(f"the service did not say the shipment's current {change.field}; not changed")
+        wanted = reverse_delta(current, list(change.before or []), wanted)
+        change.after = wanted
+    shipment = await client.shipments.update(change.entity_id, **{change.field: wanted})
+    change.payload["resource"] = answered(shipment.raw, {change.field: wanted})
 
 
-async def _tracking_request(client: AsyncShipsyncClient, change: Change) -> None:
-    attributes = {k: v for k, v in change.after.items() if k != "customer_id"}
-    await client.tracking_requests.update(change.entity_id, attributes, customer_id=change.after.get("customer_id"))
+async def write_tracking_request(client: AsyncShipsyncClient, change: Change) -> None:
+    updated = await client.tracking_requests.update(change.entity_id, ref_number=change.after)
+    change.payload["resource"] = answered(updated.raw, {"ref_number": change.after})
 
 
-async def _definition(client: AsyncShipsyncClient, change: Change) -> None:
-    definitions = client.custom_field_definitions
-    if change.field == "definition":
-        attrs = change.after
-        created = await definitions.create(
-            entity_type=attrs["entity_type"],
-            api_slug=attrs["api_slug"],
-            display_name=attrs["display_name"],
-            data_type=attrs["data_type"],
-            description=attrs.get("description"),
-            validation=attrs.get("validation"),
-            default_format=attrs.get("default_format"),
-            default_value=attrs.get("default_value"),
-            reference_type=attrs.get("reference_type"),
-        )
-        change.resource_id = created.id
-    assert change.resource_id is not None
-    for position, value in enumerate(change.payload.get("options", [])):
-        await definitions.create_option(
-            change.resource_id,
-            label=value.replace("_", " ").title() if value.islower() else value,
-            value=value,
-            position=position,
-        )
+WRITERS: dict[Target, Callable[[AsyncShipsyncClient, Change], Awaitable[None]]] = {
+    "custom_field": write_custom_field,
+    "shipment": write_shipment,
+    "tracking_request": write_tracking_request,
+    "definition": write_definition,
+    "option": write_option,
+}
+PHASES: tuple[tuple[Target, ...], ...] = (("definition",), ("option",), ("custom_field", "shipment", "tracking_request"))
 
 
 async def _one(client: AsyncShipsyncClient, change: Change) -> None:
     try:
-        if change.entity_type == "tracking_request":
-            await _tracking_request(client, change)
-        elif change.entity_type == "custom_field_definition":
-            await _definition(client, change)
-        elif (value := await _custom_field(client, change)) is not None:
-            change.payload["resource"] = resource_of(value)
+        await WRITERS[change.target](client, change)
         change.status = "applied"
     except AuthenticationError:
         raise
@@ -120,22 +77,19 @@ async def _one(client: AsyncShipsyncClient, change: Change) -> None:
         change.status, change.detail = "failed", _refused(exc)
 
 
-async def _run(settings: Settings, changes: Sequence[Change]) -> ClientStats:
-    async with AsyncShipsyncClient.from_settings(settings) as client:
-        # Definitions before anything that might use them; each change on its own otherwise.
-        definitions = [c for c in changes if c.entity_type == "custom_field_definition"]
-        others = [c for c in changes if c.entity_type != "custom_field_definition"]
-        await asyncio.gather(*(_one(client, c) for c in definitions))
-        await asyncio.gather(*(_one(client, c) for c in others))
+async def _run(settings: Settings, changes: Sequence[Change], http_transport: httpx.AsyncBaseTransport | None) -> ClientStats:
+    async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
+        for phase in PHASES:
+            await asyncio.gather(*(_one(client, c) for c in changes if c.target in phase))
         return client.stats
 
 
-def execute(settings: Settings, changes: Sequence[Change]) -> ClientStats:
+def execute(settings: Settings, changes: Sequence[Change], *, http_transport: httpx.AsyncBaseTransport | None = None) -> ClientStats:
     """Send every create/update/delete in `changes`, setting each one's status and detail."""
     todo = [c for c in changes if c.action in WRITE_ACTIONS]
     if not todo:
         return ClientStats()
-    return asyncio.run(_run(settings, todo))
+    return asyncio.run(_run(settings, todo, http_transport))
 
 
 def as_undo(change: Change) -> dict[str, Any]:

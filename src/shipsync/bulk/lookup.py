@@ -1,5 +1,6 @@
 """What the warehouse knows that a bulk plan needs: definitions with options, current values,
-tracking requests, and entities by natural key (container number, bill of lading)."""
+tracking requests with their shipments' tags, and entities by natural key (container number,
+bill of lading, request number)."""
 
 from __future__ import annotations
 
@@ -9,33 +10,41 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from shipsync.api.entity_types import value_entity
 from shipsync.values import FieldRules
 from shipsync.warehouse.connection import connect
 
-ENTITY_FOR_DEFINITION = {"Shipment": "shipment", "Cargo": "container"}
+
+@dataclass(frozen=True)
+class Option:
+    id: str
+    value: str
+    label: str
+    position: int
 
 
 @dataclass
 class Definition:
     id: str
     api_slug: str
-    entity_type: str  # Shipment | Cargo
+    entity_type: str  # Shipment | Container | TrackingRequest (Cargo in older data), or a newer one
     data_type: str
     attributes: dict[str, Any]
-    options: list[tuple[str, str]]  # (value, label)
+    options: list[Option] = field(default_factory=list)
 
     # Computed once per definition, not per cell: a 100,000-row file has 800,000 cells.
     @cached_property
     def rules(self) -> FieldRules:
-        return FieldRules.of(self.attributes, [v for v, _ in self.options])
+        return FieldRules.of(self.attributes, [o.value for o in self.options])
 
     @cached_property
     def labels(self) -> dict[str, str]:
-        return {v: label for v, label in self.options}
+        return {o.value: o.label for o in self.options}
 
     @cached_property
     def applies_to(self) -> str:
-        return ENTITY_FOR_DEFINITION.get(self.entity_type, self.entity_type.lower())
+        """The relationship type of its values: shipment, container or tracking_request."""
+        return value_entity(self.entity_type)
 
 
 @dataclass
@@ -47,10 +56,34 @@ class Knowledge:
     known_entities: set[tuple[str, str]] = field(default_factory=set)
     tracking_requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
     tracking_by_number: dict[str, list[str]] = field(default_factory=dict)
+    shipments: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {tags, ref_numbers} as last read
 
 
 def _json(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
+
+
+def _strings(value: Any) -> list[str] | None:
+    return [str(v) for v in value] if isinstance(value, list) else None
+
+
+def _definitions(con: Any, known: Knowledge) -> None:
+    options: dict[str, list[Option]] = {}
+    for option_id, definition_id, value, label, position in con.execute(
+        "SELECT id, definition_id, value, label, position FROM custom_field_options ORDER BY definition_id, position, id"
+    ).fetchall():
+        if value is not None:
+            options.setdefault(definition_id, []).append(Option(option_id, value, label or value, position if position is not None else 0))
+    columns = ["id", "api_slug", "entity_type", "data_type", "validation", "default_format", "default_value", "reference_type"]
+    columns += ["display_name", "description"]
+    for row in con.execute(f"SELECT {', '.join(columns)} FROM custom_field_definitions").fetchall():
+        record = dict(zip(columns, row, strict=True))
+        attributes = {k: record[k] for k in columns[2:]}
+        attributes["validation"] = _json(record["validation"]) or {}
+        attributes["default_value"] = _json(record["default_value"])
+        entity_type, data_type = record["entity_type"] or "", record["data_type"] or ""
+        definition = Definition(record["id"], record["api_slug"], entity_type, data_type, attributes, options.get(record["id"], []))
+        known.definitions[record["api_slug"]] = definition
 
 
 def read_knowledge(warehouse: Path, *, entities: bool = False, tracking: bool = False) -> Knowledge:
@@ -58,24 +91,7 @@ def read_knowledge(warehouse: Path, *, entities: bool = False, tracking: bool = 
     if not warehouse.exists():
         return known
     with connect(warehouse) as con:
-        options: dict[str, list[tuple[str, str]]] = {}
-        for definition_id, value, label in con.execute(
-            "SELECT definition_id, value, label FROM custom_field_options ORDER BY definition_id, position"
-        ).fetchall():
-            options.setdefault(definition_id, []).append((value, label or value))
-        for row in con.execute(
-            "SELECT id, api_slug, entity_type, data_type, validation, default_format, default_value, reference_type "
-            "FROM custom_field_definitions"
-        ).fetchall():
-            attributes = {
-                "data_type": row[3],
-                "validation": _json(row[4]) or {},
-                "default_format": row[5],
-                "default_value": _json(row[6]),
-                "reference_type": row[7],
-                "entity_type": row[2],
-            }
-            known.definitions[row[1]] = Definition(row[0], row[1], row[2] or "", row[3] or "", attributes, options.get(row[0], []))
+        _definitions(con, known)
         for cf_id, entity_type, entity_id, slug, value in con.execute(
             "SELECT id, entity_type, entity_id, api_slug, value FROM custom_fields"
         ).fetchall():
@@ -85,14 +101,18 @@ def read_knowledge(warehouse: Path, *, entities: bool = False, tracking: bool = 
                 known.known_entities.add(("container", container_id))
                 if number:
                     known.containers_by_number[number.upper()] = container_id
-            for shipment_id, bill in con.execute("SELECT id, attributes->>'bill_of_lading_number' FROM shipments").fetchall():
+        if entities or tracking:
+            for shipment_id, bill, tags, refs in con.execute(
+                "SELECT id, attributes->>'bill_of_lading_number', attributes->'tags', attributes->'ref_numbers' FROM shipments"
+            ).fetchall():
                 known.known_entities.add(("shipment", shipment_id))
+                known.shipments[shipment_id] = {"tags": _strings(_json(tags)), "ref_numbers": _strings(_json(refs))}
                 if bill:
                     known.shipments_by_bill[bill.upper()] = shipment_id
-        if tracking:
-            columns = ["id", "request_number", "scac", "ref_numbers", "tags", "customer_id"]
+            columns = ["id", "request_number", "ref_number", "ref_numbers", "tags", "tracked_object_id"]
             for row in con.execute(f"SELECT {', '.join(columns)} FROM tracking_requests").fetchall():
                 record = dict(zip(columns, row, strict=True))
                 known.tracking_requests[record["id"]] = record
+                known.known_entities.add(("tracking_request", record["id"]))
                 known.tracking_by_number.setdefault((record["request_number"] or "").upper(), []).append(record["id"])
     return known

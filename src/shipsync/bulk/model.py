@@ -10,6 +10,9 @@ Action = Literal["create", "update", "delete", "skip"]
 # applied: written; unchanged: already so; rejected: invalid, never sent; failed: the service
 # refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run.
 Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned"]
+# What a change writes: a custom field value (on the entity named by entity_type/entity_id), a
+# shipment's tags or ref_numbers, a tracking request's ref_number, a definition, or an option.
+Target = Literal["custom_field", "shipment", "tracking_request", "definition", "option"]
 
 
 @dataclass(slots=True)
@@ -37,7 +40,13 @@ class Change:
     action: Action
     before: Any = None
     after: Any = None
-    resource_id: str | None = None  # the custom field / definition / tracking request written
+    resource_id: str | None = None  # the custom field / shipment / tracking request / definition / option written
     status: Status = "planned"
     detail: str = ""
     payload: dict[str, Any] = dataclass_field(default_factory=dict)  # what to send, beyond `after`
+    target: Target = "custom_field"
+
+
+def skipped(row: int, entity_type: str, entity_id: str, field: str, target: Target, resource_id: str | None = None) -> Change:
+    """A row (or field) that asks for what is already so."""
+    return Change(row, entity_type, entity_id, field, "skip", resource_id=resource_id, status="unchanged", target=target)

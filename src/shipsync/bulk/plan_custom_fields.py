@@ -1,5 +1,7 @@
-"""Plan custom field writes from a wide file (a column per api_slug) or a long one
-(`entity, api_slug, value`), against the values the warehouse knows."""
+"""The custom-fields kind: values on shipments, containers and tracking requests, from a wide file (a
+column per api_slug) or a long one (`entity, api_slug, value`), against the values the warehouse
+knows. Keys: `container_number`, `bill_of_lading`, `request_number`, or `container_id`,
+`shipment_id`, `tracking_request_id`."""
 
 from __future__ import annotations
 
@@ -9,13 +11,18 @@ from typing import Any
 from shipsync.bulk.cells import cell_value
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresolved_numbers
 from shipsync.bulk.reader import Sheet
+from shipsync.bulk.refresh import definitions_fresh
+from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.iso6346 import is_container_number
 from shipsync.values import ValueProblem
 
-ENTITY_COLUMNS = ("shipment_id", "container_id", "bill_of_lading", "container_number")
+ENTITY_COLUMNS = ("shipment_id", "container_id", "tracking_request_id", "bill_of_lading", "container_number", "request_number")
 LONG_COLUMNS = ("entity", "entity_type", "api_slug", "value")
+ID_COLUMNS = {"shipment_id": "shipment", "container_id": "container", "tracking_request_id": "tracking_request"}
+ENTITY_HINTS = {"shipment": "shipment", "container": "container", "cargo": "container", "tracking_request": "tracking_request"}
 
 
 @dataclass
@@ -56,32 +63,82 @@ def check_headers(sheet: Sheet, known: Knowledge) -> None:
         )
 
 
+def _request(key: str, known: Knowledge) -> tuple[str, str]:
+    ids = known.tracking_by_number.get(key.upper(), [])
+    if len(ids) == 1:
+        return "tracking_request", ids[0]
+    if ids:
+        raise ValueProblem(f"{len(ids)} tracking requests have the number {key}; use tracking_request_id")
+    raise ValueProblem(f"tracking request {key} is not known (checked the warehouse and the service)")
+
+
 def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: str = "") -> tuple[str, str]:
     """(entity type, id) for a key cell; ValueProblem names what is missing."""
     key = text.strip()
     upper = key.upper()
+    hint = ENTITY_HINTS.get(entity_type_hint.strip().lower().replace(" ", "_"), entity_type_hint)
+    if column == "request_number" or (column == "entity" and hint == "tracking_request" and upper in known.tracking_by_number):
+        return _request(key, known)
     # A number the warehouse knows is valid by definition: look it up before checking its digits.
-    if column in ("container_number", "entity") and entity_type_hint != "shipment" and upper in known.containers_by_number:
+    if column in ("container_number", "entity") and hint in ("", "container") and upper in known.containers_by_number:
         return "container", known.containers_by_number[upper]
-    if column == "container_number" or (column == "entity" and entity_type_hint != "shipment" and is_container_number(key)):
+    if column == "container_number" or (column == "entity" and hint in ("", "container") and is_container_number(key)):
         if column == "container_number" and not is_container_number(key):
             raise ValueProblem(f"not a container number (ISO 6346: 4 letters, 6 digits, check digit): {key!r}")
-        if upper in known.containers_by_number:
-            return "container", known.containers_by_number[upper]
         raise ValueProblem(f"container {upper} is not in the warehouse (pull the documents that name it first)")
-    if column == "bill_of_lading" or (column == "entity" and upper in known.shipments_by_bill):
+    if column == "bill_of_lading" or (column == "entity" and hint in ("", "shipment") and upper in known.shipments_by_bill):
         if upper in known.shipments_by_bill:
             return "shipment", known.shipments_by_bill[upper]
         raise ValueProblem(f"bill of lading {upper} is not in the warehouse (pull the documents that name it first)")
-    entity_type = {"shipment_id": "shipment", "container_id": "container"}.get(column, entity_type_hint)
-    if entity_type in ("shipment", "container"):
+    entity_type = ID_COLUMNS.get(column, hint)
+    if entity_type in ("shipment", "container", "tracking_request"):
         if (entity_type, key) in known.known_entities:
             return entity_type, key
-        raise ValueProblem(f"{entity_type} {key} is not in the warehouse")
-    for candidate in ("container", "shipment"):
+        if entity_type == "tracking_request" and upper in known.tracking_by_number:
+            return _request(key, known)
+        raise ValueProblem(f"{entity_type.replace('_', ' ')} {key} is not in the warehouse")
+    for candidate in ("container", "shipment", "tracking_request"):
         if (candidate, key) in known.known_entities:
             return candidate, key
-    raise ValueProblem(f"{key!r} is not a known container number, bill of lading or id")
+    if upper in known.tracking_by_number:
+        return _request(key, known)
+    raise ValueProblem(f"{key!r} is not a known container number, bill of lading, request number or id")
+
+
+def _needs_tracking_requests(sheet: Sheet) -> bool:
+    layout = layout_of(sheet)
+    if layout.entity_column in ("request_number", "tracking_request_id"):
+        return True
+    if layout.long and "entity_type" in sheet.headers:
+        index = sheet.headers.index("entity_type")
+        return any(ENTITY_HINTS.get(row[index].strip().lower().replace(" ", "_")) == "tracking_request" for row in sheet.rows)
+    return False
+
+
+class CustomFieldsPlanner:
+    kind = "custom-fields"
+    scope = Scope(entities=True, tracking=True)
+
+    def check_structure(self, sheet: Sheet) -> None:
+        layout_of(sheet)
+
+    def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
+        check_headers(sheet, known)
+
+    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number > 0:
+            return None
+        tracking = _needs_tracking_requests(sheet)
+        return RefreshRequest(
+            definitions=not definitions_fresh(settings.warehouse) or bool(unknown_slugs(sheet, known)),
+            custom_fields=True,
+            tracking_requests=tracking,
+            tracking_since=tracking_since(settings) if tracking else None,
+            request_numbers=unresolved_numbers(sheet, "request_number", known),
+        )
+
+    def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
+        return plan(sheet, known, clear_empty=clear_empty)
 
 
 def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
@@ -102,6 +159,8 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
             problems.append(Problem(number, layout.entity_column, "", "the key is empty"))
             continue
         hint = row[index["entity_type"]].strip().lower() if "entity_type" in index else ""
+        if layout.long and not hint and (definition := known.definitions.get(row[slug_index])) is not None:
+            hint = definition.applies_to  # a long file's row names one field: its entity type says what the key is
         try:
             entity_type, entity_id = resolve_entity(layout.entity_column, key_text, known, hint)
         except ValueProblem as exc:
@@ -116,7 +175,8 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
                 continue
             if definition.applies_to != entity_type:
                 if text:
-                    problems.append(Problem(number, column, text, f"{slug} applies to {definition.entity_type}, not a {entity_type}"))
+                    named = entity_type.replace("_", " ")
+                    problems.append(Problem(number, column, text, f"{slug} applies to {definition.entity_type}, not a {named}"))
                 continue
             where = (entity_type, entity_id, slug)
             current = known.values.get(where)

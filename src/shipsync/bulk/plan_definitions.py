@@ -1,4 +1,11 @@
-"""Plan custom field definitions (and the options of enum ones) from a file, one per row."""
+"""The custom-field-definitions kind: one definition per row, keyed by `api_slug`.
+
+A new definition is created (with its options); an existing one is edited where the row differs
+(`display_name`, `description`, `validation`, `default_format`, `default_value`) and its options
+added, relabelled, moved or removed to match the `options` cell. Entity type and data type cannot
+change. `Cargo` is read as `Container`; the service creates definitions only for `Shipment` and
+`Container`, so a new `TrackingRequest` one is refused here, while an existing one can be edited.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +13,15 @@ import json
 import re
 from typing import Any
 
-from shipsync.bulk.cells import split_list
-from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Problem
+from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
+from shipsync.bulk.lookup import Definition, Knowledge
+from shipsync.bulk.model import Change, Problem, skipped
+from shipsync.bulk.plan_options import WantedOption, new_options, option_changes, parse_options
+from shipsync.bulk.planner import RefreshRequest, Scope, rows_of
 from shipsync.bulk.reader import Sheet
+from shipsync.config import Settings
 from shipsync.errors import InputError
-from shipsync.values import DATA_TYPES
+from shipsync.values import DATA_TYPES, whole_number
 
 REQUIRED = ("entity_type", "api_slug", "display_name", "data_type")
 OPTIONAL = (
@@ -25,33 +35,15 @@ OPTIONAL = (
     "reference_type",
     "options",
 )
+EDITABLE = ("display_name", "description", "validation", "default_format", "default_value")
 SLUG = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-ENTITY_TYPES = {"shipment": "Shipment", "cargo": "Cargo", "container": "Cargo"}
+Found = list[tuple[str, str, str]]  # (column, value, reason)
 
 
-def check_headers(sheet: Sheet, known: Knowledge) -> None:
-    missing = [c for c in REQUIRED if c not in sheet.headers]
-    unknown = [h for h in sheet.headers if h not in (*REQUIRED, *OPTIONAL)]
-    if missing:
-        raise InputError(f"{sheet.file}: missing column(s) {', '.join(missing)}")
-    if unknown:
-        raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join((*REQUIRED, *OPTIONAL))}")
-
-
-def _attributes(row: dict[str, str]) -> tuple[dict[str, Any], list[str], list[tuple[str, str, str]]]:
-    problems: list[tuple[str, str, str]] = []
-    entity = ENTITY_TYPES.get(row["entity_type"].strip().lower())
-    if entity is None:
-        problems.append(("entity_type", row["entity_type"], "must be Shipment or Cargo"))
-    slug = row["api_slug"].strip()
-    if not SLUG.match(slug):
-        problems.append(("api_slug", slug, "lowercase letters, digits and _, starting with a letter"))
-    data_type = row["data_type"].strip().lower()
-    if data_type not in DATA_TYPES:
-        problems.append(("data_type", row["data_type"], f"must be one of {', '.join(DATA_TYPES)}"))
-    if not row["display_name"].strip():
-        problems.append(("display_name", "", "is required"))
-    validation: dict[str, Any] = {}
+def _validation(row: dict[str, str], base: dict[str, Any], problems: Found) -> dict[str, Any]:
+    """The wanted rules: the `validation` cell (or the current rules, unknown ones kept) with the
+    `required`, `pattern` and `max_length` cells on top."""
+    validation = dict(base)
     if row.get("validation"):
         try:
             parsed = json.loads(row["validation"])
@@ -69,100 +61,143 @@ def _attributes(row: dict[str, str]) -> tuple[dict[str, Any], list[str], list[tu
         except re.error as exc:
             problems.append(("pattern", row["pattern"], f"not a regular expression: {exc}"))
     if row.get("max_length"):
-        if row["max_length"].strip().isdigit() and int(row["max_length"]) > 0:
-            validation["max_length"] = int(row["max_length"])
+        if (length := whole_number(row["max_length"].strip())) is not None:
+            validation["max_length"] = length
         else:
             problems.append(("max_length", row["max_length"], "must be a positive whole number"))
-    if data_type == "reference" and not row.get("reference_type"):
-        problems.append(("reference_type", "", "is required when data_type is reference"))
-    options = split_list(row.get("options", ""))
-    if options and data_type not in ("enum", "enum_multi"):
-        problems.append(("options", row["options"], "only enum and enum_multi definitions have options"))
-    if data_type in ("enum", "enum_multi") and not options:
-        problems.append(("options", "", "an enum definition needs options (separated by ;)"))
-    attributes: dict[str, Any] = {
-        "entity_type": entity,
-        "api_slug": slug,
-        "display_name": row["display_name"].strip(),
-        "data_type": data_type,
-    }
+    return validation
+
+
+def _wanted(row: dict[str, str], existing: Definition | None, problems: Found) -> dict[str, Any]:
+    entity = definition_entity(row["entity_type"])
+    if entity is None:
+        problems.append(("entity_type", row["entity_type"], "must be Shipment, Container (or Cargo) or TrackingRequest"))
+    slug = row["api_slug"].strip()
+    if not SLUG.match(slug):
+        problems.append(("api_slug", slug, "lowercase letters, digits and _, starting with a letter"))
+    data_type = row["data_type"].strip().lower()
+    if data_type not in DATA_TYPES:
+        problems.append(("data_type", row["data_type"], f"must be one of {', '.join(DATA_TYPES)}"))
+    if not row["display_name"].strip():
+        problems.append(("display_name", "", "is required"))
+    base = existing.attributes.get("validation") if existing else None
+    wanted: dict[str, Any] = {"entity_type": entity, "api_slug": slug, "display_name": row["display_name"].strip(), "data_type": data_type}
+    validation = _validation(row, base if isinstance(base, dict) else {}, problems)
+    if validation or (existing and base):
+        wanted["validation"] = validation
     for name in ("description", "default_format", "default_value", "reference_type"):
         if row.get(name):
-            attributes[name] = row[name]
-    if validation:
-        attributes["validation"] = validation
-    return attributes, options, problems
+            wanted[name] = row[name]
+    if data_type == "reference" and not wanted.get("reference_type") and not existing:
+        problems.append(("reference_type", "", "is required when data_type is reference"))
+    return wanted
 
 
-def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
-    changes: list[Change] = []
-    problems: list[Problem] = []
-    seen: dict[str, int] = {}
-    for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
-        row = dict(zip(sheet.headers, cells, strict=True))
-        attributes, options, row_problems = _attributes(row)
-        if row_problems:
-            problems.extend(Problem(number, c, v, r) for c, v, r in row_problems)
-            continue
-        slug = attributes["api_slug"]
-        if slug in seen:
-            problems.append(Problem(number, "api_slug", slug, f"defined again (first in row {seen[slug]})"))
-            continue
-        seen[slug] = number
-        existing = known.definitions.get(slug)
-        if existing is None:
-            changes.append(
-                Change(
-                    number,
-                    "custom_field_definition",
-                    slug,
-                    "definition",
-                    "create",
-                    None,
-                    attributes,
-                    payload={"options": options},
-                )
-            )
-            continue
-        differs = [k for k in ("entity_type", "data_type") if (existing.attributes.get(k) or existing.entity_type) != attributes[k]]
-        if differs:
-            problems.append(
-                Problem(
-                    number,
-                    differs[0],
-                    str(attributes[differs[0]]),
-                    f"{slug} exists as {existing.entity_type}/{existing.data_type}; the API cannot change definitions",
-                )
-            )
-            continue
-        have = {v for v, _ in existing.options}
-        missing = [o for o in options if o not in have]
+def _options(row: dict[str, str], data_type: str, existing: Definition | None, problems: Found) -> list[WantedOption] | None:
+    """The wanted options; None when the row leaves them as they are."""
+    wanted, unreadable = parse_options(row.get("options", ""))
+    problems.extend(("options", row.get("options", ""), reason) for reason in unreadable)
+    if wanted and data_type not in ("enum", "enum_multi"):
+        problems.append(("options", row["options"], "only enum and enum_multi definitions have options"))
+    if data_type in ("enum", "enum_multi") and not wanted and existing is None:
+        problems.append(("options", "", "an enum definition needs options (separated by ;)"))
+    return wanted or None
+
+
+def _conflicts(wanted: dict[str, Any], existing: Definition) -> Found:
+    found: Found = []
+    if definition_entity(existing.entity_type) != wanted["entity_type"]:
+        found.append(
+            ("entity_type", str(wanted["entity_type"]), f"{existing.api_slug} exists on {existing.entity_type}; that cannot change")
+        )
+    if existing.data_type != wanted["data_type"]:
+        found.append(("data_type", wanted["data_type"], f"{existing.api_slug} exists as {existing.data_type}; that cannot change"))
+    have = existing.attributes.get("reference_type")
+    if "reference_type" in wanted and have and wanted["reference_type"] != have:
+        found.append(("reference_type", wanted["reference_type"], f"{existing.api_slug} refers to {have}; that cannot change"))
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b or (a is not None and b is not None and str(a) == str(b))
+
+
+class DefinitionsPlanner:
+    kind = "custom-field-definitions"
+    scope = Scope()
+
+    def check_structure(self, sheet: Sheet) -> None:
+        missing = [c for c in REQUIRED if c not in sheet.headers]
+        unknown = [h for h in sheet.headers if h not in (*REQUIRED, *OPTIONAL)]
         if missing:
-            changes.append(
+            raise InputError(f"{sheet.file}: missing column(s) {', '.join(missing)}")
+        if unknown:
+            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join((*REQUIRED, *OPTIONAL))}")
+
+    def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
+        self.check_structure(sheet)
+
+    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+        return RefreshRequest(definitions=True) if round_number == 0 else None  # always against what the service has now
+
+    def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
+        changes: list[Change] = []
+        problems: list[Problem] = []
+        seen: dict[str, int] = {}
+        for number, row in rows_of(sheet, problems):
+            existing = known.definitions.get(row["api_slug"].strip())
+            found: Found = []
+            wanted = _wanted(row, existing, found)
+            options = _options(row, wanted["data_type"], existing, found)
+            slug = wanted["api_slug"]
+            if not found and slug in seen:
+                found.append(("api_slug", slug, f"defined again (first in row {seen[slug]})"))
+            if not found and existing is not None:
+                found.extend(_conflicts(wanted, existing))
+            if not found and existing is None and wanted["entity_type"] not in CREATABLE_DEFINITION_ENTITIES:
+                found.append(("entity_type", row["entity_type"], "the service creates definitions only on Shipment or Container"))
+            if found:
+                problems.extend(Problem(number, c, v, r) for c, v, r in found)
+                continue
+            seen[slug] = number
+            changes.extend(self._changes(number, wanted, options, existing))
+        return changes, problems
+
+    @staticmethod
+    def _changes(number: int, wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None) -> list[Change]:
+        if existing is None:
+            payload = {"options": new_options(options or [])}
+            return [
                 Change(
                     number,
                     "custom_field_definition",
-                    existing.id,
-                    "options",
-                    "create",
-                    sorted(have),
-                    missing,
-                    existing.id,
-                    payload={"options": missing},
-                )
-            )
-        else:
-            changes.append(
-                Change(
-                    number,
-                    "custom_field_definition",
-                    existing.id,
+                    wanted["api_slug"],
                     "definition",
-                    "skip",
+                    "create",
                     None,
-                    None,
+                    wanted,
+                    payload=payload,
+                    target="definition",
+                )
+            ]
+        differs = [n for n in EDITABLE if n in wanted and not _same(wanted[n], existing.attributes.get(n))]
+        changes: list[Change] = []
+        if differs:
+            before = {n: existing.attributes.get(n) for n in differs}
+            after = {n: wanted[n] for n in differs}
+            changes.append(
+                Change(
+                    number,
+                    "custom_field_definition",
                     existing.id,
-                    status="unchanged",
+                    ",".join(differs),
+                    "update",
+                    before,
+                    after,
+                    existing.id,
+                    target="definition",
                 )
             )
-    return changes, problems
+        if options is not None:
+            changes.extend(option_changes(number, existing, options))
+        return changes or [skipped(number, "custom_field_definition", existing.id, "definition", "definition", existing.id)]

@@ -1,20 +1,28 @@
-"""Plan tracking request edits: key `id` or `request_number`; only changed attributes are sent."""
+"""The tracking-requests kind: key `id` or `request_number`.
+
+A tracking request's tags and reference numbers belong to the shipment it tracks, so `tags`,
+`ref_numbers` and their `_add`/`_remove` columns become `PATCH /shipments/{id}`, computed against
+the shipment's tags as just read from the service (never overwriting tags someone else set); the
+request's own `ref_number` is the one attribute `PATCH /tracking_requests/{id}` takes.
+"""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from shipsync.bulk.cells import split_list
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.model import Change, Problem, skipped
+from shipsync.bulk.planner import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.reader import Sheet
+from shipsync.config import Settings
 from shipsync.errors import InputError
 
-LIST_FIELDS = ("ref_numbers", "tags")
-EDITABLE = ("ref_numbers", "tags", "request_number", "scac", "customer_id")
-ADJUSTERS = ("tags_add", "tags_remove", "ref_numbers_add", "ref_numbers_remove")
-SCAC = re.compile(r"^[A-Z]{2,4}$")
+LIST_FIELDS = ("tags", "ref_numbers")
+LIST_COLUMNS = ("tags", "tags_add", "tags_remove", "ref_numbers", "ref_numbers_add", "ref_numbers_remove")
+EDITABLE = (*LIST_COLUMNS, "ref_number")
+# Columns people may bring from older templates or exports; the API does not let them change.
+NOT_EDITABLE = ("request_number", "scac", "customer_id", "customer", "status", "request_type")
 
 
 def key_column(sheet: Sheet) -> str:
@@ -25,90 +33,145 @@ def key_column(sheet: Sheet) -> str:
     raise InputError(f"{sheet.file}: no key column; add `id` or `request_number`")
 
 
-def check_headers(sheet: Sheet, known: Knowledge) -> None:
-    key = key_column(sheet)
-    allowed = {key, *EDITABLE, *ADJUSTERS}
-    unknown = [h for h in sheet.headers if h not in allowed]
-    if unknown:
-        raise InputError(
-            f"{sheet.file}: unknown column(s) {', '.join(unknown)}; tracking requests take "
-            f"{key}, {', '.join(EDITABLE)}, {', '.join(ADJUSTERS)}"
-        )
-    if len(sheet.headers) == 1:
-        raise InputError(f"{sheet.file}: nothing to change: add a column such as tags or ref_numbers")
+class TrackingRequestsPlanner:
+    kind = "tracking-requests"
+    scope = Scope(tracking=True)
+
+    def check_structure(self, sheet: Sheet) -> None:
+        key = key_column(sheet)
+        fixed = [h for h in sheet.headers if h != key and h in NOT_EDITABLE]
+        if fixed:
+            raise InputError(
+                f"{sheet.file}: column(s) {', '.join(fixed)} cannot be changed through the service's API (a tracking request "
+                "takes only ref_number; its tags and ref_numbers change on its shipment): remove them"
+            )
+        unknown = [h for h in sheet.headers if h not in (key, *EDITABLE)]
+        if unknown:
+            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; tracking requests take {key}, {', '.join(EDITABLE)}")
+        if len(sheet.headers) == 1:
+            raise InputError(f"{sheet.file}: nothing to change: add a column such as tags_add or ref_number")
+
+    def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
+        self.check_structure(sheet)
+
+    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number == 0:
+            numbers = unresolved_numbers(sheet, "request_number", known) if key_column(sheet) == "request_number" else []
+            return RefreshRequest(tracking_requests=True, tracking_since=tracking_since(settings), request_numbers=numbers)
+        if round_number == 1 and any(c in sheet.headers for c in LIST_COLUMNS):
+            # The shipments' tags as they are now: tags_add and tags_remove are computed against them.
+            shipments = {known.tracking_requests[t]["tracked_object_id"] for t in self._targets(sheet, known)}
+            return RefreshRequest(shipment_ids=sorted(s for s in shipments if s))
+        return None
+
+    def _targets(self, sheet: Sheet, known: Knowledge) -> list[str]:
+        key = key_column(sheet)
+        index = sheet.headers.index(key)
+        found: list[str] = []
+        for row in sheet.rows:
+            ids = self._resolve(key, row[index].strip(), known) if index < len(row) else []
+            found.extend(ids[:1] if len(ids) == 1 else [])
+        return found
+
+    @staticmethod
+    def _resolve(key: str, text: str, known: Knowledge) -> list[str]:
+        if key == "id":
+            return [text] if text in known.tracking_requests else []
+        return known.tracking_by_number.get(text.upper(), [])
+
+    def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
+        key = key_column(sheet)
+        changes: list[Change] = []
+        problems: list[Problem] = []
+        seen: dict[str, int] = {}
+        shipments_seen: dict[str, int] = {}
+        for number, row in rows_of(sheet, problems):
+            key_text = row[key].strip()
+            if not key_text:
+                problems.append(Problem(number, key, "", "the key is empty"))
+                continue
+            ids = self._resolve(key, key_text, known)
+            if not ids:
+                problems.append(Problem(number, key, key_text, "no such tracking request (checked the warehouse and the service)"))
+                continue
+            if len(ids) > 1:
+                problems.append(Problem(number, key, key_text, f"{len(ids)} tracking requests have this number; use the id column"))
+                continue
+            tr_id = ids[0]
+            if tr_id in seen:
+                problems.append(Problem(number, key, key_text, f"the same tracking request is edited in row {seen[tr_id]}"))
+                continue
+            seen[tr_id] = number
+            row_changes, row_problems = _row_changes(number, row, known.tracking_requests[tr_id], known, shipments_seen)
+            problems.extend(row_problems)
+            if not row_problems:
+                changes.extend(row_changes or [skipped(number, "tracking_request", tr_id, "(none)", "tracking_request", tr_id)])
+        return changes, problems
 
 
-def request_numbers_to_resolve(sheet: Sheet, known: Knowledge) -> list[str]:
-    if key_column(sheet) != "request_number":
-        return []
-    column = sheet.headers.index("request_number")
-    return sorted(
-        {r[column].strip() for r in sheet.rows if r[column].strip() and r[column].strip().upper() not in known.tracking_by_number}
-    )
+def _wanted_list(row: dict[str, str], name: str, current: list[str]) -> list[str]:
+    values = split_list(row[name]) if row.get(name) else list(current)
+    for value in split_list(row.get(f"{name}_add", "")):
+        if value not in values:
+            values.append(value)
+    removals = set(split_list(row.get(f"{name}_remove", "")))
+    return list(dict.fromkeys(v for v in values if v not in removals))
 
 
-def _desired(row: dict[str, str], current: dict[str, Any], key: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
-    wanted: dict[str, Any] = {}
-    problems: list[tuple[str, str, str]] = []
-    for name in LIST_FIELDS:
-        base = list(current.get(name) or [])
-        if row.get(name):
-            base = split_list(row[name])
-        for tag in split_list(row.get(f"{name}_add", "")):
-            if tag not in base:
-                base.append(tag)
-        removals = set(split_list(row.get(f"{name}_remove", "")))
-        base = [t for t in base if t not in removals]
-        if base != list(current.get(name) or []):
-            wanted[name] = base
-    if key != "request_number" and row.get("request_number") and row["request_number"] != current.get("request_number"):
-        wanted["request_number"] = row["request_number"]
-    if row.get("scac"):
-        scac = row["scac"].upper()
-        if not SCAC.match(scac):
-            problems.append(("scac", row["scac"], "a SCAC is 2 to 4 letters"))
-        elif scac != current.get("scac"):
-            wanted["scac"] = scac
-    if row.get("customer_id") and row["customer_id"] != current.get("customer_id"):
-        wanted["customer_id"] = row["customer_id"]
-    return wanted, problems
-
-
-def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
-    key = key_column(sheet)
+def _row_changes(
+    number: int, row: dict[str, str], request: dict[str, Any], known: Knowledge, shipments_seen: dict[str, int]
+) -> tuple[list[Change], list[Problem]]:
     changes: list[Change] = []
     problems: list[Problem] = []
-    seen: dict[str, int] = {}
-    for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
-        if number in sheet.ragged:
-            problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
-            continue
-        row = dict(zip(sheet.headers, cells, strict=True))
-        key_text = row[key].strip()
-        ids = [key_text] if key == "id" and key_text in known.tracking_requests else known.tracking_by_number.get(key_text.upper(), [])
-        if not key_text:
-            problems.append(Problem(number, key, "", "the key is empty"))
-            continue
-        if not ids:
-            problems.append(Problem(number, key, key_text, "no such tracking request (checked the warehouse and the service)"))
-            continue
-        if len(ids) > 1:
-            problems.append(Problem(number, key, key_text, f"{len(ids)} tracking requests have this number; use the id column"))
-            continue
-        tr_id = ids[0]
-        if tr_id in seen:
-            problems.append(Problem(number, key, key_text, f"the same tracking request is edited in row {seen[tr_id]}"))
-            continue
-        seen[tr_id] = number
-        current = known.tracking_requests[tr_id]
-        wanted, row_problems = _desired(row, current, key)
-        if row_problems:
-            problems.extend(Problem(number, column, value, reason) for column, value, reason in row_problems)
-            continue
-        field = ",".join(sorted(wanted)) or "(none)"
-        before = {name: current.get(name) for name in wanted}
-        if wanted:
-            changes.append(Change(number, "tracking_request", tr_id, field, "update", before, wanted, tr_id))
+    tr_id = request["id"]
+    asked = [c for c in LIST_COLUMNS if row.get(c)]
+    if asked:
+        shipment_id = request.get("tracked_object_id")
+        shipment = known.shipments.get(shipment_id or "")
+        if not shipment_id:
+            problems.append(Problem(number, asked[0], row[asked[0]], "this tracking request tracks no shipment yet: nothing to tag"))
+        elif shipment is None:
+            problems.append(Problem(number, asked[0], row[asked[0]], f"its shipment {shipment_id} could not be read from the service"))
+        elif shipment_id in shipments_seen:
+            problems.append(Problem(number, asked[0], row[asked[0]], f"the same shipment is edited in row {shipments_seen[shipment_id]}"))
         else:
-            changes.append(Change(number, "tracking_request", tr_id, field, "skip", None, None, tr_id, status="unchanged"))
+            shipments_seen[shipment_id] = number
+            for name in LIST_FIELDS:
+                if not any(row.get(c) for c in (name, f"{name}_add", f"{name}_remove")):
+                    continue
+                current = shipment.get(name)
+                if current is None:  # unknown, not empty: writing would overwrite what is there
+                    problems.append(Problem(number, name, "", f"the service did not say the shipment's current {name}; not changed"))
+                    continue
+                wanted = _wanted_list(row, name, current)
+                if wanted != current:
+                    changes.append(
+                        Change(
+                            number,
+                            "shipment",
+                            shipment_id,
+                            name,
+                            "update",
+                            current,
+                            wanted,
+                            shipment_id,
+                            target="shipment",
+                            payload={"tracking_request_id": tr_id},
+                        )
+                    )
+    wanted_ref = row.get("ref_number", "").strip()
+    if wanted_ref and wanted_ref != request.get("ref_number"):
+        changes.append(
+            Change(
+                number,
+                "tracking_request",
+                tr_id,
+                "ref_number",
+                "update",
+                request.get("ref_number"),
+                wanted_ref,
+                tr_id,
+                target="tracking_request",
+            )
+        )
     return changes, problems

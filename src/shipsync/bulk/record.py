@@ -10,15 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
-import pyarrow as pa
 
 from shipsync.bulk.execute import as_undo
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
+from shipsync.bulk.reflect import reflect
 from shipsync.redaction import redact
 from shipsync.warehouse.connection import connect, transaction
-from shipsync.warehouse.load import write_batch_with
-from shipsync.warehouse.normalize import custom_field_columns
 from shipsync.warehouse.upsert import append_rows, sql_types
 
 # Status of a row when its fields disagree: the worst one is shown.
@@ -122,14 +120,7 @@ def store(
             )
         if undo_of is not None:
             con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
-        resources = [c.payload["resource"] for c in applied if "resource" in c.payload]
-        if resources:
-            write_batch_with(con, custom_field_columns(resources), run_id=run_id)
-        gone = [c.resource_id for c in applied if c.action == "delete" and c.resource_id]
-        if gone:
-            con.register("_gone", pa.table({"id": pa.array(gone, pa.string())}))
-            con.execute("DELETE FROM custom_fields WHERE id IN (SELECT id FROM _gone)")
-            con.unregister("_gone")
+        reflect(con, applied, run_id=run_id)
 
 
 def safe_cell(value: str) -> str:

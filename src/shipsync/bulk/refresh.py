@@ -1,5 +1,6 @@
 """Bringing the warehouse up to date with the service before a diff: definitions with their
-options, current custom field values, and tracking requests. Fetch first, then one write."""
+options, current custom field values, tracking requests, and the shipments whose tags a file
+edits. Fetch first, then one write."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ import pyarrow as pa
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
+from shipsync.bulk.planner import RefreshRequest
 from shipsync.config import Settings
+from shipsync.errors import NotFoundError
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import (
     Batch,
     custom_field_columns,
     definition_columns,
+    included_columns,
     merge,
     option_columns,
     tracking_request_columns,
@@ -28,6 +32,8 @@ from shipsync.warehouse.normalize import (
 
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
 ENUM_TYPES = ("enum", "enum_multi")
+# Above this many shipments, one paged listing (100 a page) costs fewer requests than one read each.
+SHIPMENTS_BY_LISTING = 300
 
 
 async def _fetch_definitions(client: AsyncShipsyncClient) -> tuple[list[JsonObject], dict[str, list[JsonObject]]]:
@@ -55,6 +61,21 @@ async def _fetch_tracking_requests(client: AsyncShipsyncClient, numbers: Sequenc
     return [r for group in found for r in group]
 
 
+async def _fetch_shipments(client: AsyncShipsyncClient, ids: Sequence[str]) -> list[JsonObject]:
+    """The shipments as they are now (their tags are what a tags_add is computed against)."""
+    if len(ids) > SHIPMENTS_BY_LISTING:
+        wanted = set(ids)
+        return [r async for page in client.shipments.list_pages() for r in page.data if str(r["id"]) in wanted]
+
+    async def one(shipment_id: str) -> list[JsonObject]:
+        try:
+            return (await client.shipments.get_page(shipment_id)).data[:1]
+        except NotFoundError:
+            return []  # the planner says the shipment could not be read
+
+    return [r for group in await asyncio.gather(*(one(i) for i in ids)) for r in group]
+
+
 def definitions_fresh(warehouse: Path) -> bool:
     if not warehouse.exists():
         return False
@@ -69,26 +90,22 @@ def definitions_fresh(warehouse: Path) -> bool:
     return bool(row[0] > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (row[1] is None or row[0] > row[1]))
 
 
-def refresh(
-    settings: Settings,
-    run_id: str,
-    *,
-    definitions: bool = False,
-    custom_fields: bool = False,
-    tracking_requests: bool = False,
-    tracking_since: str | None = None,
-    request_numbers: Sequence[str] = (),
-) -> ClientStats:
+def refresh(settings: Settings, run_id: str, request: RefreshRequest) -> ClientStats:
     """Fetch what is asked, then replace it in the warehouse in one transaction."""
 
-    async def fetch() -> tuple[Any, Any, Any, ClientStats]:
+    async def fetch() -> tuple[Any, Any, Any, Any, ClientStats]:
         async with AsyncShipsyncClient.from_settings(settings) as client:
-            defs = await _fetch_definitions(client) if definitions else None
-            values = await _fetch_custom_fields(client) if custom_fields else None
-            trs = await _fetch_tracking_requests(client, request_numbers, tracking_since) if tracking_requests else None
-            return defs, values, trs, client.stats
+            defs = await _fetch_definitions(client) if request.definitions else None
+            values = await _fetch_custom_fields(client) if request.custom_fields else None
+            trs = (
+                await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since)
+                if request.tracking_requests
+                else None
+            )
+            shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
+            return defs, values, trs, shipments, client.stats
 
-    defs, values, trs, stats = asyncio.run(fetch())
+    defs, values, trs, shipments, stats = asyncio.run(fetch())
     batch: Batch = {}
     if defs is not None:
         merge(batch, definition_columns(defs[0]))
@@ -98,6 +115,8 @@ def refresh(
         merge(batch, custom_field_columns(values))
     if trs:
         merge(batch, tracking_request_columns(trs))
+    if shipments:
+        merge(batch, included_columns(shipments))
     with connect(settings.warehouse) as con, transaction(con):
         write_batch_with(con, batch, run_id=run_id)
         if values is not None:  # values deleted at the service are gone here too

@@ -7,9 +7,9 @@ from pathlib import Path
 
 TEMPLATES: dict[str, list[list[str]]] = {
     "tracking-requests": [
-        ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers", "scac", "customer_id"],
-        ["MAEU123456789", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "MAEU", ""],
-        ["MSCU987654321", "", "reviewed", "customs-hold", "", "", ""],
+        ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers_add", "ref_number"],
+        ["MAEU123456789", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "REQ-77"],
+        ["MSCU987654321", "", "reviewed", "customs-hold", "", ""],
     ],
     "custom-field-definitions": [
         [
@@ -25,7 +25,7 @@ TEMPLATES: dict[str, list[list[str]]] = {
             "options",
         ],
         [
-            "Cargo",
+            "Container",
             "customs_broker_code",
             "Customs broker",
             "enum",
@@ -34,7 +34,7 @@ TEMPLATES: dict[str, list[list[str]]] = {
             "",
             "",
             "",
-            "acme; globex; initech",
+            "acme=Acme Brokers; globex; initech",
         ],
         [
             "Shipment",

@@ -1,4 +1,11 @@
-"""`shipsync apply undo RUN_ID`: put back what a run changed, newest first; itself a recorded run."""
+"""`shipsync apply undo RUN_ID`: put back what a run changed, newest first; itself a recorded run.
+
+Values: created ones deleted, changed ones patched back, removed ones created again. A shipment's
+tags and reference numbers: what the run added taken out and what it removed put back, against the
+lists as they are now (what others changed since stays). A tracking request's `ref_number`:
+patched back. Definitions: created ones deleted, edited ones patched back; options: created ones
+deleted, relabelled or moved ones patched back, removed ones created again.
+"""
 
 from __future__ import annotations
 
@@ -8,75 +15,86 @@ from typing import Any
 
 from shipsync.bulk.apply import ApplyReport
 from shipsync.bulk.execute import execute
-from shipsync.bulk.model import Change
+from shipsync.bulk.model import Action, Change, Target
 from shipsync.bulk.record import store
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.run import ledger_run
 from shipsync.warehouse.connection import connect
 
+COLUMNS = ["seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after", "undone_by"]
+TARGET_OF_ENTITY: dict[str, Target] = {"custom_field_definition": "definition", "custom_field_option": "option"}
+UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
-def _load(warehouse: Path, run_id: str) -> list[dict[str, Any]]:
+
+def _load(warehouse: Path, run_id: str) -> tuple[list[dict[str, Any]], dict[str, str | None]]:
+    """The run's before-images, newest first, and each tracking request's shipment (for older runs)."""
     if not warehouse.exists():
         raise InputError(f"no warehouse at {warehouse}: nothing to undo")
     with connect(warehouse) as con:
-        columns = [
-            "seq",
-            "kind",
-            "entity_type",
-            "entity_id",
-            "field",
-            "action",
-            "resource_id",
-            "before",
-            "after",
-            "undone_by",
-        ]
-        rows = con.execute(f"SELECT {', '.join(columns)} FROM bulk_undo WHERE run_id = ? ORDER BY seq DESC", [run_id]).fetchall()
+        rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM bulk_undo WHERE run_id = ? ORDER BY seq DESC", [run_id]).fetchall()
+        shipments = dict(con.execute("SELECT id, tracked_object_id FROM tracking_requests").fetchall())
     if not rows:
         raise InputError(f"run {run_id} changed nothing that can be undone (or is not a bulk apply run)")
-    records = [dict(zip(columns, r, strict=True)) for r in rows]
+    records = [dict(zip(COLUMNS, r, strict=True)) for r in rows]
     if all(r["undone_by"] for r in records):
         raise InputError(f"run {run_id} was already undone by run {records[0]['undone_by']}")
-    return [r for r in records if not r["undone_by"]]
+    return [r for r in records if not r["undone_by"]], shipments
 
 
-def reverse(image: dict[str, Any], row: int) -> Change | None:
-    """The change that restores the before-image; None when the API offers no way back."""
-    before = json.loads(image["before"]) if isinstance(image["before"], str) else image["before"]
-    after = json.loads(image["after"]) if isinstance(image["after"], str) else image["after"]
+def target_of(kind: str | None, entity_type: str) -> Target:
+    if kind == "custom-fields":
+        return "custom_field"
+    if entity_type in TARGET_OF_ENTITY:
+        return TARGET_OF_ENTITY[entity_type]
+    return "shipment" if entity_type == "shipment" else "tracking_request" if kind == "tracking-requests" else "custom_field"
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _older_tracking_edit(image: dict[str, Any], row: int, shipment_id: str | None, before: Any, after: Any) -> list[Change]:
+    """A run of shipsync before schema 7 edited tags and ref_numbers on the tracking request itself
+    (which the service does not take): undo them on its shipment; the rest cannot be changed back."""
+    changes: list[Change] = []
+    fixed: list[str] = []
+    for name in sorted(after):
+        if name in ("tags", "ref_numbers") and shipment_id:
+            previous = before.get(name) or []
+            delta = {"delta": True}
+            changes.append(
+                Change(row, "shipment", shipment_id, name, "update", after[name], previous, shipment_id, payload=delta, target="shipment")
+            )
+        else:
+            fixed.append(name)
+    if fixed:
+        detail = "the service's API cannot change these back; left as they are"
+        changes.append(Change(row, "tracking_request", image["entity_id"], ",".join(fixed), "skip", status="failed", detail=detail))
+    return changes
+
+
+def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -> list[Change]:
+    """The changes that restore one before-image."""
+    before, after = _json(image["before"]), _json(image["after"])
     entity_type, entity_id, field = image["entity_type"], image["entity_id"], image["field"]
-    if entity_type == "custom_field_definition":
-        return None
-    if entity_type == "tracking_request":
-        return Change(row, entity_type, entity_id, field, "update", after, before, entity_id)
-    if image["action"] == "create":
-        return Change(row, entity_type, entity_id, field, "delete", after, None, image["resource_id"])
-    if image["action"] == "update":
-        return Change(row, entity_type, entity_id, field, "update", after, before, image["resource_id"])
-    return Change(row, entity_type, entity_id, field, "create", None, before, None)
+    target = target_of(image["kind"], entity_type)
+    if target == "tracking_request" and isinstance(after, dict):
+        return _older_tracking_edit(image, row, shipments.get(entity_id), before or {}, after)
+    action = UNDO_ACTION[image["action"]]
+    payload: dict[str, Any] = {}
+    if target == "shipment":
+        payload["delta"] = True
+    if target == "option" and action == "create":
+        payload["definition_id"] = entity_id
+    resource_id = None if action == "create" else image["resource_id"]
+    return [Change(row, entity_type, entity_id, field, action, after, before, resource_id, payload=payload, target=target)]
 
 
 def undo_run(settings: Settings, run_id: str) -> ApplyReport:
-    images = _load(settings.warehouse, run_id)
+    images, shipments = _load(settings.warehouse, run_id)
     with ledger_run(settings, "apply_undo", {"undo_of": run_id}) as record:
-        changes: list[Change] = []
-        for n, image in enumerate(images, start=1):
-            change = reverse(image, n)
-            if change is None:
-                changes.append(
-                    Change(
-                        n,
-                        image["entity_type"],
-                        image["entity_id"],
-                        image["field"],
-                        "skip",
-                        status="failed",
-                        detail="the API offers no way to delete definitions or options; left in place",
-                    )
-                )
-            else:
-                changes.append(change)
+        changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n, shipments)]
         record.add_stats(execute(settings, changes))
         store(settings.warehouse, record.run_id, "undo", None, changes, [], undo_of=run_id)
         record.errors.extend(f"{c.entity_id} {c.field}: {c.status} {c.detail}" for c in changes if c.status != "applied")

@@ -57,7 +57,8 @@ def print_report(report: object) -> None:
 def tracking_requests(
     file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
 ) -> None:
-    """Edit tracking requests keyed by id or request_number: tags, ref_numbers, request_number, scac, customer_id."""
+    """Edit tracking requests keyed by id or request_number: their shipment's tags and ref_numbers (with _add and
+    _remove columns, computed against the shipment's current lists), and the request's own ref_number."""
     _apply("tracking-requests", file, dry_run, sheet, encoding, delimiter, False)
 
 
@@ -66,7 +67,7 @@ def tracking_requests(
 def custom_field_definitions(
     file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
 ) -> None:
-    """Create custom field definitions (and the options of enum ones), one per row."""
+    """Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or remove options."""
     _apply("custom-field-definitions", file, dry_run, sheet, encoding, delimiter, False)
 
 
@@ -80,14 +81,15 @@ def custom_fields(
     delimiter: str | None = DELIMITER,
     clear_empty: bool = CLEAR_EMPTY,
 ) -> None:
-    """Set custom field values: wide (a column per api_slug) or long (entity, api_slug, value) files."""
+    """Set custom field values on shipments, containers and tracking requests: wide (a column per api_slug) or long
+    (entity, api_slug, value) files."""
     _apply("custom-fields", file, dry_run, sheet, encoding, delimiter, clear_empty)
 
 
 @apply_app.command("undo")
 @one_line_errors
 def undo(run_id: str) -> None:
-    """Restore what an apply run changed (patch back, delete what it created); itself a recorded run."""
+    """Restore what an apply run changed (patch back, delete what it created, re-create what it removed)."""
     from shipsync.bulk.undo import undo_run
 
     print_report(undo_run(settings_from_env(), run_id))

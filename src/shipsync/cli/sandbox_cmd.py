@@ -30,7 +30,8 @@ def serve(
     """Serve the sandbox API at http://HOST:PORT/v2, one log line per request on standard output.
 
     Set SHIPSYNC_API_URL=http://HOST:PORT/v2 and SHIPSYNC_API_KEY to one of the keys to point
-    shipsync at it. Admin endpoints: GET /_admin/health, GET /_admin/stats.
+    shipsync at it. Admin endpoints: GET /_admin/health; GET /_admin/stats, GET /_admin/deliveries and
+    POST /_admin/simulate take an account's `Authorization: Token KEY` and show only that account.
     """
     # Imported here, not at the top: every `shipsync` command would otherwise pay for the sandbox.
     import uvicorn

@@ -18,7 +18,9 @@ events_app = typer.Typer(help="The webhook event log in the warehouse.", no_args
 def register(
     url: str = typer.Option(..., "--url", help="Where the service should POST notifications."),
     event: list[str] = typer.Option([], "--event", help="An event kind to receive; repeatable."),
-    all_events: bool = typer.Option(False, "--all-events", help="All 34 subscribable kinds."),
+    all_events: bool = typer.Option(
+        False, "--all-events", help="Every kind the account may subscribe to (GET /webhooks/events; else the 43 known)."
+    ),
     inactive: bool = typer.Option(False, "--inactive", help="Register without activating."),
     header: list[str] = typer.Option([], "--header", help="NAME=VALUE sent with each delivery; repeatable."),
 ) -> None:
@@ -26,7 +28,8 @@ def register(
     from shipsync.webhooks.registration import parse_headers, register_webhook
 
     webhook = register_webhook(settings_from_env(), url, event, all_events=all_events, active=not inactive, headers=parse_headers(header))
-    console.print(f"registered webhook {webhook.id} for {len(webhook.events)} event kind(s) -> {webhook.url}; secret stored locally")
+    stored = "secret stored locally" if webhook.secret else "[red]the service sent no secret[/red]: delete it and register again"
+    console.print(f"registered webhook {webhook.id} for {len(webhook.events)} event kind(s) -> {webhook.url}; {stored}")
 
 
 @webhooks_app.command("delete")

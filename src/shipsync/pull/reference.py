@@ -4,6 +4,7 @@ skipping those fetched within the freshness window unless forced."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,12 +29,19 @@ LOCODE_SOURCES = (
     "UNION SELECT attributes->>'port_of_discharge_locode' FROM shipments "
     "UNION SELECT attributes->>'destination_locode' FROM shipments",
     "SELECT attributes->>'location_locode' FROM webhook_event_resources WHERE type = 'transport_event' "
+    "UNION SELECT attributes->>'code' FROM webhook_event_resources WHERE type IN ('port', 'metro_area') "
     "UNION SELECT attributes->>'locode' FROM webhook_event_resources WHERE type IN ('port', 'metro_area')",
 )
-SCHEMA_SOURCES = (
-    "SELECT attributes->>'schema_version' AS code FROM document_representations "
-    "UNION SELECT attributes->>'document_schema_id' FROM document_representations",
+# An extraction names the public `schema_version` of its schema; with the document's type it
+# names the schema (`document_schemas` are addressed as `<document_type>@<date>`).
+EXTRACTED_SCHEMAS = (
+    "SELECT DISTINCT coalesce(d.document_type_manual, d.document_type), r.attributes->>'schema_version', s.id "
+    "FROM documents d JOIN document_representations r ON r.id = d.last_document_representation_id "
+    "LEFT JOIN document_schemas s ON s.document_type = coalesce(d.document_type_manual, d.document_type) "
+    "AND s.schema_version = r.attributes->>'schema_version' "
+    "WHERE r.attributes->>'schema_version' IS NOT NULL"
 )
+_DATE_VERSION = re.compile(r"^v?(\d{4})[-./]?(\d{2})[-./]?(\d{2})$")
 
 
 def _existing_tables(con: object) -> set[str]:
@@ -55,6 +63,34 @@ def discover(warehouse: Path, queries: Sequence[str], valid: Callable[[str], boo
     return sorted(v for v in found if valid(v))
 
 
+def schema_id(document_type: str, schema_version: str) -> str | None:
+    """The id to read a schema by, from a document's type and its extraction's public version:
+    `<type>@<date>` when the version carries the date (`2026.03.23`, `2026-03-23`, `20260323`)."""
+    if "@" in schema_version:
+        return schema_version
+    match = _DATE_VERSION.match(schema_version.strip())
+    return f"{document_type}@{match[1]}-{match[2]}-{match[3]}" if match and document_type else None
+
+
+def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
+    """Schema ids the warehouse's extractions follow, and the (type, version) pairs no id can be made of."""
+    if not warehouse.exists():
+        return [], []
+    with connect(warehouse) as con:
+        if not {"documents", "document_representations", "document_schemas"} <= _existing_tables(con):
+            return [], []
+        rows = con.execute(EXTRACTED_SCHEMAS).fetchall()
+    ids: set[str] = set()
+    unnamed: list[str] = []
+    for document_type, version, known_id in rows:
+        found = known_id or schema_id(document_type or "", version)
+        if found:
+            ids.add(found)
+        else:
+            unnamed.append(f"{document_type} {version}")
+    return sorted(ids), sorted(unnamed)
+
+
 def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], window: timedelta) -> set[str]:
     if not warehouse.exists() or not keys:
         return set()
@@ -66,10 +102,6 @@ def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], windo
 
 def is_locode(value: str) -> bool:
     return len(value) == 5 and value[:2].isalpha() and value[2:].isalnum()
-
-
-def is_schema_id(value: str) -> bool:
-    return "@" in value
 
 
 def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
@@ -87,8 +119,7 @@ def _pull_reference(
     flow: str,
     ids: Sequence[str],
     *,
-    discovered_by: Sequence[str],
-    valid: Callable[[str], bool],
+    discovered: Callable[[Path], tuple[list[str], list[str]]],
     table: str,
     key: str,
     force: bool,
@@ -98,7 +129,8 @@ def _pull_reference(
     progress: Progress,
 ) -> RunRecord:
     given = [i.strip() for i in ids if i.strip()]
-    wanted = list(dict.fromkeys(given)) or discover(settings.warehouse, discovered_by, valid)
+    found, unnamed = ([], []) if given else discovered(settings.warehouse)
+    wanted = list(dict.fromkeys(given)) or found
     skipped = set() if force else fresh_keys(settings.warehouse, table, key, wanted, freshness)
     todo = [i for i in wanted if i not in skipped]
     params = {
@@ -108,6 +140,7 @@ def _pull_reference(
         "force": force,
     }
     with ledger_run(settings, flow, params) as record:
+        record.errors.extend(f"cannot name the schema of {pair}: its version carries no date" for pair in unnamed[:100])
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
             absorb(record, runner(table.replace("_", "-"), batch, settings, chunk, record.run_id))
@@ -130,8 +163,7 @@ def pull_metro_areas(
         settings,
         "pull_metro_areas",
         upper,
-        discovered_by=LOCODE_SOURCES,
-        valid=is_locode,
+        discovered=lambda warehouse: (discover(warehouse, LOCODE_SOURCES, is_locode), []),
         table="metro_areas",
         key="code",
         force=force,
@@ -155,8 +187,7 @@ def pull_document_schemas(
         settings,
         "pull_document_schemas",
         ids,
-        discovered_by=SCHEMA_SOURCES,
-        valid=is_schema_id,
+        discovered=extracted_schemas,
         table="document_schemas",
         key="id",
         force=force,

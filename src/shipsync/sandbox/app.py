@@ -18,28 +18,38 @@ from starlette.types import Message, Receive, Scope, Send
 from shipsync.sandbox.deliver import Deliverer
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.jsonapi_http import ApiProblem, json_response, problem_response
+from shipsync.sandbox.routes_custom_fields import CUSTOM_FIELD_ROUTES
+from shipsync.sandbox.routes_definitions import DEFINITION_ROUTES
 from shipsync.sandbox.routes_read import READ_ROUTES
-from shipsync.sandbox.routes_write import WRITE_ROUTES
+from shipsync.sandbox.routes_tracking import TRACKING_ROUTES
+from shipsync.sandbox.routes_webhooks import WEBHOOK_ROUTES
 from shipsync.sandbox.state import SandboxOptions, SandboxState
+from shipsync.sandbox.world import Account
 
 access_log = logging.getLogger("shipsync.sandbox")
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
+API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
+MAX_SIMULATED_CONTAINERS = 10_000
 
 
 async def health(request: Request) -> Response:
     return json_response({"status": "ok"})
 
 
-async def stats(request: Request) -> Response:
-    state: SandboxState = request.scope["sandbox"]
-    return json_response(
-        {
-            "admitted": state.limiter.admitted,
-            "refused_429": state.limiter.refused,
-            "faults_injected": state.faults_injected,
-            "status_counts": {str(k): v for k, v in sorted(state.status_counts.items())},
-        }
-    )
+def key_from(header: str) -> str | None:
+    scheme, _, value = header.partition(" ")
+    return value.strip() or None if scheme == "Token" else None
+
+
+def _whole_number(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiProblem(400, "Bad Request", f"{name} must be a whole number", parameter=name) from None
+    if not low <= value <= high:
+        raise ApiProblem(400, "Bad Request", f"{name} must be between {low} and {high}", parameter=name)
+    return value
 
 
 def _wrap(endpoint: Any) -> Any:
@@ -58,43 +68,63 @@ class SandboxApp:
 
     def __init__(self, options: SandboxOptions | None = None, state: SandboxState | None = None) -> None:
         self.state = state or SandboxState.create(options or SandboxOptions())
-        routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in [*READ_ROUTES, *WRITE_ROUTES]]
+        routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in API_ROUTES]
         self.api = Router(routes=routes)
         self.deliverer = Deliverer(self.state.options.delivery_retry_base_s)
         self.state.emit = self.deliverer.emit
+        # Admin routes other than health show and move one account's data: they take that account's
+        # `Authorization: Token <key>`, like every API request (never a key in the URL).
         self.admin_routes: list[Route] = [
             Route("/_admin/health", health, methods=["GET"]),
-            Route("/_admin/stats", stats, methods=["GET"]),
-            Route("/_admin/simulate", self.simulate, methods=["POST"]),
-            Route("/_admin/deliveries", self.deliveries, methods=["GET"]),
+            Route("/_admin/stats", self._keyed(self.stats), methods=["GET"]),
+            Route("/_admin/simulate", self._keyed(self.simulate), methods=["POST"]),
+            Route("/_admin/deliveries", self._keyed(self.deliveries), methods=["GET"]),
         ]
         self.admin = Router(routes=self.admin_routes)
 
-    async def simulate(self, request: Request) -> Response:
-        """Move seeded containers through their journeys; the webhooks of the key's account receive them."""
-        # The account is named like every API request: `Authorization: Token <key>` (never in the URL,
-        # where request logs would keep it).
-        key = self._key_from(request.headers.get("authorization", "")) or ""
-        account = self.state.world.accounts.get(key)
-        if account is None:
-            return problem_response(ApiProblem(401, "Unauthorized", "send Authorization: Token <API_KEY> of the account to simulate"))
-        try:
-            containers = int(request.query_params.get("containers", "10"))
-            seed = int(request.query_params.get("seed", "1"))
-        except ValueError:
-            return problem_response(ApiProblem(400, "Bad Request", "containers and seed are whole numbers"))
-        emitted = simulate(account, self.deliverer.emit, containers=containers, seed=seed)
-        return json_response({"events": emitted, "notifications": self.deliverer.stats.notifications})
+    def _keyed(self, endpoint: Any) -> Any:
+        async def handler(request: Request) -> Response:
+            key = key_from(request.headers.get("authorization", "")) or ""
+            account = self.state.world.accounts.get(key)
+            if account is None:
+                return problem_response(ApiProblem(401, "Unauthorized", "send Authorization: Token <API_KEY> of the account"))
+            try:
+                response: Response = await endpoint(request, key, account)
+            except ApiProblem as problem:
+                return problem_response(problem)
+            return response
 
-    async def deliveries(self, request: Request) -> Response:
-        stats = self.deliverer.stats
+        return handler
+
+    async def stats(self, request: Request, key: str, account: Account) -> Response:
+        """What this key's requests did: admitted, refused with 429, faults injected, statuses."""
+        limiter = self.state.limiter
+        return json_response(
+            {
+                "admitted": limiter.admitted_by_key.get(key, 0),
+                "refused_429": limiter.refused_by_key.get(key, 0),
+                "faults_injected": self.state.faults_by_key.get(key, 0),
+                "status_counts": {str(k): v for k, v in sorted(account.status_counts.items())},
+            }
+        )
+
+    async def simulate(self, request: Request, key: str, account: Account) -> Response:
+        """Move seeded containers through their journeys; the webhooks of the key's account receive them."""
+        containers = _whole_number(request, "containers", 10, 1, MAX_SIMULATED_CONTAINERS)
+        seed = _whole_number(request, "seed", 1, 0, 2**31 - 1)
+        emitted = simulate(account, self.deliverer.emit, containers=containers, seed=seed)
+        mine = self.deliverer.stats_by_account.get(account.id)
+        return json_response({"events": emitted, "notifications": mine.notifications if mine else 0})
+
+    async def deliveries(self, request: Request, key: str, account: Account) -> Response:
+        stats = self.deliverer.stats_by_account.get(account.id) or type(self.deliverer.stats)()
         return json_response(
             {
                 "notifications": stats.notifications,
                 "delivered": stats.delivered,
                 "attempts": stats.attempts,
                 "gave_up": stats.gave_up,
-                "pending": self.deliverer.pending,
+                "pending": self.deliverer.pending_of(account.id),
             }
         )
 
@@ -115,6 +145,9 @@ class SandboxApp:
         finally:
             status = status_box[0]
             self.state.status_counts[status] = self.state.status_counts.get(status, 0) + 1
+            account: Account | None = scope.get("sandbox.account")
+            if account is not None:
+                account.status_counts[status] = account.status_counts.get(status, 0) + 1
             access_log.info(
                 "%s %s %s %.1fms",
                 scope["method"],
@@ -129,13 +162,14 @@ class SandboxApp:
             await self.admin(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        key = self._key_from(headers.get(b"authorization", b"").decode("latin-1"))
+        key = key_from(headers.get(b"authorization", b"").decode("latin-1"))
         account = self.state.world.accounts.get(key) if key else None
         if account is None:
             detail = "missing Authorization header" if not key else "invalid API key"
             await problem_response(ApiProblem(401, "Unauthorized", f"{detail}: send Authorization: Token <API_KEY>"))(scope, receive, send)
             return
         assert key is not None
+        scope["sandbox.account"] = account
         retry_after = self.state.limiter.check(key)
         if retry_after is not None:
             problem = ApiProblem(
@@ -150,13 +184,12 @@ class SandboxApp:
         if options.latency_ms > 0:
             jitter = self.state.rng.uniform(0.5, 1.5)
             await asyncio.sleep(options.latency_ms * jitter / 1000)
-        fault = self._draw_fault()
+        fault = self._draw_fault(key)
         if fault in (500, 502, 503):
             await problem_response(ApiProblem(fault, "Service Unavailable" if fault == 503 else "Server Error", "injected fault"))(
                 scope, receive, send
             )
             return
-        scope["sandbox.account"] = account
         if fault == "reset_after" and scope["method"] in WRITE_METHODS:
             # Act, then lose the connection: the client cannot know the outcome.
             await self.api(scope, receive, _swallow)
@@ -167,16 +200,12 @@ class SandboxApp:
             return
         await self.api(scope, receive, send)
 
-    @staticmethod
-    def _key_from(header: str) -> str | None:
-        scheme, _, value = header.partition(" ")
-        return value.strip() or None if scheme == "Token" else None
-
-    def _draw_fault(self) -> int | str | None:
+    def _draw_fault(self, key: str) -> int | str | None:
         rate = self.state.options.fault_rate
         if rate <= 0 or self.state.rng.random() >= rate:
             return None
         self.state.faults_injected += 1
+        self.state.faults_by_key[key] = self.state.faults_by_key.get(key, 0) + 1
         faults: list[int | str] = [500, 502, 503, "reset_before", "reset_after"]
         return self.state.rng.choice(faults)
 

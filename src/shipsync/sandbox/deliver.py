@@ -4,6 +4,7 @@ webhook's secret, POSTed to its URL, retried with backoff up to 12 times until a
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,7 +13,6 @@ from typing import Any
 import httpx
 import orjson
 
-from shipsync.api.webhooks import EVENT_KIND_SET
 from shipsync.sandbox.reference import stable_id
 from shipsync.sandbox.world import Account
 from shipsync.webhooks.signature import sign
@@ -61,7 +61,9 @@ class Deliverer:
     def __init__(self, retry_base_s: float = 0.5) -> None:
         self.retry_base_s = retry_base_s
         self.stats = DeliveryStats()
+        self.stats_by_account: dict[str, DeliveryStats] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pending_by_account: dict[str, int] = {}
         self._client: httpx.AsyncClient | None = None
 
     def emit(
@@ -70,10 +72,7 @@ class Deliverer:
         """Queue a notification to every active webhook of the account that takes this kind."""
         for position, webhook in enumerate(list(account.webhooks.values())):
             attributes = webhook["attributes"]
-            events = set(attributes["events"])
-            # Kinds beyond the 34 go to webhooks that subscribed to all 34, as the live service does.
-            wanted = event in events or (event not in EVENT_KIND_SET and events >= EVENT_KIND_SET)
-            if not attributes["active"] or not wanted:
+            if not attributes["active"] or event not in attributes["events"]:
                 continue
             # The same event to the same address is the same notification (so a re-run duplicates, not doubles).
             # Journeys carry their own timestamps; other events (a PATCH, an undo) are new each time.
@@ -82,26 +81,39 @@ class Deliverer:
             headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
             headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
             headers["Content-Type"] = "application/json"
-            self.stats.notifications += 1
-            task = asyncio.get_running_loop().create_task(self._deliver(attributes["url"], body, headers))
+            mine = self.stats_by_account.setdefault(account.id, DeliveryStats())
+            for stats in (self.stats, mine):
+                stats.notifications += 1
+            self._pending_by_account[account.id] = self._pending_by_account.get(account.id, 0) + 1
+            task = asyncio.get_running_loop().create_task(self._deliver(attributes["url"], body, headers, (self.stats, mine)))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(functools.partial(self._done, account.id))
 
-    async def _deliver(self, url: str, body: bytes, headers: dict[str, str]) -> None:
+    def _done(self, account_id: str, task: asyncio.Task[None]) -> None:
+        self._pending_by_account[account_id] -= 1
+
+    async def _deliver(self, url: str, body: bytes, headers: dict[str, str], counters: tuple[DeliveryStats, ...]) -> None:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=16))
         for attempt in range(MAX_RETRIES + 1):
-            self.stats.attempts += 1
+            for stats in counters:
+                stats.attempts += 1
             try:
                 response = await self._client.post(url, content=body, headers=headers)
                 if response.status_code in ACCEPTED:
-                    self.stats.delivered += 1
+                    for stats in counters:
+                        stats.delivered += 1
                     return
             except httpx.HTTPError:
                 pass
             await asyncio.sleep(min(60.0, self.retry_base_s * 2**attempt))
-        self.stats.gave_up += 1
+        for stats in counters:
+            stats.gave_up += 1
 
     @property
     def pending(self) -> int:
         return len(self._tasks)
+
+    def pending_of(self, account_id: str) -> int:
+        return self._pending_by_account.get(account_id, 0)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from shipsync.sandbox.reference import stable_id
+from shipsync.sandbox.reference import port_resource, stable_id
 from shipsync.sandbox.world import EPOCH, Account, iso
 
 VESSELS = ("MAERSK EMDEN", "MSC GULSUN", "CMA CGM JACQUES SAADE", "EVER ACE", "HMM ALGECIRAS", "ONE INNOVATION")
@@ -18,8 +18,39 @@ HUBS = ("SGSIN", "KRPUS", "CNYTN")
 Emit = Callable[[Account, str, dict[str, Any], list[dict[str, Any]], str], None]
 
 
-def _port(locode: str) -> dict[str, Any]:
-    return {"id": stable_id("port", locode), "type": "port", "attributes": {"locode": locode, "name": locode}}
+# A container's status after each kind of event (the service's `current_status` values).
+STATUS_AFTER = {
+    "container.transport.empty_out": "new",
+    "container.transport.vessel_loaded": "on_ship",
+    "container.transport.vessel_departed": "on_ship",
+    "container.transport.transshipment_loaded": "on_ship",
+    "container.transport.transshipment_departed": "on_ship",
+    "container.transport.vessel_discharged": "not_available",
+    "container.transport.rail_loaded": "on_rail",
+    "container.transport.rail_departed": "on_rail",
+    "container.transport.rail_unloaded": "not_available",
+    "container.transport.not_available": "not_available",
+    "container.transport.available": "available",
+    "container.transport.full_out": "picked_up",
+    "container.transport.delivered": "delivered",
+    "container.transport.empty_in": "empty_returned",
+}
+
+
+def _moved(container: dict[str, Any], kind: str, at: str, state: dict[str, Any]) -> dict[str, Any]:
+    """The container as of an event: its status and the milestone times it has reached so far."""
+    for name, kinds in (
+        ("pod_arrived_at", ("container.transport.vessel_arrived",)),
+        ("pod_discharged_at", ("container.transport.vessel_discharged",)),
+        ("pod_full_out_at", ("container.transport.full_out",)),
+        ("empty_terminated_at", ("container.transport.empty_in",)),
+    ):
+        if kind in kinds:
+            state[name] = at
+    state["current_status"] = STATUS_AFTER.get(kind, state.get("current_status", "new"))
+    if kind == "container.transport.available":
+        state.update(availability_known=True, available_for_pickup=True)
+    return {**container, "attributes": {**container["attributes"], **state}}
 
 
 def journey(
@@ -82,13 +113,14 @@ def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 1) ->
             "attributes": {"name": vessel_name, "imo": f"9{rng.randrange(10**6):06d}"},
         }
         voyage = f"{rng.randint(100, 999)}{rng.choice('EWNS')}"
+        progress: dict[str, Any] = {}
         for n, (kind, locode, day, extra) in enumerate(journey(rng, container, shipment, start)):
             at = iso(start + timedelta(days=day, hours=n))
             rel = {
                 "container": {"data": {"type": "container", "id": container["id"]}},
                 "shipment": {"data": {"type": "shipment", "id": shipment["id"]}},
             }
-            included = [container, shipment, _port(locode)]
+            included = [container, shipment, port_resource(locode)]
             if extra.get("estimated"):
                 reference = {
                     "id": stable_id("estimated_event", container["id"], n),
@@ -97,6 +129,7 @@ def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 1) ->
                         "event": kind,
                         "estimated_timestamp": iso(start + timedelta(days=20 + rng.randint(-2, 3))),
                         "location_locode": locode,
+                        "data_source": "shipping_line",
                         "created_at": at,
                     },
                     "relationships": rel,
@@ -107,6 +140,8 @@ def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 1) ->
                     "type": "container_updated_event",
                     "attributes": {
                         "timestamp": at,
+                        "timezone": "UTC",
+                        "data_source": "terminal",
                         "changeset": {
                             "pickup_lfd": [None, iso(start + timedelta(days=26))],
                             "available_for_pickup": [False, True],
@@ -132,12 +167,7 @@ def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 1) ->
                     "relationships": rel,
                 }
                 included.append(vessel)
-            # The container as of this event: its state moves with the journey.
-            moving = {
-                **container,
-                "attributes": {**container["attributes"], "last_event": kind, "last_event_at": at, "current_locode": locode},
-            }
-            included[0] = moving
+            included[0] = _moved(container, kind, at, progress)  # its state moves with the journey
             emit(account, kind, reference, included, at)
             emitted += 1
     return emitted

@@ -114,15 +114,34 @@ def paged(
     body: dict[str, Any] = {
         "data": [render(r, base) for r in page_items],
         "links": links,
-        "meta": {"total": total, "page_count": last, "page_number": number, "page_size": size},
+        "meta": {"size": size, "total": total},  # the service's paging meta: page size and item count
     }
     if included_for is not None:
         body["included"] = [render(r, base) for r in included_for(page_items)]
     return json_response(body)
 
 
+def _is_identifier(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("type"), str) and isinstance(value.get("id"), str)
+
+
+def _check_relationships(relationships: Any) -> None:
+    if not isinstance(relationships, dict):
+        raise unprocessable("relationships must be an object", "/data/relationships")
+    for name, relationship in relationships.items():
+        pointer = f"/data/relationships/{name}"
+        if not isinstance(relationship, dict) or "data" not in relationship:
+            raise unprocessable(f"{name} must be {{data: {{type, id}}}}", pointer)
+        data = relationship["data"]
+        if data is None or _is_identifier(data):
+            continue
+        if isinstance(data, list) and all(_is_identifier(item) for item in data):
+            continue
+        raise unprocessable(f"{name}.data must be null, {{type, id}} or a list of them", f"{pointer}/data")
+
+
 async def read_document(request: Request, type_: str) -> dict[str, Any]:
-    """The `data` member of a create/update body, checked for shape and type."""
+    """The `data` member of a create/update body, checked for shape: any malformed body is a 422."""
     raw = await request.body()
     try:
         body = json.loads(raw) if raw else None
@@ -133,8 +152,25 @@ async def read_document(request: Request, type_: str) -> dict[str, Any]:
     data = body["data"]
     if data.get("type") != type_:
         raise unprocessable(f"type must be {type_!r}", "/data/type")
+    if "id" in data and not isinstance(data["id"], str):
+        raise unprocessable("id must be a string", "/data/id")
     if not isinstance(data.get("attributes", {}), dict):
         raise unprocessable("attributes must be an object", "/data/attributes")
+    if "relationships" in data:
+        _check_relationships(data["relationships"])
     data.setdefault("attributes", {})
+    data.setdefault("relationships", {})
     checked: dict[str, Any] = data
+    return checked
+
+
+def to_one(data: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """A checked body's to-one relationship `{type, id}` (None when absent or null); a list is a 422."""
+    relationship = data["relationships"].get(name)
+    if relationship is None or relationship["data"] is None:
+        return None
+    target: Any = relationship["data"]
+    if isinstance(target, list):
+        raise unprocessable(f"{name} is a to-one relationship: data must be {{type, id}}, not a list", f"/data/relationships/{name}/data")
+    checked: dict[str, Any] = target
     return checked

@@ -17,11 +17,13 @@ class ServerRateLimit:
         self._seen: dict[str, deque[float]] = {}
         self.admitted = 0
         self.refused = 0
+        self.admitted_by_key: dict[str, int] = {}
+        self.refused_by_key: dict[str, int] = {}
 
     def check(self, key: str, now: float | None = None) -> int | None:
         """None when admitted (and counted), else the Retry-After in whole seconds."""
         if self.limit is None:
-            self.admitted += 1
+            self._admit(key)
             return None
         now = time.monotonic() if now is None else now
         window = self._seen.setdefault(key, deque())
@@ -29,7 +31,12 @@ class ServerRateLimit:
             window.popleft()
         if len(window) >= self.limit.requests:
             self.refused += 1
+            self.refused_by_key[key] = self.refused_by_key.get(key, 0) + 1
             return max(1, math.ceil(window[0] + self.limit.seconds - now))
         window.append(now)
-        self.admitted += 1
+        self._admit(key)
         return None
+
+    def _admit(self, key: str) -> None:
+        self.admitted += 1
+        self.admitted_by_key[key] = self.admitted_by_key.get(key, 0) + 1

@@ -64,6 +64,36 @@ US_PORT_LOCODES = ("USLAX", "USLGB", "USNYC", "USSAV", "USHOU", "USSEA", "USOAK"
 INLAND_LOCODES = ("USCHI", "USMEM", "USDAL")
 
 
+PLACES = {row[0]: row for row in METRO_AREAS}
+
+
+def place_name(locode: str) -> str:
+    return PLACES[locode][1] if locode in PLACES else locode
+
+
+def place_time_zone(locode: str) -> str | None:
+    return PLACES[locode][4] if locode in PLACES else None
+
+
+def port_resource(locode: str) -> dict[str, Any]:
+    """A port as the service describes it (docs/tracking-model.md), from the metro area table."""
+    code, name, state, country, tz, lat, lon = PLACES.get(locode, (locode, locode, None, locode[:2], "UTC", None, None))
+    return {
+        "id": stable_id("port", locode),
+        "type": "port",
+        "attributes": {
+            "name": name,
+            "code": code,
+            "city": name,
+            "state_abbr": state,
+            "country_code": country,
+            "time_zone": tz,
+            "latitude": lat,
+            "longitude": lon,
+        },
+    }
+
+
 def metro_area_resources() -> list[dict[str, Any]]:
     return [
         {
@@ -119,8 +149,18 @@ BASE_FIELDS = {
 }
 
 
-def current_schema_version(document_type: str) -> str:
-    return next(f"{t}@{d}" for t, _, d, current, _, _ in SCHEMA_VERSIONS if t == document_type and current)
+def public_schema_version(date: str) -> str:
+    """The public `schema_version` of the version dated `date` (what extractions name)."""
+    return date.replace("-", ".")
+
+
+def current_schema(document_type: str) -> tuple[str, dict[str, str]]:
+    """(public schema_version, fields) of the current schema of a document type."""
+    doc_type, _, date, _, _, extra = next(v for v in SCHEMA_VERSIONS if v[0] == document_type and v[3])
+    fields = dict(BASE_FIELDS[doc_type])
+    if extra:
+        fields[extra] = "string"
+    return public_schema_version(date), fields
 
 
 def document_schema_resources() -> list[dict[str, Any]]:
@@ -137,7 +177,7 @@ def document_schema_resources() -> list[dict[str, Any]]:
                 "attributes": {
                     "document_type": doc_type,
                     "label": label,
-                    "schema_version": date.replace("-", "."),
+                    "schema_version": public_schema_version(date),
                     "full_version": full,
                     "current": current,
                     "draft": draft,
@@ -148,15 +188,29 @@ def document_schema_resources() -> list[dict[str, Any]]:
                     "created_at": f"{date}T00:00:00Z",
                     "updated_at": f"{date}T12:00:00Z",
                 },
+                "links": {"self": f"/v2/document_schemas/{full}"},
             }
         )
     return resources
 
 
+# A definition every account owns on its tracking requests (the service creates definitions only for
+# shipments and containers through the API; tracking-request ones come from the app).
+ACCOUNT_DEFINITIONS: tuple[dict[str, Any], ...] = (
+    {
+        "entity_type": "TrackingRequest",
+        "api_slug": "request_owner",
+        "display_name": "Request owner",
+        "data_type": "short_text",
+        "description": "Who asked for this tracking",
+        "validation": {"max_length": 40},
+    },
+)
+
 # Template definitions the service provides to every account: one per data type, plus rules.
 TEMPLATE_DEFINITIONS: tuple[dict[str, Any], ...] = (
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "po_number",
         "display_name": "PO Number",
         "data_type": "short_text",
@@ -164,7 +218,7 @@ TEMPLATE_DEFINITIONS: tuple[dict[str, Any], ...] = (
         "validation": {"max_length": 20, "pattern": "^[A-Z0-9-]+$"},
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "priority",
         "display_name": "Priority",
         "data_type": "enum",
@@ -173,7 +227,7 @@ TEMPLATE_DEFINITIONS: tuple[dict[str, Any], ...] = (
         "default_value": "normal",
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "handling_flags",
         "display_name": "Handling Flags",
         "data_type": "enum_multi",
@@ -181,7 +235,7 @@ TEMPLATE_DEFINITIONS: tuple[dict[str, Any], ...] = (
         "options": ["fragile", "refrigerated", "oversized", "hazmat"],
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "declared_value",
         "display_name": "Declared Value (USD)",
         "data_type": "number",
@@ -189,7 +243,7 @@ TEMPLATE_DEFINITIONS: tuple[dict[str, Any], ...] = (
         "default_format": "0,0.00",
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "customs_cleared_on",
         "display_name": "Customs Cleared On",
         "data_type": "date",
@@ -197,21 +251,21 @@ TEMPLATE_DEFINITIONS: tuple[dict[str, Any], ...] = (
         "default_format": "MM/DD/YYYY",
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "delivery_appointment_at",
         "display_name": "Delivery Appointment",
         "data_type": "datetime",
         "description": "Warehouse appointment",
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "hazardous",
         "display_name": "Hazardous",
         "data_type": "boolean",
         "description": "Carries dangerous goods",
     },
     {
-        "entity_type": "Cargo",
+        "entity_type": "Container",
         "api_slug": "customs_broker",
         "display_name": "Customs Broker",
         "data_type": "reference",

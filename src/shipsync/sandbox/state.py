@@ -26,6 +26,8 @@ class SandboxOptions:
     latency_ms: float = 0.0
     # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
     delivery_retry_base_s: float = 0.5
+    # Per API key, the webhook event kinds its plan offers (`GET /webhooks/events`); others get all 43.
+    plans: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 # (account, event kind, reference object, included resources[, created_at])
@@ -40,17 +42,17 @@ class SandboxState:
     rng: random.Random
     status_counts: dict[int, int] = field(default_factory=dict)
     faults_injected: int = 0
+    faults_by_key: dict[str, int] = field(default_factory=dict)
     # Set by the webhook deliverer: called with (account, event kind, reference object, included).
     emit: EventSink = lambda account, event, reference, included: None
 
     @classmethod
     def create(cls, options: SandboxOptions) -> SandboxState:
-        return cls(
-            options=options,
-            world=build_world(list(options.api_keys), seed=options.seed, documents=options.documents),
-            limiter=ServerRateLimit(options.rate_limit),
-            rng=random.Random(options.seed),
-        )
+        world = build_world(list(options.api_keys), seed=options.seed, documents=options.documents)
+        for key, kinds in options.plans:
+            if key in world.accounts:
+                world.accounts[key].event_kinds = tuple(kinds)
+        return cls(options=options, world=world, limiter=ServerRateLimit(options.rate_limit), rng=random.Random(options.seed))
 
 
 def state_of(request: Request) -> SandboxState:

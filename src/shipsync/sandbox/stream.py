@@ -10,8 +10,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from shipsync.sandbox.routes_read import INCLUDABLE, _related_of
-from shipsync.sandbox.world import _add_document, _shipment, add_shipments, new_account
+from shipsync.sandbox.routes_read import INCLUDABLE, related_of
+from shipsync.sandbox.seed import add_shipments, new_account, shipment_resource
+from shipsync.sandbox.seed_documents import add_document
 
 
 def document_pages(total: int, *, page_size: int = 100, seed: int = 7) -> Iterator[dict[str, Any]]:
@@ -20,13 +21,13 @@ def document_pages(total: int, *, page_size: int = 100, seed: int = 7) -> Iterat
         account, users = new_account(0, seed)
         end = min(total, start + page_size)
         first = start // 2
-        shipments = [_shipment(rng, seed, 0, s) for s in range(first, end // 2 + 1)]
+        shipments = [shipment_resource(rng, seed, 0, s) for s in range(first, end // 2 + 1)]
         add_shipments(account, rng, seed, 0, shipments)
         for d in range(start, end):
-            _add_document(account, rng, seed, 0, d, shipments, users, first_shipment=first)
+            add_document(account, rng, seed, 0, d, shipments, users, first_shipment=first)
         documents = list(account.documents.values())
         yield {
             "data": documents,
-            "included": _related_of(account, documents, list(INCLUDABLE)),
+            "included": related_of(account, documents, list(INCLUDABLE)),
             "links": {"self": f"/v2/documents?page[number]={start // page_size + 1}"},
         }

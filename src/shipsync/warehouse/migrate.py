@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -18,9 +19,14 @@ import duckdb_engine
 from sqlalchemy import Table
 from sqlalchemy.schema import CreateTable
 
+from shipsync.warehouse.data_steps import tracking_request_tags_from_shipments
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
 
 _DIALECT = duckdb_engine.Dialect()
+
+# Steps that move data, by the schema version that needs them: each runs once, after the tables
+# and columns are in place, when a file recorded at an older version is opened.
+DATA_STEPS: tuple[tuple[int, Callable[[duckdb.DuckDBPyConnection], None]], ...] = ((7, tracking_request_tags_from_shipments),)
 
 
 def views_dir() -> Path:
@@ -72,7 +78,8 @@ def create_table_sql(table: Table) -> str:
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create or grow the schema to SCHEMA_VERSION, and the views to their SQL (cheap when current)."""
     digest = views_digest()
-    if recorded_version(con) == SCHEMA_VERSION and _recorded_views(con) == digest:
+    found = recorded_version(con)
+    if found == SCHEMA_VERSION and _recorded_views(con) == digest:
         return
     con.execute("BEGIN TRANSACTION")
     try:
@@ -89,6 +96,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
                 if column.name not in existing[table.name]:
                     sql_type = column.type.compile(dialect=_DIALECT)
                     con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {sql_type}')
+        for version, step in DATA_STEPS:
+            if found is not None and found < version:
+                step(con)
         create_views(con)
         con.execute("CREATE OR REPLACE TABLE _shipsync_views AS SELECT ? AS digest", [digest])
         con.execute("INSERT OR REPLACE INTO _shipsync_schema VALUES (?, ?)", [SCHEMA_VERSION, datetime.now(UTC)])

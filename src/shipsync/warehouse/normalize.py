@@ -166,6 +166,7 @@ def document_schema_columns(resources: Sequence[JsonObject]) -> Batch:
 
 TRACKING_ATTRIBUTES = (
     "request_number",
+    "ref_number",
     "status",
     "request_type",
     "scac",
@@ -177,6 +178,12 @@ TRACKING_ATTRIBUTES = (
 )
 
 
+def tracking_request_tags(attributes: dict[str, Any]) -> list[str] | None:
+    """The tracked shipment's tags: `tags` (the spec) or `shipment_tags` (deliveries, newer answers)."""
+    tags = _str_list(attributes.get("tags"))
+    return tags if tags is not None else _str_list(attributes.get("shipment_tags"))
+
+
 def tracking_request_columns(resources: Sequence[JsonObject]) -> Batch:
     attrs = [r.get("attributes") or {} for r in resources]
     tracked = [((r.get("relationships") or {}).get("tracked_object") or {}).get("data") or {} for r in resources]
@@ -185,7 +192,7 @@ def tracking_request_columns(resources: Sequence[JsonObject]) -> Batch:
             "id": [str(r["id"]) for r in resources],
             **_attr_columns(attrs, TRACKING_ATTRIBUTES),
             "ref_numbers": [_str_list(a.get("ref_numbers")) for a in attrs],
-            "tags": [_str_list(a.get("tags")) for a in attrs],
+            "tags": [tracking_request_tags(a) for a in attrs],
             "tracked_object_type": [t.get("type") if isinstance(t, dict) else None for t in tracked],
             "tracked_object_id": [_rel_id(r, "tracked_object") for r in resources],
             "customer_id": [_rel_id(r, "customer") for r in resources],

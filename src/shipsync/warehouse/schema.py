@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 def ts(**kw: Any) -> Any:
@@ -157,6 +157,7 @@ class TrackingRequestRow(Synced, table=True):
     updated_at: datetime | None = ts()
     ref_numbers: list[str] | None = strings()
     tags: list[str] | None = strings()
+    ref_number: str | None = None  # schema 7
     failed_reason: str | None = None
     is_retrying: bool | None = None
     retry_count: int | None = None

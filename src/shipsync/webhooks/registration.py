@@ -1,5 +1,10 @@
 """Registering and deleting webhooks: the webhook lands in the warehouse without its secret; the
-secret goes to the local secrets store only."""
+secret goes to the local secrets store only.
+
+Kinds are checked against what the account may subscribe to (`GET /webhooks/events`), else the 43
+known ones. The secret is taken from the raw answer and stored before anything else reads the
+answer: a registration the service accepted is never lost to an odd member of its answer.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,15 @@ import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import httpx
+
 from shipsync.api import AsyncShipsyncClient
+from shipsync.api.event_kinds import EVENT_KINDS, unknown_event_kinds
+from shipsync.api.jsonapi import JsonObject
 from shipsync.api.models import Webhook
-from shipsync.api.webhooks import EVENT_KINDS, unknown_event_kinds
+from shipsync.api.webhooks import secret_of
 from shipsync.config import Settings
-from shipsync.errors import InputError
+from shipsync.errors import ApiError, InputError
 from shipsync.pull.run import ledger_run
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.load import write_batch_with
@@ -29,6 +38,31 @@ def parse_headers(pairs: Sequence[str]) -> list[tuple[str, str]]:
     return headers
 
 
+def chosen_kinds(events: Sequence[str], all_events: bool, available: Sequence[str] | None) -> list[str]:
+    """The kinds to subscribe to, checked against the account's (or, unknown, the 43 known ones)."""
+    allowed = list(available) if available else list(EVENT_KINDS)
+    kinds = allowed if all_events else list(dict.fromkeys(events))
+    if not kinds:
+        raise InputError("name the event kinds to receive (--event KIND, repeatable) or use --all-events")
+    if bad := unknown_event_kinds(kinds, set(allowed)):
+        raise InputError(f"unknown event kind(s): {', '.join(bad)}")
+    return kinds
+
+
+async def _secret_after(client: AsyncShipsyncClient, webhook_id: str) -> str | None:
+    """The secret, read back, when the registration's answer did not carry it (reads carry it)."""
+    try:
+        if secret := secret_of(await client.webhooks.get_raw(webhook_id)):
+            return secret
+    except ApiError:
+        pass
+    try:
+        listing = await client.webhooks.list_raw()
+    except ApiError:
+        return None
+    return next((secret_of(w) for w in listing if str(w.get("id")) == webhook_id), None)
+
+
 def register_webhook(
     settings: Settings,
     url: str,
@@ -37,36 +71,41 @@ def register_webhook(
     all_events: bool = False,
     active: bool = True,
     headers: Sequence[tuple[str, str]] = (),
+    http_transport: httpx.AsyncBaseTransport | None = None,
 ) -> Webhook:
-    kinds = list(EVENT_KINDS) if all_events else list(dict.fromkeys(events))
-    if not kinds:
-        raise InputError("name the event kinds to receive (--event KIND, repeatable) or use --all-events")
-    if bad := unknown_event_kinds(kinds):
-        raise InputError(f"unknown event kind(s): {', '.join(bad)}")
-    with ledger_run(settings, "register_webhook", {"url": url, "events": len(kinds), "active": active}) as record:
+    with ledger_run(settings, "register_webhook", {"url": url, "events": len(events), "all_events": all_events}) as record:
 
-        async def create() -> Webhook:
-            async with AsyncShipsyncClient.from_settings(settings) as client:
-                webhook = await client.webhooks.create(url, kinds, active=active, headers=headers)
-                record.add_stats(client.stats)
-                return webhook
+        async def create() -> tuple[JsonObject, list[str], str | None]:
+            async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
+                try:
+                    kinds = chosen_kinds(events, all_events, await client.webhooks.event_kinds())
+                    raw = await client.webhooks.create_raw(url, kinds, active=active, headers=headers, allowed=set(kinds))
+                    # First thing: the secret to the store, before any model reads the rest of the answer.
+                    secret = secret_of(raw) or await _secret_after(client, str(raw["id"]))
+                    if secret:
+                        save_secret(settings, str(raw["id"]), secret)
+                    return raw, kinds, secret
+                finally:
+                    record.add_stats(client.stats)
 
-        webhook = asyncio.run(create())
-        if webhook.secret:
-            save_secret(settings, webhook.id, webhook.secret)
+        raw, kinds, secret = asyncio.run(create())
+        webhook = Webhook.from_resource(raw)
+        webhook.secret = secret
         resource = {
             "id": webhook.id,
             "type": "webhook",
             "links": {"self": webhook.self_link} if webhook.self_link else {},
             "attributes": {
-                "url": webhook.url,
-                "active": webhook.active,
-                "events": webhook.events,
+                "url": webhook.url or url,
+                "active": webhook.active if webhook.active is not None else active,
+                "events": webhook.events or kinds,
                 "headers": [h.model_dump() for h in webhook.headers],
             },
         }
         with connect(settings.warehouse) as con, transaction(con):
             write_batch_with(con, webhook_columns([resource]), run_id=record.run_id)
+        if secret is None:
+            record.errors.append(f"webhook {webhook.id} was registered, but the service sent no secret: delete it and register again")
     return webhook
 
 

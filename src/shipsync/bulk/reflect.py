@@ -1,0 +1,76 @@
+"""What the warehouse learns from applied writes, in the transaction that records them: values
+written or removed, shipments' tags and reference numbers (and the tracking requests that show
+them), tracking requests' `ref_number`, definitions and options created, edited or removed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from shipsync.bulk.model import Change
+from shipsync.warehouse.load import write_batch_with
+from shipsync.warehouse.normalize import Batch, custom_field_columns, definition_columns, dumps, merge, option_columns
+
+# Definition attributes kept as JSON in the warehouse.
+JSON_ATTRIBUTES = ("validation", "default_value")
+
+
+def _delete(con: duckdb.DuckDBPyConnection, table: str, column: str, ids: list[str]) -> None:
+    if not ids:
+        return
+    con.register("_gone", pa.table({"id": pa.array(ids, pa.string())}))
+    try:
+        con.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT id FROM _gone)")
+    finally:
+        con.unregister("_gone")
+
+
+def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change) -> None:
+    values: list[str] = list(change.after or [])
+    patch = orjson.dumps({change.field: values}).decode()
+    con.execute("UPDATE shipments SET attributes = json_merge_patch(attributes, ?::JSON) WHERE id = ?", [patch, change.entity_id])
+    column = "tags" if change.field == "tags" else "ref_numbers"
+    con.execute(f"UPDATE tracking_requests SET {column} = ? WHERE tracked_object_id = ?", [values, change.entity_id])
+
+
+def _definition_update(con: duckdb.DuckDBPyConnection, change: Change) -> None:
+    for name, value in (change.after or {}).items():
+        stored: Any = dumps(value) if name in JSON_ATTRIBUTES else value
+        con.execute(f'UPDATE custom_field_definitions SET "{name}" = ? WHERE id = ?', [stored, change.resource_id])
+
+
+def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id: str) -> None:
+    batch: Batch = {}
+    for change in applied:
+        resource = change.payload.get("resource")
+        if change.target == "custom_field" and resource and change.action != "delete":
+            merge(batch, custom_field_columns([resource]))
+        elif change.target == "shipment":
+            _shipment_list(con, change)
+        elif change.target == "tracking_request":
+            con.execute("UPDATE tracking_requests SET ref_number = ? WHERE id = ?", [change.after, change.entity_id])
+        elif change.target == "definition" and change.action == "create" and resource:
+            merge(batch, definition_columns([resource]))
+            merge(batch, option_columns(str(resource["id"]), change.payload.get("options_created", [])))
+        elif change.target == "definition" and change.action == "update":
+            _definition_update(con, change)
+        elif change.target == "option" and change.action == "create" and resource:
+            merge(batch, option_columns(change.entity_id, [resource]))
+        elif change.target == "option" and change.action == "update":
+            after = change.after or {}
+            con.execute(
+                "UPDATE custom_field_options SET label = ?, position = ? WHERE id = ?",
+                [after["label"], after["position"], change.resource_id],
+            )
+    if batch:
+        write_batch_with(con, batch, run_id=run_id)
+    deleted = [c for c in applied if c.action == "delete" and c.resource_id]
+    _delete(con, "custom_fields", "id", [c.resource_id for c in deleted if c.target == "custom_field" and c.resource_id])
+    _delete(con, "custom_field_options", "id", [c.resource_id for c in deleted if c.target == "option" and c.resource_id])
+    gone_definitions = [c.resource_id for c in deleted if c.target == "definition" and c.resource_id]
+    _delete(con, "custom_field_definitions", "id", gone_definitions)
+    _delete(con, "custom_field_options", "definition_id", gone_definitions)

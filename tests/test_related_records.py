@@ -1,0 +1,65 @@
+"""A document's related records in their real shapes (issue 12, item 9): an email submission's
+`from`, `to`, `cc`, `sent_at`...; an extraction's public `schema_version` and `payload`, matched
+to its schema through the document's type, so `pull document-schemas` finds the schemas used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+
+from conftest import RunningSandbox, settings_for
+from shipsync.pull.documents import pull_documents
+from shipsync.pull.reference import pull_document_schemas, schema_id
+
+EMAIL_MEMBERS = {"subject", "body", "from", "to", "cc", "references", "sent_at", "message_id", "in_reply_to", "content_type",
+                 "documents_count", "created_at", "updated_at"}  # fmt: skip
+
+
+def query(warehouse: Path, sql: str) -> list[tuple[object, ...]]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_related_records_and_the_schemas_they_name(sandbox: RunningSandbox, warehouse: Path) -> None:
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)
+    emails = [orjson.loads(a) for (a,) in query(warehouse, "SELECT attributes FROM email_submissions")]
+    assert emails and all(set(e) <= EMAIL_MEMBERS and {"from", "to", "cc", "subject"} <= set(e) for e in emails)
+    assert all(isinstance(e["to"], list) and isinstance(e["cc"], list) for e in emails)
+    extractions = [orjson.loads(a) for (a,) in query(warehouse, "SELECT attributes FROM document_representations")]
+    assert all(set(x) == {"schema_version", "payload", "created_at", "updated_at"} and "@" not in x["schema_version"] for x in extractions)
+
+    run = pull_document_schemas(settings)  # no ids: discovered from the extractions
+    assert not run.errors and run.counts["document_schemas"].inserted == 4
+    current = {"commercial_invoice@2026-03-23", "packing_list@2026-01-15", "bill_of_lading@2026-02-10", "arrival_notice@2026-04-01"}
+    assert {i for (i,) in query(warehouse, "SELECT id FROM document_schemas")} == current
+    assert query(warehouse, "SELECT count(*) FROM document_overview WHERE extracted_with_schema IS NULL") == [(0,)]
+    # Each payload follows its schema: the schema's required fields are there.
+    rows = query(
+        warehouse,
+        "SELECT r.attributes->'payload', s.schema_payload->'required' FROM documents d "
+        "JOIN document_representations r ON r.id = d.last_document_representation_id "
+        "JOIN document_schemas s ON s.id = (SELECT extracted_with_schema FROM document_overview o WHERE o.document_id = d.id)",
+    )
+    assert rows and all(set(orjson.loads(str(req))) <= set(orjson.loads(str(payload))) for payload, req in rows)
+
+
+@pytest.mark.parametrize(
+    ("document_type", "version", "expected"),
+    [
+        ("commercial_invoice", "2026.03.23", "commercial_invoice@2026-03-23"),
+        ("packing_list", "2026-01-15", "packing_list@2026-01-15"),
+        ("bill_of_lading", "v20260210", "bill_of_lading@2026-02-10"),
+        ("arrival_notice", "arrival_notice@2026-04-01", "arrival_notice@2026-04-01"),
+        ("arrival_notice", "3.1", None),
+        ("", "2026.03.23", None),
+    ],
+)
+def test_schema_ids_from_type_and_version(document_type: str, version: str, expected: str | None) -> None:
+    assert schema_id(document_type, version) == expected
