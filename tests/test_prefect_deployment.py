@@ -49,8 +49,9 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     tmp = tmp_path_factory.mktemp("up")
     with SandboxProcess("--rate-limit", "20/2", "--documents", "60", "--api-key", KEY) as sandbox:
         env = up_env(tmp, sandbox.api_url)
-        # load-events every 5 s instead of prefect.yaml's minute, for this up only.
-        up = UpProcess("--interval", "load-events=5", env=env, cwd=ROOT).start()
+        # load-events every 20 s instead of prefect.yaml's minute, for this up only (shorter only piles up
+        # runs that the deployment's concurrency limit cancels: a machine this busy starts one in ~30 s).
+        up = UpProcess("--interval", "load-events=20", env=env, cwd=ROOT).start()
         try:
             yield Running(up, sandbox, env, tmp)
         finally:
@@ -161,5 +162,5 @@ def _answers(url: str) -> bool:
 
 
 def _delivered(sandbox_url: str) -> int:
-    stats = httpx.get(f"{sandbox_url}/_admin/deliveries", timeout=10).json()
+    stats = httpx.get(f"{sandbox_url}/_admin/deliveries", headers={"Authorization": f"Token {KEY}"}, timeout=10).json()
     return int(stats["delivered"]) if stats["pending"] == 0 and stats["delivered"] else 0

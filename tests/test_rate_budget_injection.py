@@ -3,13 +3,17 @@ imports Prefect; the entry points attach Prefect's budget unless SHIPSYNC_SHARED
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
+import pytest
+
 from shipsync.api import AsyncShipsyncClient
+from shipsync.api.clock import FakeClock
 from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter
 from shipsync.config import RateLimit, load_settings
-from shipsync.prefect_budget import PrefectRateBudget, attach_prefect_budget, bucket_for
+from shipsync.prefect_budget import BUSY_PATIENCE_S, PrefectBudgetLimiter, PrefectRateBudget, attach_prefect_budget, bucket_for
 
 
 class CountingBudget:
@@ -48,3 +52,60 @@ def test_the_api_client_does_not_import_prefect() -> None:
     code = "import sys, shipsync.api, shipsync.pull.fetch; print('prefect' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def _refused(status: int) -> Exception:
+    """What Prefect raises when its server answers `status` to a draw (after its own retries)."""
+    import httpx
+    from prefect.concurrency.asyncio import ConcurrencySlotAcquisitionError
+
+    request = httpx.Request("POST", "http://prefect/api/v2/concurrency_limits/increment")
+    try:
+        raise ConcurrencySlotAcquisitionError("Unable to acquire concurrency slots") from httpx.HTTPStatusError(
+            "refused", request=request, response=httpx.Response(status, request=request)
+        )
+    except ConcurrencySlotAcquisitionError as exc:
+        return exc
+
+
+async def test_a_busy_prefect_server_delays_a_request_and_does_not_fail_it() -> None:
+    answers = [_refused(503), _refused(503), None]
+    drawn: list[str] = []
+
+    async def draw(name: str) -> None:
+        drawn.append(name)
+        answer = answers.pop(0)
+        if answer is not None:
+            raise answer
+
+    clock = FakeClock()
+    local = RollingWindowLimiter(RateLimit(1, 60), clock)
+    limiter = PrefectBudgetLimiter("shipsync-rate-x", local, draw, clock)
+    await limiter.acquire()
+    assert drawn == ["shipsync-rate-x"] * 3 and clock.slept == [1.0, 2.0]
+
+
+async def test_a_refused_draw_fails_at_once_and_gives_back_the_local_slot() -> None:
+    async def draw(name: str) -> None:
+        raise _refused(422)
+
+    clock = FakeClock()
+    local = RollingWindowLimiter(RateLimit(1, 60), clock)
+    limiter = PrefectBudgetLimiter("shipsync-rate-x", local, draw, clock)
+    with pytest.raises(Exception, match="Unable to acquire"):
+        await limiter.acquire()
+    assert clock.slept == []
+    # The one local slot is free again after its window: the next request is not starved.
+    clock.t += 60
+    await asyncio.wait_for(local.acquire(), timeout=5)
+
+
+async def test_a_server_busy_for_too_long_fails_the_request() -> None:
+    async def draw(name: str) -> None:
+        raise _refused(503)
+
+    clock = FakeClock()
+    limiter = PrefectBudgetLimiter("shipsync-rate-x", RollingWindowLimiter(RateLimit(5, 1), clock), draw, clock)
+    with pytest.raises(Exception, match="Unable to acquire"):
+        await limiter.acquire()
+    assert sum(clock.slept) >= BUSY_PATIENCE_S

@@ -11,12 +11,18 @@ together. The in-process rolling limiter still runs beside it (timing, Retry-Aft
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import logging
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from shipsync.api.clock import Clock, MonotonicClock
 from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter, key_fingerprint
 from shipsync.config import RateLimit, Settings
 
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _ensured: set[str] = set()
 
@@ -52,16 +58,18 @@ def ensure_limit(name: str, capacity: int, decay_per_second: float = 0.0) -> Non
             return
         from prefect.client.orchestration import get_client
         from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
-        from prefect.exceptions import ObjectNotFound
+        from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
         decay = float(decay_per_second)
         with get_client(sync_client=True) as client:
             try:
                 current = client.read_global_concurrency_limit_by_name(name)
             except ObjectNotFound:
-                client.create_global_concurrency_limit(
-                    GlobalConcurrencyLimitCreate(name=name, limit=capacity, slot_decay_per_second=decay, active=True)
-                )
+                # Another worker may create it between our read and our create, with the same shape.
+                with contextlib.suppress(ObjectAlreadyExists):
+                    client.create_global_concurrency_limit(
+                        GlobalConcurrencyLimitCreate(name=name, limit=capacity, slot_decay_per_second=decay, active=True)
+                    )
             else:
                 if current.limit != capacity or abs((current.slot_decay_per_second or 0) - decay_per_second) > 1e-9:
                     client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=capacity, slot_decay_per_second=decay))
@@ -74,18 +82,66 @@ def ensure_budget(name: str, limit: RateLimit) -> None:
     ensure_limit(name, shape.capacity, shape.decay_per_second)
 
 
-class PrefectBudgetLimiter:
-    """A RequestLimiter that takes a slot of the shared Prefect budget, then the local limiter's."""
+# A Prefect server on SQLite answers 503 while its file is locked by another writer (Prefect's
+# client has already retried it ~1 min by then); a request waits this long more, then fails the run.
+BUSY_PATIENCE_S = 300.0
+BUSY_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0)
 
-    def __init__(self, name: str, local: RequestLimiter) -> None:
+
+def draw_from_prefect(name: str) -> Awaitable[None]:
+    """One slot of the global concurrency limit `name`, used as a rate limit."""
+    from prefect.concurrency.asyncio import rate_limit
+
+    return rate_limit(name, occupy=1, strict=True)
+
+
+def server_busy(exc: BaseException) -> bool:
+    """Whether Prefect refused a draw because its server was busy or unreachable (worth waiting)."""
+    import httpx
+    from prefect.concurrency.asyncio import ConcurrencySlotAcquisitionError
+
+    cause = exc.__cause__
+    if not isinstance(exc, ConcurrencySlotAcquisitionError):
+        return False
+    if isinstance(cause, httpx.HTTPStatusError):
+        return cause.response.status_code in (502, 503, 504)
+    return isinstance(cause, httpx.TransportError)
+
+
+class PrefectBudgetLimiter:
+    """A RequestLimiter that takes a slot of the shared Prefect budget, then the local limiter's.
+
+    A busy Prefect server delays the request (up to BUSY_PATIENCE_S, logged) instead of failing it.
+    """
+
+    def __init__(
+        self, name: str, local: RequestLimiter, draw: Callable[[str], Awaitable[None]] = draw_from_prefect, clock: Clock | None = None
+    ) -> None:
         self.name = name
         self.local = local
+        self._draw = draw
+        self._clock = clock or MonotonicClock()
 
     async def acquire(self) -> None:
-        from prefect.concurrency.asyncio import rate_limit
-
         await self.local.acquire()
-        await rate_limit(self.name, occupy=1, strict=True)
+        try:
+            await self._draw_patiently()
+        except BaseException:
+            self.local.release()  # the local slot taken for a request that will not be sent
+            raise
+
+    async def _draw_patiently(self) -> None:
+        give_up_at = self._clock.now() + BUSY_PATIENCE_S
+        for attempt in itertools.count():
+            try:
+                await self._draw(self.name)
+                return
+            except Exception as exc:
+                if not server_busy(exc) or self._clock.now() >= give_up_at:
+                    raise
+                pause = BUSY_BACKOFF_S[min(attempt, len(BUSY_BACKOFF_S) - 1)]
+                log.warning("the Prefect server is busy (%s); drawing from the rate budget again in %.0f s", exc, pause)
+                await self._clock.sleep(pause)
 
     def release(self) -> None:
         self.local.release()
