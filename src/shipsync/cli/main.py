@@ -45,11 +45,15 @@ def demo(
 def deploy(ctx: typer.Context) -> None:
     """Create the deployments of prefect.yaml on the configured Prefect server (`prefect deploy --all`).
 
-    Extra arguments go to `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with
-    a fix for Prefect 3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
+    Creates the `shipsync` process work pool first if the server has none. Extra arguments go to
+    `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with a fix for Prefect
+    3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
     """
+    from shipsync.operate.prefect_setup import POOL, ensure_process_pool
     from shipsync.prefect_compat import run_prefect_cli
 
+    if ensure_process_pool(POOL):
+        typer.echo(f"Created the process work pool {POOL!r}")
     raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
 
 

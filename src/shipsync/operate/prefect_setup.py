@@ -1,6 +1,7 @@
 """The Prefect side of `shipsync up`: the server and worker commands, the work pool, the deployments
-of prefect.yaml, and reading back what is deployed. Talks to the server over HTTP and runs Prefect's
-own commands as child processes, so `up` itself never imports Prefect (and starts in a second).
+of prefect.yaml, and reading back what is deployed. Talks to the server over HTTP and runs the
+deploy command (which creates the pool if missing) as a child process, so `up` itself never imports
+Prefect (and starts in a second).
 """
 
 from __future__ import annotations
@@ -45,16 +46,31 @@ def run_logged(what: str, command: list[str], env: dict[str, str], cwd: Path, lo
         raise ShipsyncError(f"{what} failed (exit {done.returncode}): {tail[0][:300]}; the whole output is in {log}")
 
 
-def ensure_pool(api_url: str, env: dict[str, str], cwd: Path, log: Path) -> None:
-    """The `shipsync` process work pool, created by Prefect's own command the first time (it fills
-    in the process worker's job template)."""
-    if httpx.get(f"{api_url}/work_pools/{POOL}", timeout=30).status_code == 200:
-        return
-    run_logged("creating the work pool", [sys.executable, "-m", "prefect", "work-pool", "create", POOL, "--type", "process"], env, cwd, log)
+def ensure_process_pool(name: str = POOL) -> bool:
+    """The process work pool `name`, created as `prefect work-pool create NAME --type process` would
+    (the process worker's job template) when the server has none; True if it was created. For the
+    deploy command's process, which imports Prefect anyway: up itself does not."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+    from prefect.workers.process import ProcessWorker
+
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_work_pool(name)
+            return False
+        except ObjectNotFound:
+            pass
+        template = ProcessWorker.get_default_base_job_template()
+        try:
+            client.create_work_pool(WorkPoolCreate(name=name, type="process", base_job_template=template))
+        except ObjectAlreadyExists:  # another deploy created it meanwhile
+            return False
+    return True
 
 
 def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
-    """Every deployment of prefect.yaml, with its schedules (`shipsync deploy`)."""
+    """The work pool and every deployment of prefect.yaml, with its schedules (`shipsync deploy`)."""
     if not (project_dir / "prefect.yaml").exists():
         raise ConfigError(f"no prefect.yaml in {project_dir}: run shipsync up from the project folder, or pass --project-dir")
     run_logged("deploying prefect.yaml", [sys.executable, "-m", "shipsync", "deploy"], env, project_dir, log)

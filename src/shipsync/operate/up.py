@@ -110,8 +110,7 @@ def _start_everything(options: UpOptions, settings: Settings, state: StateDir, s
     except RuntimeError as exc:
         raise ShipsyncError(f"the Prefect server did not start ({exc}); its log: {server.log}") from None
     setup_log = state.logs / "setup.log"
-    prefect_setup.ensure_pool(api_url, client_env, options.project_dir, setup_log)
-    say(f"work pool {prefect_setup.POOL} ready; deploying prefect.yaml")
+    say(f"deploying prefect.yaml to the work pool {prefect_setup.POOL}")
     prefect_setup.deploy(client_env, options.project_dir, setup_log)
     for name, seconds in options.intervals.items():
         prefect_setup.set_interval(api_url, name, seconds)
