@@ -1,8 +1,10 @@
-"""The README's first command: `shipsync demo` runs to the end, and a second run is the same run."""
+"""The README's first command: `shipsync demo` runs every step as a Prefect flow run to the end, and
+a second run is the same run."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +12,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from shipsync.demo import STEPS
+
+FLOW_RUNS_PER_DEMO = 11  # every step but the receiver's start and the simulation
+
 
 @pytest.mark.slow
-def test_demo_runs_twice_with_the_same_result(tmp_path: Path) -> None:
-    env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SHIPSYNC_"))}
+    env["PREFECT_API_URL"] = "http://127.0.0.1:9/api"  # an operator's server, which the demo must not use
     outputs = []
     for _ in range(2):
         done = subprocess.run(
@@ -21,16 +28,28 @@ def test_demo_runs_twice_with_the_same_result(tmp_path: Path) -> None:
             capture_output=True,
             text=True,
             env=env,
-            timeout=300,
+            timeout=600,
             check=False,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         assert "Traceback" not in done.stdout + done.stderr and "error" not in done.stderr.lower()
-        outputs.append([line.split(" (")[0] for line in done.stdout.splitlines() if line.startswith("✓") and "undo run" not in line])
-    assert outputs[0] == outputs[1] and len(outputs[0]) == 10
+        outputs.append([line.split(" (")[0] for line in done.stdout.splitlines() if line.startswith("✓")])
+        assert "Prefect flow runs" in done.stdout and "prefect server start" in done.stdout
+        assert "Containers at risk (pickup_risk)" in done.stdout
+    assert outputs[0] == outputs[1] and len(outputs[0]) == len(STEPS)
+    # The flow runs are in the demo's own Prefect database, to browse in the UI: both demos' runs.
+    prefect_db = sqlite3.connect(tmp_path / "demo" / "prefect" / "prefect.db")
+    states = dict(prefect_db.execute("SELECT state_type, count(*) FROM flow_run GROUP BY 1").fetchall())
+    artifacts = {key for (key,) in prefect_db.execute("SELECT DISTINCT key FROM artifact WHERE key IS NOT NULL")}
+    prefect_db.close()
+    assert states == {"COMPLETED": 2 * FLOW_RUNS_PER_DEMO}
+    assert {"pull-all", "apply-custom-fields", "apply-undo", "report", "report-summary"} <= artifacts
+    assert (tmp_path / "demo" / "report.html").stat().st_size > 10_000
     con = duckdb.connect(str(tmp_path / "demo" / "shipsync.duckdb"), read_only=True)
     milestones = con.execute("SELECT count(*) FROM container_milestones").fetchone()
     secrets_in_db = con.execute("SELECT count(*) FROM webhooks WHERE CAST(headers AS VARCHAR) ILIKE '%secret%'").fetchone()
+    flow_runs = con.execute("SELECT count(DISTINCT prefect_flow_run_id) FROM sync_runs").fetchone()
     con.close()
     assert milestones and milestones[0] > 100 and secrets_in_db == (0,)
+    assert flow_runs == (FLOW_RUNS_PER_DEMO - 2,)  # all but load_events and the report keep a ledger row
     assert oct((tmp_path / "demo" / "secrets.json").stat().st_mode)[-3:] == "600"

@@ -1,152 +1,166 @@
-"""A real Prefect server and worker: deployments from prefect.yaml run pull_all and load_events
-against a sandbox, and two concurrent flow runs on one API key share one rate budget."""
+"""`shipsync up` as an operator runs it: one command brings up a real Prefect server, the work pool,
+the deployments of prefect.yaml and a worker; scheduled `load-events` runs move webhook deliveries
+into the warehouse with nothing else started; deployments share one rate budget; a worker with its
+own working directory (as on another host) runs flow runs; up stops promptly, and after a crash the
+next up cleans up. Stops are never timed assertions: a stop that hangs is killed and reported."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import duckdb
 import httpx
 import pytest
 
-from shipsync.bench.processes import SandboxProcess
+from prefect_up import KEY, ROOT, api, query, run_deployments, up_env, wait_for
+from shipsync.bench.processes import SandboxProcess, UpProcess
+from shipsync.operate.state import running_as
 from shipsync.sandbox.reference import METRO_AREAS
-from shipsync.serving import free_port
+from shipsync.serving import stop_process
 
-ROOT = Path(__file__).resolve().parents[1]
-KEY = "sandbox-key-1"
 LOCODES = [code for code, *_ in METRO_AREAS]
+pytestmark = pytest.mark.slow
 
-RUN = """
-import json, sys, asyncio
-from prefect.deployments import run_deployment
-names = json.loads(sys.argv[1])
-runs = [run_deployment(name, parameters=params, timeout=0) for name, params in names]
-from prefect.client.orchestration import get_client
-async def wait():
-    async with get_client() as client:
-        while True:
-            states = [(await client.read_flow_run(r.id)).state for r in runs]
-            if all(s and s.is_final() for s in states):
-                return [s.type.value for s in states]
-            await asyncio.sleep(1)
-print(json.dumps(asyncio.run(wait())))
-"""
+
+class Running:
+    def __init__(self, up: UpProcess, sandbox: SandboxProcess, env: dict[str, str], tmp: Path) -> None:
+        self.up, self.sandbox, self.env, self.tmp = up, sandbox, env, tmp
+        self.warehouse = Path(env["SHIPSYNC_WAREHOUSE"])
+
+    def shipsync(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "shipsync", *args]
+        return subprocess.run(command, env=self.env, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+
+    def children(self) -> dict[str, dict[str, Any]]:
+        state: dict[str, Any] = json.loads((self.tmp / "state" / "up.json").read_text())
+        return state["children"]
 
 
 @pytest.fixture(scope="module")
-def prefect_server() -> Iterator[dict[str, str]]:
-    home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-server-"))
-    port = free_port()
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
-    }
-    env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=home,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("prefect server did not start")
-        yield env
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def run_deployments(env: dict[str, str], runs: list[tuple[str, dict[str, object]]]) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", RUN, json.dumps(runs)], env=env, capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.slow
-def test_deployments_on_a_real_server_and_worker_share_one_rate_budget(prefect_server: dict[str, str], tmp_path: Path) -> None:
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    tmp = tmp_path_factory.mktemp("up")
     with SandboxProcess("--rate-limit", "20/2", "--documents", "60", "--api-key", KEY) as sandbox:
-        env = {
-            **prefect_server,
-            "SHIPSYNC_PROJECT_DIR": str(ROOT),
-            "SHIPSYNC_API_URL": sandbox.api_url,
-            "SHIPSYNC_API_KEY": KEY,
-            "SHIPSYNC_RATE_LIMIT": "20/2",
-            "SHIPSYNC_WAREHOUSE": str(tmp_path / "w.duckdb"),
-            "SHIPSYNC_SPOOL": str(tmp_path / "spool"),
-        }
-        subprocess.run(
-            [sys.executable, "-m", "prefect", "work-pool", "create", "shipsync", "--type", "process"],
-            env=env,
-            check=True,
-            capture_output=True,
-            cwd=ROOT,
-        )
-        deployed = subprocess.run([sys.executable, "-m", "shipsync", "deploy"], env=env, capture_output=True, text=True, cwd=ROOT)
-        assert deployed.returncode == 0, deployed.stdout[-2000:] + deployed.stderr[-2000:]
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "worker", "start", "--pool", "shipsync"],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        env = up_env(tmp, sandbox.api_url)
+        # load-events every 20 s instead of prefect.yaml's minute, for this up only (shorter only piles up
+        # runs that the deployment's concurrency limit cancels: a machine this busy starts one in ~30 s).
+        up = UpProcess("--interval", "load-events=20", env=env, cwd=ROOT).start()
         try:
-            assert run_deployments(env, [("pull_all/pull-all", {})]) == ["COMPLETED"]
-            assert run_deployments(env, [("load_events/load-events", {})]) == ["COMPLETED"]
-            con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
-            documents = con.execute("SELECT count(*) FROM documents").fetchone()
-            ids = [r[0] for r in con.execute("SELECT id FROM documents ORDER BY id").fetchall()]
-            con.close()
-            assert documents == (60,)
-            before = sandbox.stats()
-            started = time.monotonic()
-            # Two flow runs at once on one key: 60 documents by id and a forced refresh of 28 metro areas.
-            states = run_deployments(
-                env,
-                [
-                    ("pull_documents/pull-documents", {"ids": ids, "all_documents": False}),
-                    (
-                        "pull_metro_areas/pull-metro-areas",
-                        {
-                            "force": True,
-                            "locodes": LOCODES,
-                        },
-                    ),
-                ],
-            )
-            elapsed = time.monotonic() - started
-            after = sandbox.stats()
+            yield Running(up, sandbox, env, tmp)
         finally:
-            worker.terminate()
-            worker.wait(timeout=30)
-    assert states == ["COMPLETED", "COMPLETED"]
+            up.stop()
+
+
+def test_deployments_share_one_rate_budget(running: Running) -> None:
+    api_url, env = running.up.api_url, running.env
+    assert [state for _, state in run_deployments(env, api_url, [("pull_all/pull-all", {})])] == ["COMPLETED"]
+    ids = [row[0] for row in query(running.warehouse, "SELECT id FROM documents ORDER BY id")]
+    assert len(ids) == 60
+    before = running.sandbox.stats()
+    started = time.monotonic()
+    # Two flow runs at once on one key: 60 documents by id and a forced refresh of 28 metro areas.
+    states = run_deployments(
+        env,
+        api_url,
+        [
+            ("pull_documents/pull-documents", {"parameters": {"ids": ids, "all_documents": False}}),
+            ("pull_metro_areas/pull-metro-areas", {"parameters": {"force": True, "locodes": LOCODES}}),
+        ],
+    )
+    elapsed = time.monotonic() - started
+    after = running.sandbox.stats()
+    assert [state for _, state in states] == ["COMPLETED", "COMPLETED"]
     requests = int(after["admitted"]) - int(before["admitted"])  # type: ignore[call-overload]
     assert requests == 60 + 28 and after["refused_429"] == 0
-    # 88 requests at 20 per 2 s take at least 3 full windows beyond the first burst.
-    assert elapsed >= 6
-    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
-    runs = con.execute(
-        "SELECT flow, status, throttled FROM sync_runs WHERE flow IN ('pull_documents', 'pull_metro_areas') "
-        "ORDER BY started_at DESC LIMIT 2"
-    ).fetchall()
-    con.close()
-    assert {r[1] for r in runs} == {"completed"} and {r[2] for r in runs} == {0}
+    assert elapsed >= 6  # 88 requests at 20 per 2 s take at least 3 full windows beyond the first burst
+    runs = query(
+        running.warehouse,
+        "SELECT status, throttled FROM sync_runs WHERE flow IN ('pull_documents', 'pull_metro_areas') ORDER BY started_at DESC LIMIT 2",
+    )
+    assert {r[0] for r in runs} == {"completed"} and {r[1] for r in runs} == {0}
+
+
+def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Running) -> None:
+    # Registered while up runs: up starts the receiver once the webhook's secret is stored.
+    registered = running.shipsync("webhooks", "register", "--url", running.up.receiver_url, "--all-events")
+    assert registered.returncode == 0, registered.stderr
+    health = running.up.receiver_url.replace("/webhook", "/healthz")
+    wait_for(lambda: _answers(health), "the receiver to start", timeout_s=120)
+    simulated = httpx.post(
+        f"{running.sandbox.url}/_admin/simulate", params={"containers": 3}, headers={"Authorization": f"Token {KEY}"}, timeout=60
+    )
+    simulated.raise_for_status()
+    delivered = wait_for(lambda: _delivered(running.sandbox.url), "the sandbox's deliveries", timeout_s=120)
+    count = "SELECT count(*) FROM webhook_events"
+    wait_for(lambda: query(running.warehouse, count)[0][0] >= delivered, f"{delivered} events in the warehouse", timeout_s=300, every_s=2)
+    load_events = next(d for d in api(running.up.api_url, "/deployments/filter", {"limit": 50}) if d["name"] == "load-events")
+    flow_runs = api(running.up.api_url, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200})
+    assert any(r["auto_scheduled"] and r["state_type"] == "COMPLETED" for r in flow_runs)
+
+
+def test_a_second_up_says_so_and_status_shows_what_runs(running: Running) -> None:
+    second = running.shipsync("up", "--prefect-port", str(running.up.prefect_port), timeout=120)
+    assert second.returncode == 0 and "already running" in second.stdout, second.stdout + second.stderr
+    status = running.shipsync("status")
+    assert "shipsync up: running" in status.stdout, status.stdout + status.stderr
+    for name in ("server", "worker", "receiver"):
+        assert re.search(rf"│ {name}\s+│ \d+\s+│ yes", status.stdout), status.stdout
+
+
+def test_a_worker_elsewhere_runs_flow_runs(running: Running, tmp_path: Path) -> None:
+    # What another host runs: the project and its environment, the Prefect API URL, the shared
+    # warehouse and spool; a working directory and Prefect home of its own.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**running.env, "PREFECT_API_URL": running.up.api_url, "PREFECT_HOME": str(elsewhere / ".prefect")}
+    env["SHIPSYNC_PROJECT_DIR"] = str(ROOT)
+    command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "shipsync", "--work-queue", "elsewhere", "--name", "elsewhere"]
+    with (elsewhere / "worker.log").open("wb") as log:
+        worker = subprocess.Popen(command, env=env, cwd=elsewhere, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        # A queue of its own, so that this worker, not up's (which polls `default`), takes the run.
+        httpx.post(f"{running.up.api_url}/work_pools/shipsync/queues", json={"name": "elsewhere"}, timeout=30).raise_for_status()
+        options = {"parameters": {"force": True, "locodes": ["USLAX"]}, "work_queue_name": "elsewhere"}
+        [(run_id, state)] = run_deployments(running.env, running.up.api_url, [("pull_metro_areas/pull-metro-areas", options)])
+    finally:
+        stop_process(worker, group=True)
+    assert state == "COMPLETED"
+    assert run_id in (elsewhere / "worker.log").read_text(errors="replace")  # it was this worker's run
+    assert query(running.warehouse, "SELECT count(*) FROM metro_areas WHERE code = 'USLAX'") == [(1,)]
+
+
+def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) -> None:
+    up = running.up
+    children = running.children()
+    assert up.process is not None
+    os.kill(up.process.pid, signal.SIGKILL)  # a crash: no chance to stop anything
+    up.process.wait()
+    gone = lambda: not any(running_as(c["pid"], c["command"]) for c in children.values())  # noqa: E731
+    wait_for(gone, "up's processes to stop with it", timeout_s=60)
+    up.start()
+    assert "cleaned up after an up that did not stop" in up.output
+    children = running.children()
+    seconds = up.stop()
+    print(f"shipsync up stopped in {seconds} s; its own report: {up.lines[-1]}")
+    assert seconds is not None, "up did not stop within 60 s:\n" + up.output[-2000:]
+    assert up.process is not None and up.process.returncode == 0
+    assert gone() and not (running.tmp / "state" / "up.json").exists()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _delivered(sandbox_url: str) -> int:
+    stats = httpx.get(f"{sandbox_url}/_admin/deliveries", headers={"Authorization": f"Token {KEY}"}, timeout=10).json()
+    return int(stats["delivered"]) if stats["pending"] == 0 and stats["delivered"] else 0

@@ -7,15 +7,16 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shipsync.errors import ConfigError
 from shipsync.redaction import register_secret
 
 if TYPE_CHECKING:
+    from shipsync.api.ratelimit import RequestLimiter
     from shipsync.warehouse.publishing import PublishOptions
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
@@ -31,6 +32,13 @@ class RateLimit:
 
     def __str__(self) -> str:
         return f"{self.requests}/{self.seconds:g}"
+
+
+class RateBudget(Protocol):
+    """A rate budget shared beyond this process, injected by an entry point (the flow layer's is a
+    Prefect global concurrency limit): the limiter for a key, or None when it does not apply."""
+
+    def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None: ...
 
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")
@@ -65,8 +73,11 @@ class Settings(BaseSettings):
     webhook_secrets: SecretStr | None = None
     # The webhook secrets store; default: the user's configuration folder (see `secrets_file_path`).
     secrets_file: Path | None = None
+    # Where `shipsync up` keeps Prefect's home and database, its logs and what it runs.
+    state_dir: Path = Path(".shipsync")
     # Draw requests from a Prefect global concurrency limit shared by every worker of one key
-    # ("auto": when a Prefect API is configured and a rate limit is set).
+    # ("auto": when a Prefect API is configured and a rate limit is set). The entry points (flows,
+    # CLI) attach it with `with_rate_budget`; the API client never imports Prefect.
     shared_budget: str = "auto"
     # Where else each published state goes: FOLDER or FOLDER=URL, comma-separated (a shared folder,
     # or a folder an object store mounts or syncs, read back at URL), under `account`'s name.
@@ -79,6 +90,8 @@ class Settings(BaseSettings):
         if value and (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value) or value == "accounts"):
             raise ValueError("use letters, digits, '.', '_' or '-' (and not 'accounts')")
         return value
+
+    _rate_budget: RateBudget | None = PrivateAttr(default=None)
 
     @field_validator("api_url")
     @classmethod
@@ -105,6 +118,16 @@ class Settings(BaseSettings):
                 folder, _, url = item.partition("=")
                 targets.append(Target(Path(folder.strip()), url.strip() or None))
         return PublishOptions(account=self.account or None, targets=tuple(targets))
+
+    @property
+    def rate_budget(self) -> RateBudget | None:
+        return self._rate_budget
+
+    def with_rate_budget(self, budget: RateBudget | None) -> Settings:
+        """A copy of these settings whose clients draw from `budget` (not read from the environment)."""
+        copy = self.model_copy()
+        copy._rate_budget = budget
+        return copy
 
     @property
     def rate(self) -> RateLimit | None:

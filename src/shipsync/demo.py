@@ -1,192 +1,313 @@
-"""`shipsync demo`: the whole pipeline against a local sandbox, with a short printed summary.
+"""`shipsync demo`: the whole pipeline as Prefect flow runs against a local sandbox, then what an
+analyst would look at first. No network, no key, no server to start by hand.
 
-Starts the sandbox and the webhook receiver on free loopback ports, registers a webhook for every
-kind, pulls everything, applies the example spreadsheets shipped with the package (dry run, for
-real, and an undo), moves containers through their journeys so the sandbox delivers webhooks,
-loads the event log, and shows what an analyst would look at first. No network, no key.
+Starts Prefect's embedded API (its database in the demo folder), the sandbox in this process and
+the webhook receiver as its own process, on free loopback ports. Then each step in `STEPS` runs:
+registering a webhook, pulling everything, applying the example spreadsheets shipped with the
+package (dry run, for real, and an undo), moving containers so the sandbox delivers signed webhooks,
+loading the event log. Every step but the simulation is the flow a deployment runs. Prints the flow
+runs (state, duration, rows, artifacts), the warehouse's tables and a few analyst queries.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, NamedTuple
 
-import duckdb
 import httpx
 from rich.console import Console
 from rich.table import Table
 
-from shipsync.bulk.apply import ApplyReport, apply_file
-from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings, load_settings
-from shipsync.pull.everything import pull_all
-from shipsync.report import build_report
+from shipsync.demo_prefect import EmbeddedPrefect, FlowRunSeen
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 from shipsync.sandbox.world import EPOCH
-from shipsync.serving import BackgroundServer
+from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
-from shipsync.warehouse.status import warehouse_status
-from shipsync.webhooks.load import load_events
-from shipsync.webhooks.receiver import Receiver
-from shipsync.webhooks.registration import delete_webhook, register_webhook
-from shipsync.webhooks.writer import SpoolWriter
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
-T = TypeVar("T")
 JOURNEY_CONTAINERS = 25
+STATUSES = ("planned", "applied", "unchanged", "rejected", "failed", "unknown")
+TABLES = (
+    "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+    "AND table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY 1"
+)
+ANALYST_QUERIES = {
+    "Containers by port of discharge": """
+        SELECT pod_locode AS port, pod_metro_area AS name, count(*) AS containers
+        FROM container_status GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
+    "Documents by type": "SELECT effective_document_type AS type, count(*) AS documents FROM document_overview GROUP BY 1 ORDER BY 2 DESC",
+    "Latest milestone of five containers": """
+        SELECT container_number, bill_of_lading, event, strftime(event_at, '%Y-%m-%d') AS day, locode, vessel
+        FROM container_milestones QUALIFY row_number() OVER (PARTITION BY container_id ORDER BY event_at DESC) = 1
+        ORDER BY container_number LIMIT 5""",
+    "Custom field values by field": "SELECT api_slug, count(*) AS values FROM custom_fields GROUP BY 1 ORDER BY 2 DESC LIMIT 6",
+}
 
 
-def step(label: str, action: Callable[[], T], describe: Callable[[T], str]) -> T:
-    started = time.monotonic()
-    with console.status(label):
-        result = action()
-    console.print(f"[green]✓[/green] {label}: {describe(result)} [dim]({time.monotonic() - started:.1f} s)[/dim]")
-    return result
+def analyst_query(warehouse: Path, sql: str, parameters: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every read the demo makes of the warehouse, read-only: columns and rows."""
+    from shipsync.warehouse.connection import connect
+
+    with connect(warehouse, read_only=True) as con:
+        result = con.execute(sql, parameters or [])
+        return [d[0] for d in result.description or []], result.fetchall()
 
 
-def applied(report: ApplyReport) -> str:
-    counts = report.counts
-    parts = [f"{counts[s]} {s}" for s in ("planned", "applied", "unchanged", "rejected", "failed", "unknown") if counts[s]]
-    return ", ".join(parts) + (f"; results in {report.results_file.name}" if report.results_file else "")
+class Told(NamedTuple):
+    """What a step prints after its name, and the rows its flow run wrote (None: not a count of rows)."""
+
+    text: str
+    rows: int | None = None
 
 
-def example_files(workdir: Path) -> Path:
-    target = workdir / "spreadsheets"
-    target.mkdir(parents=True, exist_ok=True)
-    for item in resources.files("shipsync.demo_data").iterdir():
-        if item.name.endswith(".csv"):
-            (target / item.name).write_bytes(item.read_bytes())
-    return target
+@dataclass
+class Demo:
+    """What the steps share: where things are, and what earlier steps made."""
+
+    root: Path
+    settings: Settings
+    sandbox_url: str
+    receiver_url: str
+    prefect: EmbeddedPrefect
+    processes: ExitStack
+    step: str = ""
+    made: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, int | None] = field(default_factory=dict)
+
+    def flow(self, flow: Any, **parameters: Any) -> Any:
+        """Run `flow` as a flow run of this step; its result."""
+        return self.prefect.run(self.step, flow, **parameters)
+
+    def query(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        return analyst_query(self.settings.warehouse, sql, list(parameters))[1]
+
+    @property
+    def last_flow_run(self) -> str:
+        return self.prefect.runs[-1].flow_run_id
 
 
-def wait_for_deliveries(sandbox_url: str, timeout: float = 60) -> dict[str, int]:
-    deadline = time.monotonic() + timeout
+@dataclass(frozen=True)
+class Step:
+    """One line of the demo: `run` does it (usually through `demo.flow`), `tell` says what it did."""
+
+    label: str
+    run: Callable[[Demo], Any]
+    tell: Callable[[Demo, Any], Told]
+
+
+def register(demo: Demo) -> str:
+    from flows import webhooks
+
+    demo.made["webhook"] = demo.flow(webhooks.register, url=f"{demo.receiver_url}/webhook", all_events=True)
+    return demo.made["webhook"]
+
+
+def start_receiver(demo: Demo) -> int:
+    """`shipsync webhooks serve`, as an operator runs it, now that the webhook's secret is stored."""
+    log = (demo.root / "receiver.log").open("wb")
+    command = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", demo.receiver_url.rsplit(":", 1)[1]]
+    receiver = subprocess.Popen([*command, "--spool", str(demo.settings.spool_dir)], stdout=log, stderr=subprocess.STDOUT)
+    demo.processes.callback(log.close)
+    demo.processes.callback(stop_process, receiver)
+    wait_until_answers(f"{demo.receiver_url}/healthz", receiver)
+    return receiver.pid
+
+
+def apply(kind: str, sheet: str, dry_run: bool = False) -> Callable[[Demo], str]:
+    def run(demo: Demo) -> str:
+        from flows import bulk
+
+        run_id: str = demo.flow(bulk.apply_spreadsheet, kind=kind, file=str(demo.root / "spreadsheets" / sheet), dry_run=dry_run)
+        demo.made[kind] = run_id
+        return run_id
+
+    return run
+
+
+def undo_tracking_requests(demo: Demo) -> str:
+    from flows import bulk
+
+    return str(demo.flow(bulk.undo_apply, run_id=demo.made["tracking-requests"]))
+
+
+def applied(demo: Demo, run_id: str) -> Told:
+    counts = dict(demo.query("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", run_id))
+    text = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
+    return Told(f"{text}; results in bulk_results and NAME.results.csv beside the file", sum(counts.values()))
+
+
+def pulled(demo: Demo, _: None) -> Told:
+    runs = demo.query(
+        "SELECT flow, sum(CAST(c.value->>'inserted' AS BIGINT)), sum(CAST(c.value->>'updated' AS BIGINT)) "
+        "FROM sync_runs, json_each(table_counts) AS c WHERE prefect_flow_run_id = ? GROUP BY flow ORDER BY min(started_at)",
+        demo.last_flow_run,
+    )
+    return Told("; ".join(f"{flow.removeprefix('pull_')} +{new}/~{changed}" for flow, new, changed in runs), sum(r[1] + r[2] for r in runs))
+
+
+def pull_all(demo: Demo) -> None:
+    from flows import pull
+
+    demo.flow(pull.pull_all)
+
+
+def journeys(demo: Demo) -> dict[str, int]:
+    httpx.post(
+        f"{demo.sandbox_url}/_admin/simulate",
+        params={"containers": JOURNEY_CONTAINERS},
+        headers={"Authorization": f"Token {DEFAULT_API_KEYS[0]}"},
+        timeout=60,
+    ).raise_for_status()
+    deadline = time.monotonic() + 60
     while True:
         # The sandbox shows an account its own deliveries: name it like any API request.
         admin = {"Authorization": f"Token {DEFAULT_API_KEYS[0]}"}
-        stats: dict[str, int] = httpx.get(f"{sandbox_url}/_admin/deliveries", headers=admin, timeout=5).json()
+        stats: dict[str, int] = httpx.get(f"{demo.sandbox_url}/_admin/deliveries", headers=admin, timeout=5).json()
         if stats["pending"] == 0 or time.monotonic() > deadline:
             return stats
         time.sleep(0.2)
 
 
-def summary(warehouse: Path) -> None:
-    tables, _ = warehouse_status(warehouse)
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        counts = Table("table", "rows", title="Warehouse")
-        for name, rows in tables:
-            counts.add_row(name, f"{rows:,}")
-        console.print(counts)
-        queries = {
-            "Containers by port of discharge": """
-                SELECT pod_locode AS port, pod_metro_area AS name, count(*) AS containers
-                FROM container_status GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
-            "Documents by type": (
-                "SELECT effective_document_type AS type, count(*) AS documents FROM document_overview GROUP BY 1 ORDER BY 2 DESC"
-            ),
-            "Latest milestone of five containers": """
-                SELECT container_number, bill_of_lading, event, strftime(event_at, '%Y-%m-%d') AS day, locode, vessel
-                FROM container_milestones QUALIFY row_number() OVER (PARTITION BY container_id ORDER BY event_at DESC) = 1
-                ORDER BY container_number LIMIT 5""",
-            "Custom field values by field": "SELECT api_slug, count(*) AS values FROM custom_fields GROUP BY 1 ORDER BY 2 DESC LIMIT 6",
-        }
-        for title, sql in queries.items():
-            result = con.execute(sql)
-            table = Table(*[d[0] for d in result.description or []], title=title)
-            for row in result.fetchall():
-                table.add_row(*["" if v is None else str(v) for v in row])
-            console.print(table)
-        console.print("[bold]Containers at risk (pickup_risk)[/bold]")
-        for line in pickup_risk_lines(con):
-            console.print(f"  {line}")
-    finally:
-        con.close()
+def load_events(demo: Demo) -> int:
+    from flows import webhooks
+
+    return int(demo.flow(webhooks.load_events))
+
+
+def build_report(demo: Demo) -> str:
+    """The report flow over the sandbox's whole world (its journeys start at EPOCH)."""
+    from flows import report
+
+    days = (datetime.now(UTC) - EPOCH).days + 1
+    return str(demo.flow(report.report, output=str(demo.root / "report.html"), days=days))
+
+
+def delete_webhook(demo: Demo) -> None:
+    from flows import webhooks
+
+    demo.flow(webhooks.delete, webhook_id=demo.made["webhook"])
+
+
+# The demo, in order. A step is a label, what it runs, and what it says; add one by adding a line.
+STEPS: list[Step] = [
+    Step("register a webhook for every event kind", register, lambda d, _: Told("its secret kept in the local store")),
+    Step("start the webhook receiver", start_receiver, lambda d, _: Told(f"`shipsync webhooks serve`, log in {d.root / 'receiver.log'}")),
+    Step("pull all", pull_all, pulled),
+    Step("apply custom-field-definitions", apply("custom-field-definitions", "custom-field-definitions.csv"), applied),
+    Step("apply custom-fields (dry run)", apply("custom-fields", "container-tags.csv", dry_run=True), applied),
+    Step("apply custom-fields", apply("custom-fields", "container-tags.csv"), applied),
+    Step("apply tracking-requests", apply("tracking-requests", "tracking-requests.csv"), applied),
+    Step("undo the tracking-requests run", undo_tracking_requests, applied),
+    Step(f"simulate {JOURNEY_CONTAINERS} container journeys", journeys, lambda d, s: Told(f"{s['delivered']} signed deliveries stored")),
+    Step("load events", load_events, lambda d, n: Told(f"{n} new events in webhook_events", n)),
+    Step("delete the webhook", delete_webhook, lambda d, _: Told("done")),
+    Step("build the report", build_report, lambda d, path: Told(str(path))),
+]
+
+
+def run_step(demo: Demo, step: Step) -> None:
+    started, runs_before, demo.step = time.monotonic(), len(demo.prefect.runs), step.label
+    with console.status(step.label):
+        told = step.tell(demo, step.run(demo))
+    if len(demo.prefect.runs) > runs_before:
+        demo.rows[demo.last_flow_run] = told.rows
+    console.print(f"[green]✓[/green] {step.label}: {told.text} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+
+
+def fresh_workdir(workdir: str) -> Path:
+    """The demo's folder, emptied of what a previous run wrote, with the example spreadsheets.
+
+    The sandbox lives in memory and starts afresh each run, so the demo's files do too: each run
+    is the same run. Only what the demo itself wrote is removed.
+    """
+    root = Path(workdir).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json", "receiver.log", "report.html"):
+        (root / name).unlink(missing_ok=True)
+    # Not prefect/: its database keeps every run's flow runs. .shipsync/ is the pipeline's own file,
+    # shipsync.published/ the states analysts read.
+    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    target = root / "spreadsheets"
+    target.mkdir()
+    for item in resources.files("shipsync.demo_data").iterdir():
+        if item.name.endswith(".csv"):
+            (target / item.name).write_bytes(item.read_bytes())
+    return root
 
 
 def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
     started = time.monotonic()
-    root = Path(workdir).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    # The sandbox lives in memory and starts afresh each run, so the demo's files do too: each run
-    # is the same run. Only what the demo itself wrote is removed.
-    for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json"):
-        (root / name).unlink(missing_ok=True)
-    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
-        shutil.rmtree(root / folder, ignore_errors=True)
-    sheets = example_files(root)
-    sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
-    receiver = Receiver(SpoolWriter(root / "spool"), [])
-    with BackgroundServer(sandbox) as sandbox_server, BackgroundServer(receiver) as receiver_server:
-        settings: Settings = load_settings(
-            api_url=f"{sandbox_server.url}/v2",
-            api_key=DEFAULT_API_KEYS[0],
-            rate_limit="0",
-            warehouse=root / "shipsync.duckdb",
-            spool=root / "spool",
-            secrets_file=root / "secrets.json",  # the demo's own, not the user's store
-        )
+    root = fresh_workdir(workdir)
+    with ExitStack() as processes, EmbeddedPrefect(root / "prefect") as prefect:
+        sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
+        sandbox_server = processes.enter_context(BackgroundServer(sandbox))
+        prefect.wait_until_ready()
+        receiver_url = f"http://127.0.0.1:{free_port()}"
+        environment = {
+            "SHIPSYNC_API_URL": f"{sandbox_server.url}/v2",
+            "SHIPSYNC_API_KEY": DEFAULT_API_KEYS[0],
+            "SHIPSYNC_RATE_LIMIT": "0",
+            "SHIPSYNC_WAREHOUSE": str(root / "shipsync.duckdb"),
+            "SHIPSYNC_SPOOL": str(root / "spool"),
+            "SHIPSYNC_SECRETS_FILE": str(root / "secrets.json"),  # the demo's own, not the user's store
+        }
+        os.environ.update(environment)  # the flows read their settings from the environment, as on a worker
+        demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
         console.print(
-            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, receiver {receiver_server.url}/webhook, "
-            f"warehouse {settings.warehouse}"
+            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect API {prefect.api_url} "
+            f"(embedded, started in {prefect.started_in:.1f} s), receiver {receiver_url}/webhook, warehouse {demo.settings.warehouse}"
         )
-        webhook = step(
-            "register a webhook for every event kind",
-            lambda: register_webhook(settings, f"{receiver_server.url}/webhook", [], all_events=True),
-            lambda w: f"{len(w.events)} kinds, secret kept in {settings.secrets_file_path}",
-        )
-        assert webhook.secret is not None
-        receiver.secrets.append(webhook.secret)
-        step(
-            "pull all",
-            lambda: pull_all(settings),
-            lambda records: "; ".join(f"{r.flow.removeprefix('pull_')} +{r.totals().inserted}/~{r.totals().updated}" for r in records),
-        )
-        step(
-            "apply custom-field-definitions",
-            lambda: apply_file(settings, "custom-field-definitions", sheets / "custom-field-definitions.csv"),
-            applied,
-        )
-        step(
-            "apply custom-fields (dry run)",
-            lambda: apply_file(settings, "custom-fields", sheets / "container-tags.csv", dry_run=True),
-            applied,
-        )
-        step("apply custom-fields", lambda: apply_file(settings, "custom-fields", sheets / "container-tags.csv"), applied)
-        tags = step("apply tracking-requests", lambda: apply_file(settings, "tracking-requests", sheets / "tracking-requests.csv"), applied)
-        step(f"undo run {tags.run_id[:8]}", lambda: undo_run(settings, tags.run_id), applied)
-
-        def journeys() -> dict[str, int]:
-            httpx.post(
-                f"{sandbox_server.url}/_admin/simulate",
-                params={"containers": JOURNEY_CONTAINERS},
-                headers={"Authorization": f"Token {DEFAULT_API_KEYS[0]}"},
-                timeout=60,
-            ).raise_for_status()
-            return wait_for_deliveries(sandbox_server.url)
-
-        step(
-            f"simulate {JOURNEY_CONTAINERS} container journeys",
-            journeys,
-            lambda s: f"{s['delivered']} signed deliveries acknowledged after fsync",
-        )
-        step(
-            "load events",
-            lambda: load_events(settings.warehouse, settings.spool_dir),
-            lambda r: f"{r.loaded} new, {r.duplicates} duplicates, {r.entities_refreshed} entities refreshed",
-        )
-        step("delete the webhook", lambda: delete_webhook(settings, webhook.id), lambda _: "done")
-    # The report covers the sandbox's whole world: its journeys start at EPOCH.
-    report_days = (datetime.now(UTC) - EPOCH).days + 1
-    step("build the report", lambda: build_report(settings.warehouse, root / "report.html", days=report_days), lambda r: f"{r.path}")
-    summary(settings.warehouse)
+        for step in STEPS:
+            run_step(demo, step)
+        flow_runs = prefect.read_back(demo.rows)
+    show_flow_runs(flow_runs)
+    for title, sql in {"Warehouse": None, **ANALYST_QUERIES}.items():
+        show_query(title, demo.settings.warehouse, sql)
+    show_pickup_risk(demo.settings.warehouse)
     console.print(f"[bold green]done[/bold green] in {time.monotonic() - started:.0f} s. Next:")
-    console.print(f"  SHIPSYNC_WAREHOUSE={settings.warehouse} shipsync status")
-    console.print(f"  duckdb -readonly {settings.warehouse}   (or python: duckdb.connect(path, read_only=True))")
-    console.print("  the data dictionary: warehouse/README.md; the results files: " + str(sheets))
+    console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync status")
+    console.print(f"  duckdb -readonly {demo.settings.warehouse}   (or python: duckdb.connect(path, read_only=True))")
+    console.print("  the data dictionary: warehouse/README.md; the results files: " + str(root / "spreadsheets"))
+    console.print("  the flow runs in the Prefect UI:")
+    for line in prefect.browse_hint():
+        console.print(f"    {line}")
+
+
+def show_pickup_risk(warehouse: Path) -> None:
+    from shipsync.warehouse.connection import connect
+
+    console.print("[bold]Containers at risk (pickup_risk)[/bold]")
+    with connect(warehouse, read_only=True) as con:
+        for line in pickup_risk_lines(con):
+            console.print(f"  {line}")
+
+
+def show_flow_runs(runs: list[FlowRunSeen]) -> None:
+    table = Table("step", "flow", "flow run", "state", "seconds", "rows", "artifacts", title="Prefect flow runs")
+    for run in runs:
+        rows = "" if run.rows is None else f"{run.rows:,}"
+        table.add_row(run.step, run.flow, run.name, run.state, f"{run.seconds:.1f}", rows, ", ".join(run.artifacts))
+    console.print(table)
+
+
+def show_query(title: str, warehouse: Path, sql: str | None) -> None:
+    if sql is None:  # the row count of every table
+        _, names = analyst_query(warehouse, TABLES)
+        sql = " UNION ALL ".join(f"SELECT '{name}' AS table, count(*) AS rows FROM \"{name}\"" for (name,) in names) + " ORDER BY 1"
+    columns, rows = analyst_query(warehouse, sql)
+    table = Table(*columns, title=title)
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    console.print(table)

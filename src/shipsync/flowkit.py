@@ -18,6 +18,7 @@ from prefect.cache_policies import NONE
 
 from shipsync.config import Settings, load_settings
 from shipsync.logsetup import setup_logging
+from shipsync.prefect_budget import attach_prefect_budget
 from shipsync.redaction import redact
 from shipsync.warehouse.ledger import RunRecord
 
@@ -31,22 +32,15 @@ WAREHOUSE_LIMIT = "shipsync-warehouse"
 
 def _serialize_warehouse_writes() -> None:
     """Writers in every worker take the `shipsync-warehouse` global concurrency limit (1 slot)."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate
     from prefect.concurrency.sync import concurrency
     from prefect.context import FlowRunContext
-    from prefect.exceptions import ObjectNotFound
 
-    from shipsync.api.prefect_budget import prefect_api_configured
+    from shipsync.prefect_budget import ensure_limit, prefect_api_configured
     from shipsync.warehouse.connection import set_write_guard
 
     if not prefect_api_configured():
         return
-    with get_client(sync_client=True) as client:
-        try:
-            client.read_global_concurrency_limit_by_name(WAREHOUSE_LIMIT)
-        except ObjectNotFound:
-            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=WAREHOUSE_LIMIT, limit=1, active=True))
+    ensure_limit(WAREHOUSE_LIMIT, 1)
 
     def guard() -> AbstractContextManager[object]:
         # Only inside a flow run: the same process may also serve the CLI or tests afterwards.
@@ -60,9 +54,14 @@ def _serialize_warehouse_writes() -> None:
 def flow_settings() -> Settings:
     """SHIPSYNC_* from the environment; the API key from a Prefect Secret block when not in env.
 
-    Also makes this process's warehouse writes take the shared write slot of the Prefect server.
+    Clients made from these settings draw from the Prefect-wide rate budget, and this process's
+    warehouse writes take the shared write slot of the Prefect server.
     """
     _serialize_warehouse_writes()
+    return attach_prefect_budget(_settings_with_key())
+
+
+def _settings_with_key() -> Settings:
     if not os.environ.get("SHIPSYNC_API_KEY"):
         try:
             from prefect.blocks.system import Secret

@@ -83,10 +83,8 @@ class AsyncShipsyncClient:
         http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> Self:
         api_key = settings.require_api_key()
-        if limiter is None and settings.shared_budget == "auto":
-            from shipsync.api.prefect_budget import shared_budget
-
-            limiter = shared_budget(api_key, settings.rate)
+        if limiter is None and settings.rate_budget is not None:
+            limiter = settings.rate_budget.limiter(api_key, settings.rate)
         return cls(
             settings.api_url,
             api_key,

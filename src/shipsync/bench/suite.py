@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, publish_bench, report_bench, webhook_bench
+from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, prefect_db_bench, publish_bench, report_bench, webhook_bench
 from shipsync.bench.results import BenchResult
 from shipsync.errors import InputError
 
@@ -34,6 +34,7 @@ BENCHMARKS: list[Benchmark] = [
         lambda: publish_bench.publish_cost(2_000),
     ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
+    Benchmark("prefect-db", lambda: prefect_db_bench.prefect_databases(8, 60), lambda: prefect_db_bench.prefect_databases(4, 20)),
     Benchmark(
         "webhooks",
         lambda: webhook_bench.receiver_throughput(10_000) + webhook_bench.events_load_rate(100_000),

@@ -31,7 +31,10 @@ def quiet_prefect() -> None:
 
 
 def settings_from_env(**overrides: object) -> Settings:
-    return load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Settings from SHIPSYNC_*; with a Prefect server configured, commands share the workers' rate budget."""
+    from shipsync.prefect_budget import attach_prefect_budget
+
+    return attach_prefect_budget(load_settings(**{k: v for k, v in overrides.items() if v is not None}))
 
 
 def _is_duckdb_error(exc: Exception) -> bool:

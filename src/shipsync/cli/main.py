@@ -12,6 +12,7 @@ from shipsync.cli.common import one_line_errors, quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.report_cmd import report
 from shipsync.cli.sandbox_cmd import sandbox_app
+from shipsync.cli.up_cmd import up
 from shipsync.cli.webhooks_cmd import events_app, simulate, webhooks_app
 from shipsync.logsetup import LEVELS, setup_logging
 
@@ -25,6 +26,7 @@ app.command()(bench)
 app.add_typer(pull_app, name="pull")
 app.command()(status)
 app.command()(report)
+app.command()(up)
 app.add_typer(apply_app, name="apply")
 app.command()(template)
 app.add_typer(webhooks_app, name="webhooks")
@@ -65,11 +67,15 @@ def demo(
 def deploy(ctx: typer.Context) -> None:
     """Create the deployments of prefect.yaml on the configured Prefect server (`prefect deploy --all`).
 
-    Extra arguments go to `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with
-    a fix for Prefect 3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
+    Creates the `shipsync` process work pool first if the server has none. Extra arguments go to
+    `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with a fix for Prefect
+    3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
     """
+    from shipsync.operate.prefect_setup import POOL, ensure_process_pool
     from shipsync.prefect_compat import run_prefect_cli
 
+    if ensure_process_pool(POOL):
+        typer.echo(f"Created the process work pool {POOL!r}")
     raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
 
 

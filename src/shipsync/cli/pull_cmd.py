@@ -165,10 +165,13 @@ def pull_everything(force: bool = FORCE) -> None:
 
 @one_line_errors
 def status() -> None:
-    """What analysts see: when it was published, tables with row counts, the last run of each flow."""
+    """What `shipsync up` runs, what analysts see (when it was published, tables with row counts),
+    and the last run of each flow with its outcome."""
+    from shipsync.cli.up_cmd import show_up
     from shipsync.warehouse.status import publication_status, warehouse_status
 
     settings = settings_from_env()
+    show_up(settings.state_dir)
     tables, runs = warehouse_status(settings.warehouse)
     console.print(f"warehouse: {settings.warehouse}")
     published = publication_status(settings.warehouse)

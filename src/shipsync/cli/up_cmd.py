@@ -1,0 +1,69 @@
+"""`shipsync up` (everything production needs on one host, kept running) and what `status` shows of it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from shipsync.cli.common import console, one_line_errors, settings_from_env
+
+
+def _intervals(values: list[str]) -> dict[str, float]:
+    intervals = {}
+    for value in values:
+        name, _, seconds = value.partition("=")
+        try:
+            intervals[name.strip()] = float(seconds)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r}: use DEPLOYMENT=SECONDS, such as load-events=10") from None
+        if not name.strip() or intervals[name.strip()] <= 0:
+            raise typer.BadParameter(f"{value!r}: use DEPLOYMENT=SECONDS, such as load-events=10")
+    return intervals
+
+
+@one_line_errors
+def up(
+    prefect_port: int = typer.Option(4200, help="Port of the Prefect server (API and UI)."),
+    receiver_port: int = typer.Option(8701, help="Port of the webhook receiver."),
+    database_url: str | None = typer.Option(
+        None,
+        envvar="SHIPSYNC_PREFECT_DATABASE_URL",
+        help="Prefect's database, e.g. postgresql+asyncpg://USER:PASSWORD@HOST:5432/prefect (default: SQLite in the state folder).",
+    ),
+    host: str = typer.Option("127.0.0.1", help="Address the server and receiver listen on (0.0.0.0 for workers on other hosts)."),
+    project_dir: Path | None = typer.Option(None, help="The project folder with prefect.yaml (default: SHIPSYNC_PROJECT_DIR, else here)."),
+    interval: list[str] = typer.Option(
+        [], "--interval", help="DEPLOYMENT=SECONDS: run it at that interval instead of its prefect.yaml schedule, until the next up."
+    ),
+) -> None:
+    """Start a Prefect server, the work pool, the deployments of prefect.yaml, a worker and the webhook
+    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within 10 s)."""
+    from shipsync.operate.up import UpOptions, run_up
+
+    settings = settings_from_env()
+    project = (project_dir or Path(os.environ.get("SHIPSYNC_PROJECT_DIR") or ".")).resolve()
+    options = UpOptions(project, settings.state_dir, host, prefect_port, receiver_port, database_url, _intervals(interval))
+    raise typer.Exit(run_up(options, settings, lambda line: console.print(line, markup=False, highlight=False)))
+
+
+def show_up(state_dir: Path) -> None:
+    """The `shipsync up` part of `shipsync status`: is it running, and each of its processes."""
+    from shipsync.operate.state import StateDir, running_as
+
+    state = StateDir(state_dir.resolve())
+    recorded = state.read()
+    if not state.is_held():
+        note = " (it did not stop cleanly: the next up cleans up)" if recorded else ""
+        console.print(f"shipsync up: not running in {state.root}{note}")
+        return
+    recorded = recorded or {}
+    console.print(f"shipsync up: running (pid {recorded.get('pid', '?')}), state in {state.root}")
+    table = Table("process", "pid", "running", "where")
+    for name, child in (recorded.get("children") or {}).items():
+        pid, command = child.get("pid"), child.get("command") or []
+        alive = isinstance(pid, int) and running_as(pid, command)
+        table.add_row(name, str(pid or ""), "yes" if alive else "no", str(child.get("where") or ""))
+    console.print(table)

@@ -1,0 +1,146 @@
+"""The demo's Prefect side: an embedded Prefect API for the run (Prefect's own server process on a
+free loopback port, its SQLite database in the demo folder, kept between runs), each step run as
+the flow it is, and the flow runs read back from the API with their state, duration and artifacts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from shipsync.prefect_env import prefect_env, use_prefect_home
+from shipsync.serving import free_port, stop_process, wait_until_answers
+
+UI_PORT = 4200
+
+
+@dataclass(frozen=True)
+class FlowRunSeen:
+    """A flow run the demo made, read back from the Prefect API."""
+
+    step: str
+    flow: str
+    flow_run_id: str
+    name: str = ""
+    state: str = ""
+    seconds: float = 0.0
+    rows: int | None = None
+    artifacts: list[str] = field(default_factory=list)
+
+
+class EmbeddedPrefect:
+    """`with EmbeddedPrefect(home) as prefect: ...; prefect.wait_until_ready(); prefect.run(step, flow, ...)`.
+
+    Entering starts the API server process at once and imports the flows meanwhile; it must happen
+    before anything imports Prefect in this process (Prefect reads its home once).
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.api_url = f"http://127.0.0.1:{free_port()}/api"
+        self.started_in = 0.0
+        self.runs: list[FlowRunSeen] = []
+        self._stack = ExitStack()
+        self._started = 0.0
+        self._server: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Self:
+        self._started = time.monotonic()
+        # Prefect's ephemeral server, as Prefect itself starts it when no API URL is set (no UI, no
+        # background services), on a port we know; started by hand so that its ~10 s start-up runs
+        # while this process imports Prefect and the flows.
+        env = prefect_env(self.home, extra={"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"})
+        log = self._stack.enter_context((self.home / "server.log").open("ab"))
+        port = self.api_url.rsplit(":", 1)[1].split("/")[0]
+        uvicorn = [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app", "--lifespan", "on"]
+        self._server = subprocess.Popen(
+            [*uvicorn, "--host", "127.0.0.1", "--port", port, "--log-level", "error"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self._stack.callback(stop_process, self._server)
+        # Flow runs log to the API (the UI shows them); the terminal shows the demo's own lines.
+        use_prefect_home(self.home, extra={"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"})
+        import flows.bulk
+        import flows.pull
+        import flows.webhooks  # noqa: F401  (imported now, while the server starts)
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        self._stack.enter_context(temporary_settings({PREFECT_API_URL: self.api_url}))
+        return self
+
+    def wait_until_ready(self) -> None:
+        assert self._server is not None
+        wait_until_answers(f"{self.api_url}/health", self._server, timeout_s=180)
+        self.started_in = time.monotonic() - self._started
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        # Send the runs' last logs and events while the server still listens: left for exit, they
+        # would retry against a stopped server for a minute.
+        APILogWorker.drain_all(timeout=10)
+        EventsWorker.drain_all(timeout=10)
+        self._stack.close()
+
+    @property
+    def database(self) -> Path:
+        return self.home / "prefect.db"
+
+    def run(self, step: str, flow: Any, **parameters: Any) -> Any:
+        """Run `flow` (an async Prefect flow) to its end; its result, or its exception raised here."""
+        state = asyncio.run(flow(**parameters, return_state=True))
+        self.runs.append(FlowRunSeen(step, flow.name, str(state.state_details.flow_run_id)))
+        return state.result()
+
+    def read_back(self, rows: dict[str, int | None]) -> list[FlowRunSeen]:
+        """The runs made so far as the API records them, with `rows` (by flow run id) attached."""
+        ids = [run.flow_run_id for run in self.runs]
+        # Posted directly: Prefect 3.8.8's client sends `"limit": null`, which its server refuses
+        # on this FastAPI (see shipsync.prefect_compat).
+        with httpx.Client(base_url=self.api_url, timeout=30) as api:
+            flow_runs = {r["id"]: r for r in _post(api, "/flow_runs/filter", {"flow_runs": {"id": {"any_": ids}}, "limit": 200})}
+            artifacts: dict[str, list[str]] = {}
+            for artifact in _post(api, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": ids}}, "limit": 200}):
+                artifacts.setdefault(artifact["flow_run_id"], []).append(artifact["key"] or artifact["type"])
+        seen = []
+        for run in self.runs:
+            data = flow_runs.get(run.flow_run_id, {})
+            seen.append(
+                FlowRunSeen(
+                    run.step,
+                    run.flow,
+                    run.flow_run_id,
+                    name=data.get("name", ""),
+                    state=data.get("state_name") or "",
+                    seconds=float(data.get("total_run_time") or 0.0),
+                    rows=rows.get(run.flow_run_id),
+                    artifacts=sorted(set(artifacts.get(run.flow_run_id, []))),
+                )
+            )
+        return seen
+
+    def browse_hint(self) -> list[str]:
+        """How to see these runs in the Prefect UI once the demo has ended."""
+        return [
+            f"PREFECT_HOME={self.home} uv run prefect server start    # the runs, logs and artifacts above, kept in {self.database}",
+            f"then open http://127.0.0.1:{UI_PORT}/runs (a run: /runs/flow-run/ID; an artifact: /artifacts/key/KEY)",
+        ]
+
+
+def _post(api: httpx.Client, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    response = api.post(path, json=body)
+    response.raise_for_status()
+    result: list[dict[str, Any]] = response.json()
+    return result

@@ -1,0 +1,103 @@
+"""Where `shipsync up` keeps its state (`.shipsync/` in the project folder by default): Prefect's
+home with its database, the logs, and `up.json`, which says what runs where. A lock held for as long
+as up runs tells a second up, and `shipsync status`, that one is running; the kernel drops it when
+up dies however it dies, so an `up.json` without the lock is what a crashed up left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StateDir:
+    root: Path
+
+    @property
+    def prefect_home(self) -> Path:
+        return self.root / "prefect"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / "up.json"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.root / "up.lock"
+
+    def acquire(self) -> int | None:
+        """Take the lock (a file descriptor to keep open while up runs), or None if an up holds it."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return fd
+
+    def is_held(self) -> bool:
+        if not self.lock_file.exists():
+            return False
+        fd = self.acquire()
+        if fd is None:
+            return True
+        os.close(fd)
+        return False
+
+    def read(self) -> dict[str, Any] | None:
+        try:
+            state: dict[str, Any] = json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return None
+        return state
+
+    def write(self, state: dict[str, Any]) -> None:
+        temporary = self.state_file.with_suffix(".tmp")
+        temporary.write_text(json.dumps(state, indent=2))
+        os.replace(temporary, self.state_file)
+
+    def clear(self) -> None:
+        self.state_file.unlink(missing_ok=True)
+
+
+def running_as(pid: int, command: list[str]) -> bool:
+    """Whether `pid` is alive and runs `command` (not another process that reused the pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+    except OSError:
+        return False
+    return [part.decode(errors="replace") for part in cmdline] == command
+
+
+def stop_leftovers(state: dict[str, Any], grace_s: float = 5.0) -> list[str]:
+    """Stop the processes a crashed up left running (with what they spawned); their names."""
+    stopped = []
+    for name, child in state.get("children", {}).items():
+        pid, command = child.get("pid"), child.get("command")
+        if not isinstance(pid, int) or not isinstance(command, list) or not running_as(pid, command):
+            continue
+        _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while running_as(pid, command) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        _signal_group(pid, signal.SIGKILL)
+        stopped.append(name)
+    return stopped
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)

@@ -1,0 +1,194 @@
+"""`shipsync up`: one command that starts what production needs on one host and keeps it running.
+
+In order: a Prefect server (its own SQLite database in the state folder, or `--database-url`), the
+`shipsync` process work pool, every deployment of prefect.yaml with its schedules, a worker, and
+the webhook receiver (`shipsync webhooks serve`, once a webhook secret is stored). Then it prints
+where each is and watches them until Ctrl-C or SIGTERM, when it stops them all within 10 s.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from shipsync.config import Settings
+from shipsync.errors import ConfigError, ShipsyncError
+from shipsync.operate import prefect_setup
+from shipsync.operate.children import Child
+from shipsync.operate.state import StateDir, stop_leftovers
+from shipsync.operate.supervisor import Supervisor
+from shipsync.prefect_env import prefect_env
+from shipsync.redaction import register_secret
+from shipsync.serving import wait_until_answers
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    project_dir: Path
+    state_dir: Path
+    host: str = "127.0.0.1"
+    prefect_port: int = 4200
+    receiver_port: int = 8701
+    database_url: str | None = None
+    intervals: dict[str, float] = field(default_factory=dict)
+
+
+class StopRequested(BaseException):
+    """Ctrl-C or SIGTERM: unwinds whatever up is doing (a start-up wait, a deploy) to the stop."""
+
+
+def run_up(options: UpOptions, settings: Settings, say: Callable[[str], None]) -> int:
+    state = StateDir(options.state_dir.resolve())
+    lock = state.acquire()
+    if lock is None:
+        running = state.read() or {}
+        say(f"shipsync up is already running (pid {running.get('pid', '?')}); `shipsync status` shows what it runs")
+        for name, child in (running.get("children") or {}).items():
+            say(f"  {name}: {child.get('where', '')}")
+        return 0
+    try:
+        leftovers = state.read()
+        if leftovers is not None:
+            stopped = stop_leftovers(leftovers)
+            state.clear()
+            say(f"cleaned up after an up that did not stop (pid {leftovers.get('pid')}); stopped: {', '.join(stopped) or 'nothing'}")
+        started_at = time.time()
+        supervisor = Supervisor(say, on_start=lambda: state.write(_record(started_at, supervisor)))
+        with _stop_on_signals():
+            try:
+                _start_everything(options, settings, state, supervisor, say)
+                say(f"everything is up ({time.time() - started_at:.0f} s); Ctrl-C or SIGTERM stops it")
+                supervisor.watch()
+            except StopRequested:
+                pass
+            finally:
+                _ignore_signals()
+                asked = time.monotonic()
+                outcome = supervisor.stop_all()
+                state.clear()
+                killed = ", ".join(name for name, stopped in outcome.items() if not stopped)
+                say(f"stopped in {time.monotonic() - asked:.1f} s" + (f" ({killed} killed after the grace period)" if killed else ""))
+    finally:
+        os.close(lock)
+    return 0
+
+
+def _record(started_at: float, supervisor: Supervisor) -> dict[str, object]:
+    """up.json: this up and its children as they run now (rewritten whenever one starts)."""
+    children = {name: child.record() for name, child in supervisor.children.items()}
+    return {"pid": os.getpid(), "started": started_at, "children": children}
+
+
+def _start_everything(options: UpOptions, settings: Settings, state: StateDir, supervisor: Supervisor, say: Callable[[str], None]) -> None:
+    if not (options.project_dir / "prefect.yaml").exists():
+        raise ConfigError(f"no prefect.yaml in {options.project_dir}: run shipsync up from the project folder, or pass --project-dir")
+    _check_free(options.host, options.prefect_port, "--prefect-port")
+    _check_free(options.host, options.receiver_port, "--receiver-port")
+    if options.database_url:
+        from sqlalchemy.engine import make_url
+
+        password = make_url(options.database_url).password
+        register_secret(str(password) if password else None)
+    ui = f"http://{_connect_host(options.host)}:{options.prefect_port}"
+    api_url = f"{ui}/api"
+    server_env = prefect_env(state.prefect_home, database_url=options.database_url)
+    client_env = prefect_env(state.prefect_home, api_url=api_url, extra={"SHIPSYNC_PROJECT_DIR": str(options.project_dir)})
+    server_command = prefect_setup.server_command(options.host, options.prefect_port)
+    server = supervisor.add(Child("server", server_command, server_env, state.root, state.logs / "server.log", ui))
+    say(f"starting the Prefect server on {ui} ({prefect_setup.redacted_database(options.database_url, state.prefect_home)})")
+    assert server.process is not None
+    try:
+        wait_until_answers(f"{api_url}/health", server.process, timeout_s=300)
+    except RuntimeError as exc:
+        raise ShipsyncError(f"the Prefect server did not start ({exc}); its log: {server.log}") from None
+    setup_log = state.logs / "setup.log"
+    say(f"deploying prefect.yaml to the work pool {prefect_setup.POOL}")
+    prefect_setup.deploy(client_env, options.project_dir, setup_log)
+    for name, seconds in options.intervals.items():
+        prefect_setup.set_interval(api_url, name, seconds)
+    worker = Child("worker", prefect_setup.worker_command(), client_env, options.project_dir, state.logs / "worker.log")
+    worker.where = f"pool {prefect_setup.POOL}, queue {prefect_setup.QUEUE}"
+    supervisor.add(worker)
+    receiver_url = f"http://{_connect_host(options.host)}:{options.receiver_port}/webhook"
+    receiver_command = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--host", options.host, "--port", str(options.receiver_port)]
+    receiver = Child("receiver", receiver_command, dict(os.environ), options.project_dir, state.logs / "receiver.log", receiver_url)
+    has_secrets = _secrets_version(settings)()
+    supervisor.add(receiver, start=bool(has_secrets))
+    supervisor.receiver_follows(_secrets_version(settings))
+    _say_where(say, options, settings, state, ui, receiver, bool(has_secrets))
+
+
+def _say_where(
+    say: Callable[[str], None], options: UpOptions, settings: Settings, state: StateDir, ui: str, receiver: Child, receiving: bool
+) -> None:
+    api_url = f"{ui}/api"
+    say(f"  Prefect UI        {ui}   (API {api_url}; database {prefect_setup.redacted_database(options.database_url, state.prefect_home)})")
+    for deployment in prefect_setup.deployments(api_url):
+        say(f"  deployment        {deployment['name']:<24} {prefect_setup.describe_schedules(deployment)}")
+    say(f"  worker            pool {prefect_setup.POOL} (queue {prefect_setup.QUEUE}), working in {options.project_dir}")
+    if receiving:
+        say(f"  webhook receiver  {receiver.where}   (spool {settings.spool_dir})")
+    else:
+        say(
+            f"  webhook receiver  starts at {receiver.where} once a webhook is registered: "
+            "shipsync webhooks register --url https://<public address>/webhook --all-events"
+        )
+    say(f"  warehouse         {settings.warehouse.resolve()}")
+    say(f"  logs and state    {state.root}")
+
+
+def _secrets_version(settings: Settings) -> Callable[[], object]:
+    """What changes when the receiver's secrets do: the store file's identity, and the env list."""
+    from shipsync.webhooks.secrets_store import load_secrets, store_path
+
+    def version() -> object:
+        try:
+            stat = store_path(settings).stat()
+        except OSError:
+            stat = None
+        if not load_secrets(settings):
+            return None
+        return (stat.st_mtime_ns, stat.st_size, stat.st_ino) if stat else "environment"
+
+    return version
+
+
+def _check_free(host: str, port: int, option: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            raise ConfigError(f"port {port} on {host} is in use: stop what holds it, or choose another with {option}") from None
+
+
+def _connect_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "") else host
+
+
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
+    raise StopRequested
+
+
+def _ignore_signals() -> None:
+    # While stopping, a second Ctrl-C must not cut the stop short: the grace periods bound it.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    saved = {signum: signal.signal(signum, _raise_stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)

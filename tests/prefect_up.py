@@ -1,0 +1,101 @@
+"""What the tests of `shipsync up` share: its environment, flow runs started from deployments and
+waited for, and reads of the Prefect API (posted directly: this Prefect client sends `"limit": null`,
+which its server refuses on this FastAPI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "sandbox-key-1"
+
+RUN = """
+import json, sys, asyncio
+from prefect.deployments import run_deployment
+from prefect.client.orchestration import get_client
+runs = [run_deployment(name, timeout=0, **options) for name, options in json.loads(sys.argv[1])]
+async def wait():
+    async with get_client() as client:
+        while True:
+            states = [(await client.read_flow_run(r.id)).state for r in runs]
+            if all(s and s.is_final() for s in states):
+                return [[str(r.id), s.type.value] for r, s in zip(runs, states)]
+            await asyncio.sleep(1)
+print(json.dumps(asyncio.run(wait())))
+"""
+
+
+def up_env(tmp: Path, api_url: str, **extra: str) -> dict[str, str]:
+    """A clean environment for up and its clients: SHIPSYNC_* for a sandbox, a warehouse under `tmp`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SHIPSYNC_"))}
+    env.update(
+        {
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_HOME": str(tmp / "client-home"),
+            "PREFECT_WORKER_QUERY_SECONDS": "2",  # scheduled runs start sooner than the default 10 s
+            "SHIPSYNC_API_URL": api_url,
+            "SHIPSYNC_API_KEY": KEY,
+            "SHIPSYNC_RATE_LIMIT": "20/2",
+            "SHIPSYNC_WAREHOUSE": str(tmp / "warehouse" / "shipsync.duckdb"),
+            "SHIPSYNC_STATE_DIR": str(tmp / "state"),
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def run_deployments(env: dict[str, str], prefect_api: str, runs: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
+    """Start flow runs of deployments (name, run_deployment options) and wait for them: (id, state)."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(runs)],
+        env={**env, "PREFECT_API_URL": prefect_api},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [(run_id, state) for run_id, state in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def api(prefect_api: str, path: str, body: dict[str, Any]) -> Any:
+    response = httpx.post(f"{prefect_api}{path}", json=body, timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, ...]]:
+    """Read the warehouse between runs (a run holding it makes a reader wait, as an analyst would)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            con = duckdb.connect(str(warehouse), read_only=True)
+        except duckdb.Error:  # not created yet, or held by a writer
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+            continue
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
+
+def wait_for(condition: Any, what: str, timeout_s: float = 300, every_s: float = 1.0) -> Any:
+    """Poll `condition()` until it is truthy; its value. AssertionError naming `what` after the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out after {timeout_s:.0f} s waiting for {what}"
+        time.sleep(every_s)
