@@ -71,7 +71,7 @@ def test_wide_file_tags_hundreds_of_containers_then_rerun_sends_nothing_then_und
     assert dry.counts["planned"] == 150 * 3 + 30 and service_values(sandbox) == before
 
     first = apply_file(settings, "custom-fields", file)
-    assert first.counts["applied"] == 480 and not first.problems
+    assert first.counts["applied"] == 480 and not first.problems, (first.counts, [c for c in first.changes if c.status != "applied"])
     after = service_values(sandbox)
     container_id = next(cid for (cid, slug), v in after.items() if slug == "handling_flags")
     assert after[(container_id, "handling_flags")] == ["fragile", "oversized"]

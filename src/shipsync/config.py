@@ -7,12 +7,16 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shipsync.errors import ConfigError
 from shipsync.redaction import register_secret
+
+if TYPE_CHECKING:
+    from shipsync.warehouse.publishing import PublishOptions
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
 DEFAULT_WAREHOUSE = Path("warehouse/shipsync.duckdb")
@@ -64,6 +68,17 @@ class Settings(BaseSettings):
     # Draw requests from a Prefect global concurrency limit shared by every worker of one key
     # ("auto": when a Prefect API is configured and a rate limit is set).
     shared_budget: str = "auto"
+    # Where else each published state goes: FOLDER or FOLDER=URL, comma-separated (a shared folder,
+    # or a folder an object store mounts or syncs, read back at URL), under `account`'s name.
+    publish_to: str = ""
+    account: str | None = None
+
+    @field_validator("account")
+    @classmethod
+    def _account_name(cls, value: str | None) -> str | None:
+        if value and (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value) or value == "accounts"):
+            raise ValueError("use letters, digits, '.', '_' or '-' (and not 'accounts')")
+        return value
 
     @field_validator("api_url")
     @classmethod
@@ -76,6 +91,20 @@ class Settings(BaseSettings):
         if self.webhook_secrets is not None:
             for secret in self.webhook_secrets.get_secret_value().split(","):
                 register_secret(secret.strip())
+        from shipsync.warehouse.publishing import configure
+
+        configure(self.warehouse, self.publish_options)
+
+    @property
+    def publish_options(self) -> PublishOptions:
+        from shipsync.warehouse.publishing import PublishOptions, Target
+
+        targets = []
+        for item in (part.strip() for part in self.publish_to.split(",")):
+            if item:
+                folder, _, url = item.partition("=")
+                targets.append(Target(Path(folder.strip()), url.strip() or None))
+        return PublishOptions(account=self.account or None, targets=tuple(targets))
 
     @property
     def rate(self) -> RateLimit | None:

@@ -113,7 +113,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
     # is the same run. Only what the demo itself wrote is removed.
     for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json"):
         (root / name).unlink(missing_ok=True)
-    for folder in ("spool", "spreadsheets"):
+    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
         shutil.rmtree(root / folder, ignore_errors=True)
     sheets = example_files(root)
     sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))

@@ -1,20 +1,30 @@
 """Files and folders nobody else can redirect: private folders whose owner and mode are checked,
 sub-folders opened without following links, and files created exclusively, then renamed in place.
 
-A link planted where shipsync writes would send its bytes (a webhook secret, a delivery) wherever
-the link points; a folder others can write to lets them plant one. So shipsync creates its folders
-private (0700), refuses folders that are not its own or that others may write to, never follows a
-link below them, and creates every file with O_EXCL|O_NOFOLLOW (an existing name, link or not,
-fails the create instead of being opened).
+A link planted where shipsync writes would send its bytes (a webhook secret, a delivery, a results
+file) wherever the link points; a folder others can write to lets them plant one. So shipsync
+creates its folders private (0700), refuses folders that are not its own or that others may write
+to, never follows a link below them, and creates every file with O_EXCL|O_NOFOLLOW (an existing
+name, link or not, fails the create instead of being opened).
+
+A file is replaced through a new temp file in the same folder, then a rename over the target: a
+symlink planted at the target is replaced, its target never opened or overwritten. Both steps name
+the folder by a descriptor opened once, so a folder swapped half-way cannot redirect the second
+step. A reader sees the old file or the new one, never a half-written one; on any error the temp
+file is removed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import secrets
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from shipsync.errors import ConfigError
 
@@ -81,23 +91,6 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_file(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
-    """Replace `path` with `data` durably: a new temporary file created exclusively beside it,
-    synced, then renamed over it (a link at `path` is replaced, its target left alone)."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = create_exclusive(temporary, mode=mode)
-    try:
-        write_all(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        temporary.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    os.replace(temporary, path)
-    sync_folder(path.parent)
-
-
 def sync_folder(path: Path | int) -> None:
     """Make a folder's entries (a new or renamed file) durable."""
     fd = os.open(path, os.O_RDONLY) if not isinstance(path, int) else os.dup(path)
@@ -105,3 +98,54 @@ def sync_folder(path: Path | int) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def replacing(target: Path, *, mode: int = 0o666, durable: bool = True) -> Iterator[BinaryIO]:
+    """A binary file that becomes `target` when the block ends without error.
+
+    `mode` is filtered by the umask like any new file (0o600 for secrets). `durable` fsyncs the
+    file and its folder before and after the rename, so a crash leaves the old file or the new.
+    """
+    folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    temp = f".{target.name}.{secrets.token_hex(6)}.tmp"
+    try:
+        descriptor = os.open(temp, _CREATE, mode, dir_fd=folder)
+        try:
+            with os.fdopen(descriptor, "wb") as out:
+                yield out
+                out.flush()
+                if durable:
+                    os.fsync(out.fileno())
+            os.replace(temp, target.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=folder)
+            raise
+        if durable:
+            os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+@contextmanager
+def replacing_text(target: Path, *, encoding: str = "utf-8", newline: str | None = None, mode: int = 0o666) -> Iterator[TextIO]:
+    """`replacing` for text: what `open(target, "w", encoding=..., newline=...)` would give."""
+    with replacing(target, mode=mode) as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, newline=newline)
+        try:
+            yield text
+            text.flush()
+        finally:
+            text.detach()  # `replacing` closes the file itself
+
+
+def write_bytes(target: Path, data: bytes, *, mode: int = 0o666) -> None:
+    """Write `data` as `target`, safely (see the module docstring)."""
+    with replacing(target, mode=mode) as out:
+        out.write(data)
+
+
+def write_file(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+    """Replace `path` with `data` durably, private to its owner unless `mode` says otherwise."""
+    write_bytes(path, data, mode=mode)

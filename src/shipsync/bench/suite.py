@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, webhook_bench
+from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, publish_bench, webhook_bench
 from shipsync.bench.results import BenchResult
 from shipsync.errors import InputError
 
@@ -27,6 +27,11 @@ BENCHMARKS: list[Benchmark] = [
         "load",
         lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
         lambda: load_bench.normalize_and_upsert(2_000),
+    ),
+    Benchmark(
+        "publish",
+        lambda: publish_bench.publish_cost(10_000) + publish_bench.publish_cost(100_000),
+        lambda: publish_bench.publish_cost(2_000),
     ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
     Benchmark(

@@ -125,12 +125,21 @@ def pull_everything(force: bool = FORCE) -> None:
 
 @one_line_errors
 def status() -> None:
-    """Tables with row counts, and the last run of each flow with its outcome."""
-    from shipsync.warehouse.status import warehouse_status
+    """What analysts see: when it was published, tables with row counts, the last run of each flow."""
+    from shipsync.warehouse.status import publication_status, warehouse_status
 
     settings = settings_from_env()
     tables, runs = warehouse_status(settings.warehouse)
     console.print(f"warehouse: {settings.warehouse}")
+    published = publication_status(settings.warehouse)
+    if published:
+        console.print(
+            f"published: state {published.generation} at {published.published_at:%Y-%m-%d %H:%M:%S} UTC "
+            f"(pipeline data as of {published.source_changed_at or published.published_at:%H:%M:%S}"
+            f"{'; newer writes not yet published' if published.pending else ''}): {published.tables} tables, "
+            f"{published.rows:,} rows in {published.files} Parquet files; {published.states_kept} state(s) kept, "
+            f"{published.bytes_on_disk / 1e6:,.1f} MB"
+        )
     table = Table("table", "rows")
     for name, rows in tables:
         table.add_row(name, f"{rows:,}")

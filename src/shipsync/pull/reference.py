@@ -54,7 +54,7 @@ def discover(warehouse: Path, queries: Sequence[str], valid: Callable[[str], boo
     if not warehouse.exists():
         return []
     found: set[str] = set()
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         present = _existing_tables(con)
         for query in queries:
             table = query.split(" FROM ", 1)[1].split()[0]
@@ -76,7 +76,7 @@ def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
     """Schema ids the warehouse's extractions follow, and the (type, version) pairs no id can be made of."""
     if not warehouse.exists():
         return [], []
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         if not {"documents", "document_representations", "document_schemas"} <= _existing_tables(con):
             return [], []
         rows = con.execute(EXTRACTED_SCHEMAS).fetchall()
@@ -95,7 +95,7 @@ def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], windo
     if not warehouse.exists() or not keys:
         return set()
     cutoff = datetime.now(UTC) - window
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         rows = con.execute(f'SELECT "{key}" FROM "{table}" WHERE _synced_at >= ?', [cutoff]).fetchall()
     return {r[0] for r in rows} & set(keys)
 

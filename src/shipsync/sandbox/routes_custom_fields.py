@@ -60,19 +60,24 @@ def _create(request: Request, entity: tuple[str, str], attributes: dict[str, Any
     if any(cf["attributes"]["api_slug"] == slug and _entity_of(cf) == entity for cf in account.custom_fields.values()):
         raise unprocessable(f"{slug} already has a value on this {entity[0]}", "/data/attributes/api_slug")
     display = _checked(attributes["value"], _rules(state.world, account, definition))
+    custom_field = custom_field_resource(definition, entity, attributes["value"], display)
+    account.custom_fields[custom_field["id"]] = custom_field
+    return custom_field
+
+
+def custom_field_resource(definition: Resource, entity: tuple[str, str], value: Any, display: str) -> Resource:
+    """A value of `definition` on `entity` as the service answers it (checked by the caller)."""
     cf_id = str(uuid.uuid4())
-    custom_field = {
+    return {
         "id": cf_id,
         "type": "custom_field",
-        "attributes": {"api_slug": slug, "value": attributes["value"], "display_value": display},
+        "attributes": {"api_slug": definition["attributes"]["api_slug"], "value": value, "display_value": display},
         "relationships": {
             "entity": {"data": {"type": entity[0], "id": entity[1]}},
             "definition": {"data": {"type": "custom_field_definition", "id": definition["id"]}},
         },
         "links": {"self": f"/v2/custom_fields/{cf_id}"},
     }
-    account.custom_fields[cf_id] = custom_field
-    return custom_field
 
 
 def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]) -> Resource:

@@ -1,7 +1,8 @@
 """Bulk upsert of Arrow batches with change detection: inserted, updated and unchanged rows.
 
 A batch is staged once, compared with the table on its key, and only new or different rows are
-written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone.
+written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone. The
+rows written or deleted are logged for publishing (`changes`) in the caller's transaction.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import duckdb_engine
 import pyarrow as pa
 from sqlalchemy import Table
 
+from shipsync.warehouse import changes
 from shipsync.warehouse.schema import table as schema_table
 
 _DIALECT = duckdb_engine.Dialect()
@@ -102,6 +104,10 @@ def append_rows(con: duckdb.DuckDBPyConnection, table_name: str, names: Sequence
     with staged(con, "_append_rows", batch):
         listed = ", ".join(_q(n) for n in names)
         con.execute(f"INSERT INTO {table_name} ({listed}) SELECT {listed} FROM _append_rows")
+        if table_name in changes.APPEND_ONLY:
+            changes.record(con, table_name, changes.APPENDED)
+        else:
+            changes.record_rows(con, table_name, "SELECT * FROM _append_rows")
 
 
 def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
@@ -152,6 +158,12 @@ def upsert(
     ).fetchone()
     assert row is not None
     inserted, updated, total = int(row[0]), int(row[1]), int(row[2])
+    if inserted + updated == total:
+        changes.record_rows(con, table_name, "SELECT * FROM _stage")
+    elif inserted + updated:
+        first_key = _q(keys[0])
+        changed = f"SELECT s.* FROM _stage s LEFT JOIN {_q(table_name)} t ON {join} WHERE t.{first_key} IS NULL OR ({differs})"
+        changes.record_rows(con, table_name, changed)
     extra_cols = ["_synced_at", "_run_id"] + (["first_seen_at", "last_changed_at"] if has_seen else [])
     extra_vals = ["$1", "$2"] + (["$1", "$1"] if has_seen else [])
     if inserted:
@@ -195,7 +207,8 @@ def replace_links(
         row = con.execute(
             f"DELETE FROM {_q(table_name)} t WHERE t.{_q(owner_column)} IN (SELECT owner FROM _owners) "
             f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{_q(owner_column)} = t.{_q(owner_column)} "
-            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING 1"
+            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING {changes.slot_sql(table_name, None)}"
         ).fetchall()
+    changes.record_slots(con, table_name, (r[0] for r in row))
     counts.deleted += len(row)
     return counts

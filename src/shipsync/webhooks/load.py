@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.webhooks.framing import SpoolRecord, read_records
 from shipsync.webhooks.load_entities import refresh_entities
@@ -97,7 +98,21 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> LoadReport:
     insert_conflicts(con, conflicts, now)
     insert_dead_letters(con, dead, now)
     save_checkpoints(con, batch.progress, now)
+    _record_changes(con, fresh=bool(fresh), conflicts=bool(conflicts), dead=bool(dead), progress=batch.progress)
     return LoadReport(len(fresh), duplicates, len(conflicts), len(dead), refreshed, stale)
+
+
+def _record_changes(con: duckdb.DuckDBPyConnection, *, fresh: bool, conflicts: bool, dead: bool, progress: dict[str, int]) -> None:
+    """Tell the publisher what this batch wrote with its own SQL (upserts log their own rows)."""
+    if fresh:
+        changes.record(con, "webhook_events", changes.APPENDED)
+        changes.record(con, "webhook_event_resources", changes.APPENDED)
+    if conflicts:
+        changes.record(con, "webhook_event_conflicts", changes.APPENDED)
+    if dead:
+        changes.record(con, "webhook_dead_letters", changes.APPENDED)
+    if progress:
+        changes.record_rows(con, "webhook_spool_checkpoints", "SELECT unnest(?::VARCHAR[]) AS segment", [list(progress)])
 
 
 def _dead_letter(con: duckdb.DuckDBPyConnection, record: SpoolRecord, error: Exception) -> LoadReport:
@@ -107,6 +122,7 @@ def _dead_letter(con: duckdb.DuckDBPyConnection, record: SpoolRecord, error: Exc
     now = datetime.now(UTC)
     insert_dead_letters(con, [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], now)
     save_checkpoints(con, Batch([record]).progress, now)
+    _record_changes(con, fresh=False, conflicts=False, dead=True, progress=Batch([record]).progress)
     return LoadReport(dead_letters=1)
 
 
@@ -133,7 +149,7 @@ def load_events(warehouse: Path, spool: Path, sizes: SpoolSizes | None = None) -
         return report
     folder = SpoolFolder(spool)  # checks the folder is ours before trusting what is in it
     try:
-        with connect(warehouse) as con:
+        with connect(warehouse, records_changes=True) as con:  # every write below is logged for publishing
             checkpoints: dict[str, int] = dict(con.execute('SELECT segment, "offset" FROM webhook_spool_checkpoints').fetchall())
             for batch in read_batches(spool, checkpoints, sizes or SpoolSizes()):
                 load_batch(con, batch, report)
