@@ -21,6 +21,8 @@ from shipsync.webhooks.signature import sign
 
 KEY = "logcanary-api-key-7d3f1a"
 SECRET = "whsec-logcanary-5e8c2b91"
+# Each test starts a fresh Python process (the point: nothing else installed the redaction there).
+pytestmark = pytest.mark.slow
 
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -69,7 +71,6 @@ def test_the_sandbox_masks_its_keys_in_its_access_log(tmp_path: Path) -> None:
     assert "GET /v2/documents/*** 404" in stdout and KEY not in stdout.split("keys:")[-1].split("\n", 1)[-1] + stderr
 
 
-@pytest.mark.slow
 def test_a_flow_run_masks_the_key_with_prefect_and_httpx_at_debug(make_sandbox: SandboxFactory, tmp_path: Path) -> None:
     sandbox = make_sandbox(api_keys=(KEY,))
     env = environment(

@@ -24,6 +24,13 @@ from shipsync.webhooks.server import build_receiver
 SECRET = "whsec-store-test-0001"
 
 
+@pytest.fixture(autouse=True)
+def forget_test_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The short secrets these tests register (even refused ones are masked) are forgotten after
+    each test: "x" would otherwise be masked in every later log line of the session."""
+    monkeypatch.setattr(redaction, "_secrets", redaction._secrets)
+
+
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
@@ -129,8 +136,7 @@ def test_the_cli_refuses_an_empty_secret_in_one_line_and_warns_about_command_lin
     assert "SHIPSYNC_WEBHOOK_SECRETS" in help_text and "secrets store" in help_text
 
 
-def test_short_secrets_are_redacted_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(redaction, "_secrets", redaction._secrets)  # forgotten after this test
+def test_short_secrets_are_redacted_too() -> None:
     load_settings(api_key="k3y")  # registers the key, however short
     assert redact("sent k3y along") == "sent *** along"
 

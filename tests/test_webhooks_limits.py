@@ -22,6 +22,8 @@ from shipsync.serving import free_port, wait_until_answers
 from shipsync.webhooks.signature import sign
 
 SECRET = "whsec-limits-test-0001"
+# Real `webhooks serve` processes, and timeouts waited out over real sockets.
+pytestmark = pytest.mark.slow
 
 
 @dataclass
