@@ -20,6 +20,7 @@ from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.documents import pull_documents
+from shipsync.warehouse.layout import pipeline_file
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
@@ -247,7 +248,7 @@ def test_apply_killed_mid_run_then_rerun_applies_each_change_once(make_sandbox: 
     output = apply.stdout.read().decode(errors="replace") if apply.stdout else ""
     assert 0 < written < 200, f"the kill should land mid-run, {written} of 200 values were written; apply said: {output[-2000:]}"
 
-    con = duckdb.connect(str(warehouse))  # the file opens after the kill
+    con = duckdb.connect(str(pipeline_file(warehouse)))  # the pipeline's file opens after the kill
     con.close()
     sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "latency_ms": 0.0})
     rerun = apply_file(settings, "custom-fields", file)
