@@ -136,9 +136,10 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     holder = subprocess.Popen(holding, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        assert "pull_documents completed" in ok("pull", "all")
+        pulled = ok("pull", "all")
+        assert "pull_documents completed" in pulled
         after_pull = publication_status(warehouse).generation  # type: ignore[union-attr]
-        assert after_pull > held_generation
+        assert after_pull > held_generation, pulled[-3000:]
         (spool / "segment-00000000000000000001-1.spool").write_bytes(b"".join(deliveries[half:]))
         assert f"events load: {len(deliveries) - half} loaded" in ok("events", "load")
         assert publication_status(warehouse).generation > after_pull  # type: ignore[operator]
