@@ -20,6 +20,7 @@ import orjson
 
 from shipsync.bench.results import BenchResult, at_most
 from shipsync.sandbox.deliver import envelope
+from shipsync.sandbox.journey_plan import PlanBook
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.stream import document_pages
 from shipsync.sandbox.world import Account
@@ -44,8 +45,13 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
 
     for number, page in enumerate(pages, start=1):
         account = Account(id="bench", company_name="bench")
+        account.plans = PlanBook()
         for resource in page["included"]:
             account.add_related(resource)
+        for shipment in account.of_type("shipment"):  # journeys planned for the boxes the documents name
+            boxes = [box["id"] for box in ((shipment.get("relationships") or {}).get("containers") or {}).get("data") or []]
+            account.shipment_of.update(dict.fromkeys(boxes, shipment["id"]))
+            account.plans.register(shipment, boxes)
         simulate(account, emit, containers=containers, seed=number if seed is None else seed)
         yield from records
         records.clear()
