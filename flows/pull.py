@@ -1,4 +1,5 @@
-"""Pull flows: documents, metro areas, document schemas, tracking requests, and all of them.
+"""Pull flows: documents, metro areas, document schemas, tracking requests, shipments, containers,
+shipping lines, places, and all of them.
 
 Async flows whose bodies run in a worker thread (see `shipsync.flowkit.runs_in_worker_thread`).
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 from prefect import flow
 
 from shipsync.flowkit import flow_settings, prefect_step, publish, runs_in_worker_thread
-from shipsync.pull import documents, everything, reference, tracking_requests
+from shipsync.pull import documents, everything, places, reference, tracking, tracking_requests
 
 
 @flow(name="pull_documents", log_prints=True)
@@ -45,6 +46,31 @@ def pull_document_schemas(schema_ids: list[str] | None = None, force: bool = Fal
 def pull_tracking_requests(full: bool = False) -> None:
     record = tracking_requests.pull_tracking_requests(flow_settings(), full=full, runner=prefect_step)
     publish([record], "pull-tracking-requests")
+
+
+@flow(name="pull_shipments", log_prints=True)
+@runs_in_worker_thread
+def pull_shipments() -> None:
+    publish([tracking.pull_shipments(flow_settings(), runner=prefect_step)], "pull-shipments")
+
+
+@flow(name="pull_containers", log_prints=True)
+@runs_in_worker_thread
+def pull_containers() -> None:
+    publish([tracking.pull_containers(flow_settings(), runner=prefect_step)], "pull-containers")
+
+
+@flow(name="pull_shipping_lines", log_prints=True)
+@runs_in_worker_thread
+def pull_shipping_lines() -> None:
+    publish([tracking.pull_shipping_lines(flow_settings(), runner=prefect_step)], "pull-shipping-lines")
+
+
+@flow(name="pull_places", log_prints=True)
+@runs_in_worker_thread
+def pull_places(force: bool = False, freshness_days: float = 7) -> None:
+    record = places.pull_places(flow_settings(), force=force, freshness=timedelta(days=freshness_days), runner=prefect_step)
+    publish([record], "pull-places")
 
 
 @flow(name="pull_all", log_prints=True)

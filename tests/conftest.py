@@ -61,6 +61,31 @@ def make_sandbox() -> Iterator[SandboxFactory]:
         server.stop()
 
 
+@pytest.fixture(autouse=True)
+def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every publish, in this process or a CLI it starts, checks each published table against the
+    pipeline's table: a write path that forgot to log its changes fails the test that ran it."""
+    monkeypatch.setenv("SHIPSYNC_PUBLISH_VERIFY", "1")
+
+
+@pytest.fixture(autouse=True)
+def refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test (or the code it runs) that opens an analysts' file read-write fails loudly: only the
+    publisher writes those, and readers of a state must never meet a writer's lock."""
+    import duckdb
+
+    from shipsync.warehouse.layout import is_published_catalog
+
+    plain_connect = duckdb.connect
+
+    def guarded(database: object = ":memory:", read_only: bool = False, *args: object, **kwargs: object) -> object:
+        if not read_only and isinstance(database, str | Path) and is_published_catalog(Path(database)):
+            raise duckdb.InvalidInputException(f"{database} is a published state for analysts: open it read_only=True")
+        return plain_connect(database, read_only, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(duckdb, "connect", guarded)
+
+
 @pytest.fixture
 def sandbox(make_sandbox: SandboxFactory) -> RunningSandbox:
     return make_sandbox()
@@ -83,6 +108,14 @@ def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **over
     }
     values.update(overrides)
     return load_settings(**values)
+
+
+@pytest.fixture(autouse=True)
+def secrets_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own webhook secrets store, never the user's (~/.config/shipsync)."""
+    path = tmp_path_factory.mktemp("config") / "shipsync" / "secrets.json"
+    monkeypatch.setenv("SHIPSYNC_SECRETS_FILE", str(path))
+    return path
 
 
 @pytest.fixture

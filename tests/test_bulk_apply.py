@@ -39,7 +39,7 @@ def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
 def container_numbers(warehouse: Path, limit: int) -> list[str]:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        return [r[0] for r in con.execute(f"SELECT attributes->>'number' FROM containers ORDER BY id LIMIT {limit}").fetchall()]
+        return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
     finally:
         con.close()
 
@@ -71,7 +71,7 @@ def test_wide_file_tags_hundreds_of_containers_then_rerun_sends_nothing_then_und
     assert dry.counts["planned"] == 150 * 3 + 30 and service_values(sandbox) == before
 
     first = apply_file(settings, "custom-fields", file)
-    assert first.counts["applied"] == 480 and not first.problems
+    assert first.counts["applied"] == 480 and not first.problems, (first.counts, [c for c in first.changes if c.status != "applied"])
     after = service_values(sandbox)
     container_id = next(cid for (cid, slug), v in after.items() if slug == "handling_flags")
     assert after[(container_id, "handling_flags")] == ["fragile", "oversized"]
@@ -236,13 +236,16 @@ def test_apply_killed_mid_run_then_rerun_applies_each_change_once(make_sandbox: 
         [sys.executable, "-m", "shipsync", "apply", "custom-fields", str(file)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     account = sandbox.state.world.accounts[K1]
-    deadline = time.monotonic() + 60
+    # Generous: on a loaded machine the child's imports alone can take most of a minute; the loop
+    # ends as soon as 40 values are in.
+    deadline = time.monotonic() + 300
     while len(account.custom_fields) < 40 and apply.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     apply.send_signal(signal.SIGKILL)
     apply.wait()
     written = len(account.custom_fields)
-    assert 0 < written < 200, f"the kill should land mid-run, {written} of 200 values were written"
+    output = apply.stdout.read().decode(errors="replace") if apply.stdout else ""
+    assert 0 < written < 200, f"the kill should land mid-run, {written} of 200 values were written; apply said: {output[-2000:]}"
 
     con = duckdb.connect(str(warehouse))  # the file opens after the kill
     con.close()

@@ -117,7 +117,9 @@ def test_odd_rule_values_never_crash_planning(make_sandbox: SandboxFactory, ware
     pull_documents(settings, all_documents=True)
     # As the service may hold them: a max_length that is not a number, a rule nobody knows.
     definition(sandbox, "po_number")["attributes"]["validation"] = {"max_length": "twenty", "pattern": 7, "checksum": "mod11"}
-    containers = [r["attributes"]["number"] for (t, _), r in sorted(sandbox.state.world.accounts[K1].related.items()) if t == "container"]
+    account = sandbox.state.world.accounts[K1]
+    linked = {ref["id"] for d in account.documents.values() for ref in d["relationships"]["cargos"]["data"]}  # pulled, so known
+    containers = [c["attributes"]["number"] for c in account.of_type("container") if c["id"] in linked]
     rows = [["container_number", "po_number", "priority"], [containers[0], "lower case ok", "high"], [containers[1], "PO-2", "rush"]]
     report = apply_file(settings, "custom-fields", write_csv(tmp_path / "v.csv", rows))
     assert report.counts["applied"] == 3 and [(p.row, p.column) for p in report.problems] == [(3, "priority")]

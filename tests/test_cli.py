@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from shipsync.cli import app
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
-from shipsync.webhooks.spool import SpoolWriter
+from shipsync.webhooks.writer import SpoolWriter
 
 runner = CliRunner()
 ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
@@ -57,7 +60,7 @@ def test_pulls_status_templates_and_apply(env: Path) -> None:
     import duckdb
 
     con = duckdb.connect(str(env / "w.duckdb"), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     sheet.write_text(f"Container Number,PO Number,Priority\n{number},PO-7,High\n")
     assert "2 planned" in ok("apply", "custom-fields", str(sheet), "--dry-run")
@@ -109,9 +112,72 @@ def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandb
     assert bad.exit_code == 1 and "did you mean container.transport.vessel_arrived" in bad.output
 
 
+@pytest.mark.slow
+def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None:
+    """An analyst's read-only connection in another process, querying the whole time: `pull all`
+    and `events load` neither wait for it nor fail (a run that waited would fail after 60 s, as the
+    holder outlives that), each publishes a new state, and the held connection keeps the state it
+    opened while a new one sees the newest."""
+    import duckdb
+
+    from shipsync.bench.publish_bench import spooled_journeys
+    from shipsync.sandbox.stream import document_pages
+    from shipsync.warehouse.status import publication_status
+
+    warehouse, spool = env / "w.duckdb", env / "spool"
+    spool.mkdir()
+    deliveries = list(spooled_journeys(document_pages(10), containers=2))
+    half = len(deliveries) // 2
+    (spool / "segment-00000000000000000000-1.spool").write_bytes(b"".join(deliveries[:half]))
+    assert f"events load: {half} loaded" in ok("events", "load")
+    held_generation = publication_status(warehouse).generation  # type: ignore[union-attr]
+    observed = env / "held.jsonl"
+    holding = [sys.executable, str(Path(__file__).parent / "helpers" / "analyst.py"), "hold", str(warehouse), str(observed), "300", "0.2"]
+    holder = subprocess.Popen(holding, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        assert "pull_documents completed" in ok("pull", "all")
+        after_pull = publication_status(warehouse).generation  # type: ignore[union-attr]
+        assert after_pull > held_generation
+        (spool / "segment-00000000000000000001-1.spool").write_bytes(b"".join(deliveries[half:]))
+        assert f"events load: {len(deliveries) - half} loaded" in ok("events", "load")
+        assert publication_status(warehouse).generation > after_pull  # type: ignore[operator]
+        time.sleep(0.5)  # the holder queries again after the runs
+        assert holder.poll() is None
+    finally:
+        holder.kill()
+        holder.wait()
+    observations = [json.loads(line) for line in observed.read_text().splitlines()]
+    assert len(observations) >= 3 and not [o for o in observations if "error" in o]
+    assert {(o["generation"], o["events"], o["documents"]) for o in observations} == {(held_generation, half, 0)}
+    fresh = duckdb.connect(str(warehouse), read_only=True)
+    assert fresh.execute("SELECT count(*), (SELECT count(*) > 0 FROM documents) FROM webhook_events").fetchone() == (len(deliveries), True)
+    fresh.close()
+    assert "published: state" in ok("status")
+
+
 def test_bench_command_writes_its_table_as_json(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
     printed = ok("bench", "--quick", "--only", "budget", "--output", str(output))
     rows = __import__("json").loads(output.read_text())
     assert "rate budget use" in printed and {r["name"] for r in rows} >= {"429s received under the limit"}
     assert all(set(r) == {"name", "figure", "unit", "peer", "peer_figure", "ratio", "goal", "pass"} for r in rows)
+
+
+def test_a_stage_of_requests_shows_how_many_are_left_and_the_time_at_the_rate() -> None:
+    from rich.progress import Progress
+
+    from shipsync.bulk.progress import RequestBudget
+    from shipsync.cli.progress import RequestsLeftColumn, requests_left
+    from shipsync.config import RateLimit
+
+    at_budget = RequestBudget(RateLimit(100, 60))
+    assert requests_left(at_budget, 480) == "480 requests left, about 5 min at 100/60"  # 0.6 s each
+    assert requests_left(at_budget, 1) == "1 request left, about 1 s at 100/60"
+    assert requests_left(at_budget, 20_000) == "20,000 requests left, about 3 h 20 min at 100/60"
+    assert requests_left(RequestBudget(None), 7) == "7 requests left, no rate limit"
+    column = RequestsLeftColumn(at_budget)
+    with Progress(column, disable=True) as bar:
+        task_id = bar.add_task("writing", total=480)
+        bar.advance(task_id, 380)
+        assert column.render(bar.tasks[0]).plain == "100 requests left, about 60 s at 100/60"

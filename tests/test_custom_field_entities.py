@@ -16,6 +16,7 @@ from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
 from shipsync.bulk.undo import undo_run
 from shipsync.errors import NotFoundError, ValidationError
+from shipsync.pull.documents import pull_documents
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
@@ -89,3 +90,30 @@ def test_a_create_refused_as_a_duplicate_finds_the_value_through_its_entity(sand
     execute(settings, [change])
     assert (change.status, change.action, change.before, change.detail) == ("applied", "update", "Someone", "existed already; updated")
     assert [cf["attributes"]["value"] for cf in account.custom_fields.values()] == ["Ana"]
+
+
+def test_values_on_shipments_by_bill_of_lading(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
+    """The `bill_of_lading` key (any case, any header spelling) names a shipment; in a long file the
+    same number names the shipment for a Shipment field and its tracking request for a TrackingRequest one."""
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)  # shipments are known by their bills of lading once pulled
+    account = sandbox.state.world.accounts[K1]
+    request = next(iter(account.tracking_requests.values()))
+    shipment_id = request["relationships"]["tracked_object"]["data"]["id"]
+    shipment = account.resource("shipment", shipment_id)
+    assert shipment is not None
+    bill = shipment["attributes"]["bill_of_lading_number"]
+    assert request["attributes"]["request_number"] == bill
+    wide = write_csv(tmp_path / "bl.csv", [["Bill of Lading", "consignee"], [bill.lower(), "Globex"], ["NOPE123", "Acme"]])
+    report = apply_file(settings, "custom-fields", wide)
+    assert report.counts["applied"] == 1 and [(p.row, p.column) for p in report.problems] == [(3, "bill_of_lading")]
+    long = write_csv(
+        tmp_path / "long.csv", [["entity", "api_slug", "value"], [bill, "consignee", "Umbrella"], [bill, "request_owner", "Zed"]]
+    )
+    second = apply_file(settings, "custom-fields", long)
+    assert second.counts["applied"] == 2, [(p.row, p.column, p.reason) for p in second.problems]
+    values = {
+        (cf["relationships"]["entity"]["data"]["type"], cf["relationships"]["entity"]["data"]["id"]): cf["attributes"]["value"]
+        for cf in account.custom_fields.values()
+    }
+    assert values == {("shipment", shipment_id): "Umbrella", ("tracking_request", request["id"]): "Zed"}

@@ -16,8 +16,9 @@ from shipsync.pull.everything import pull_all
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.schema import tables
+from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from shipsync.webhooks.spool import encode_record
+from test_tracking_views import world
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"
 
@@ -59,8 +60,10 @@ def pulled(sandbox: RunningSandbox, warehouse: Path) -> Path:
     simulate(account, emit, containers=3)
     spool = warehouse.parent / "spool"
     spool.mkdir()
+    bodies.append(b'{"data": {"type": "webhook_notification"}}')  # no id: a dead letter
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
     load_events(warehouse, spool)
+    world(warehouse)  # boxes at the terminal, at risk, with dwell times (the sandbox's journeys are over)
     return warehouse
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from shipsync.demo import STEPS
 
-FLOW_RUNS_PER_DEMO = len(STEPS) - 2  # every step but the receiver's start and the simulation
+FLOW_RUNS_PER_DEMO = 11  # every step but the receiver's start and the simulation
 
 
 @pytest.mark.slow
@@ -36,6 +36,7 @@ def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
         assert "Traceback" not in done.stdout + done.stderr and "error" not in done.stderr.lower()
         outputs.append([line.split(" (")[0] for line in done.stdout.splitlines() if line.startswith("✓")])
         assert "Prefect flow runs" in done.stdout and "prefect server start" in done.stdout
+        assert "Containers at risk (pickup_risk)" in done.stdout
     assert outputs[0] == outputs[1] and len(outputs[0]) == len(STEPS)
     # The flow runs are in the demo's own Prefect database, to browse in the UI: both demos' runs.
     prefect_db = sqlite3.connect(tmp_path / "demo" / "prefect" / "prefect.db")
@@ -43,12 +44,13 @@ def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
     artifacts = {key for (key,) in prefect_db.execute("SELECT DISTINCT key FROM artifact WHERE key IS NOT NULL")}
     prefect_db.close()
     assert states == {"COMPLETED": 2 * FLOW_RUNS_PER_DEMO}
-    assert {"pull-all", "apply-custom-fields", "apply-undo"} <= artifacts
+    assert {"pull-all", "apply-custom-fields", "apply-undo", "report", "report-summary"} <= artifacts
+    assert (tmp_path / "demo" / "report.html").stat().st_size > 10_000
     con = duckdb.connect(str(tmp_path / "demo" / "shipsync.duckdb"), read_only=True)
     milestones = con.execute("SELECT count(*) FROM container_milestones").fetchone()
     secrets_in_db = con.execute("SELECT count(*) FROM webhooks WHERE CAST(headers AS VARCHAR) ILIKE '%secret%'").fetchone()
     flow_runs = con.execute("SELECT count(DISTINCT prefect_flow_run_id) FROM sync_runs").fetchone()
     con.close()
     assert milestones and milestones[0] > 100 and secrets_in_db == (0,)
-    assert flow_runs == (FLOW_RUNS_PER_DEMO - 1,)  # all but load_events keep a ledger row
+    assert flow_runs == (FLOW_RUNS_PER_DEMO - 2,)  # all but load_events and the report keep a ledger row
     assert oct((tmp_path / "demo" / "secrets.json").stat().st_mode)[-3:] == "600"

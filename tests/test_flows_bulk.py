@@ -17,7 +17,7 @@ from conftest import RunningSandbox
 def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: RunningSandbox, tmp_path: Path) -> None:
     asyncio.run(pull_documents(all_documents=True))
     con = duckdb.connect(str(flow_env), read_only=True)
-    numbers = [r[0] for r in con.execute("SELECT attributes->>'number' FROM containers ORDER BY id LIMIT 3").fetchall()]
+    numbers = [r[0] for r in con.execute("SELECT number FROM containers ORDER BY id LIMIT 3").fetchall()]
     con.close()
     sheet = tmp_path / "tags.csv"
     sheet.write_text("container_number,priority\n" + "".join(f"{n},high\n" for n in numbers) + "NOTACONTAINER,low\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from flows.pull import pull_all, pull_documents, pull_metro_areas
+from flows.pull import pull_all, pull_containers, pull_documents, pull_metro_areas, pull_places, pull_shipments, pull_shipping_lines
 from prefect.client.orchestration import get_client
 
 
@@ -28,11 +28,17 @@ def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
     runs = con.execute("SELECT flow, status, prefect_flow_run_id FROM sync_runs ORDER BY started_at").fetchall()
     documents = con.execute("SELECT count(*) FROM documents").fetchone()
     con.close()
-    assert len(runs) == 8 and {status for _, status, _ in runs} == {"completed"}
-    assert len({flow_run for _, _, flow_run in runs}) == 2  # two flow runs, four pulls each
+    assert len(runs) == 16 and {status for _, status, _ in runs} == {"completed"}
+    assert len({flow_run for _, _, flow_run in runs}) == 2  # two flow runs, eight pulls each
     assert documents == (30,)
     markdown = asyncio.run(_artifacts("pull-all"))
     assert len(markdown) == 2 and "| documents |" in markdown[0] and "pull_metro_areas" in markdown[0]
+    for flow in (pull_shipments, pull_containers, pull_shipping_lines, pull_places):
+        asyncio.run(flow())
+    con = duckdb.connect(str(flow_env), read_only=True)
+    last = con.execute("SELECT flow, status FROM sync_runs ORDER BY started_at DESC LIMIT 4").fetchall()
+    con.close()
+    assert sorted(last) == [(f, "completed") for f in ("pull_containers", "pull_places", "pull_shipments", "pull_shipping_lines")]
 
 
 @pytest.mark.slow

@@ -14,20 +14,22 @@ import pytest
 
 from conftest import RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
+from shipsync.config import load_settings
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
-from shipsync.webhooks.spool import SpoolWriter
+from shipsync.webhooks.secrets_store import store_path
+from shipsync.webhooks.writer import SpoolWriter
 
 CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
     "document_shipments": "document_id, shipment_id",
     "document_containers": "document_id, container_id",
-    "shipments": "id, attributes, relationships",
-    "containers": "id, attributes",
+    "shipments": "id, bill_of_lading_number, tags, pod_eta_at, container_ids, leftovers",
+    "containers": "id, number, current_status, pickup_lfd, holds_at_pod_terminal, leftovers",
     "metro_areas": "code, name, time_zone",
     "document_schemas": "id, schema_payload",
     "tracking_requests": "id, request_number, status, tags",
@@ -76,7 +78,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     caplog.set_level(logging.DEBUG)
     pull_all(settings)
     con = duckdb.connect(str(warehouse), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number,priority\n{number},PO-1,high\n{number}X,PO-2,low\n")
     apply_file(settings, "custom-fields", tmp_path / "tags.csv")
@@ -93,7 +95,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
         while httpx.get(f"{sandbox.server.url}/_admin/deliveries", headers=admin).json()["pending"] and time.monotonic() < deadline:
             time.sleep(0.1)
     assert load_events(warehouse, tmp_path / "spool").loaded > 0
-    secrets_file = warehouse.parent / "secrets.json"
+    secrets_file = store_path(settings)
     assert planted_secret in secrets_file.read_text()  # the one place it belongs
     haystack = everything_text(tmp_path, warehouse, {secrets_file}) + caplog.text + repr(settings) + repr(webhook)
     assert planted_key not in haystack and planted_secret not in haystack
@@ -134,12 +136,13 @@ def test_secrets_canary_in_prefect(
         monkeypatch.setenv(name, value)
     asyncio.run(pull_all_flow())
     con = duckdb.connect(str(warehouse), read_only=True)
-    number = con.execute("SELECT attributes->>'number' FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
+    number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number},PO-9\n")
     asyncio.run(apply_spreadsheet("custom-fields", str(tmp_path / "tags.csv")))
     webhook_id = asyncio.run(register("http://127.0.0.1:9/webhook", all_events=True))
-    planted_secret = json.loads((warehouse.parent / "secrets.json").read_text())[webhook_id]
+    secrets_file = store_path(load_settings())
+    planted_secret = json.loads(secrets_file.read_text())[webhook_id]
     assert planted_secret
 
     runs = asyncio.run(_prefect_records("/flow_runs/filter", {"limit": 50, "sort": "EXPECTED_START_TIME_DESC"}))
@@ -147,5 +150,5 @@ def test_secrets_canary_in_prefect(
     artifacts = asyncio.run(_prefect_records("/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": run_ids}}, "limit": 200}))
     logs = asyncio.run(_prefect_records("/logs/filter", {"logs": {"flow_run_id": {"any_": run_ids}}, "limit": 200}))
     assert "pull-all" in artifacts and "apply-custom-fields" in artifacts and '"message"' in logs
-    haystack = runs + artifacts + logs + everything_text(tmp_path, warehouse, {warehouse.parent / "secrets.json"})
+    haystack = runs + artifacts + logs + everything_text(tmp_path, warehouse, {secrets_file})
     assert planted_key not in haystack and planted_secret not in haystack

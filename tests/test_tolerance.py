@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from conftest import K1
 from sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from shipsync.api import AsyncShipsyncClient
+from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.api.webhooks import secret_of
 from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
@@ -108,7 +109,16 @@ async def _reads(client: AsyncShipsyncClient, app: SandboxApp) -> None:
     await client.tracking_requests.list(page_size=3, max_pages=2)
     await client.tracking_requests.get(tr_id)
     await client.shipments.get(shipment_id)
-    [p async for p in client.shipments.list_pages(include="containers", max_pages=1)]
+    [p async for p in client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), max_pages=1)]
+    container_id = account.of_type("container")[0]["id"]
+    [p async for p in client.containers.list_pages(include=CONTAINER_INCLUDES, page_size=3, max_pages=2)]
+    await client.containers.get_page(container_id, include=CONTAINER_INCLUDES)
+    await client.containers.transport_events(container_id, include=TRANSPORT_EVENT_INCLUDES)
+    world = app.state.world
+    await client.places.port_page("USLAX")
+    await client.places.terminal_page(next(iter(world.places.terminals)))
+    await client.places.vessel_page(next(iter(world.places.vessels)))
+    await client.shipping_lines.list_page()
     for definition in await client.custom_field_definitions.list():
         await client.custom_field_definitions.options(definition.id)
     await client.custom_fields.list()

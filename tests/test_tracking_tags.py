@@ -16,9 +16,10 @@ from shipsync.pull.tracking_requests import pull_tracking_requests
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.views import tracking_request_view
 from shipsync.warehouse.connection import connect
+from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.schema import SCHEMA_VERSION
+from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from shipsync.webhooks.spool import encode_record
 
 
 def rows(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -65,10 +66,16 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     pull_tracking_requests(settings_for(sandbox, warehouse))
     shipment = sandbox.state.world.accounts[K1].resource("shipment", other["relationships"]["tracked_object"]["data"]["id"])
     assert shipment is not None
-    con = duckdb.connect(str(warehouse))
+    con = duckdb.connect(str(pipeline_file(warehouse)))
     # What the previous version left: no ref_number column, NULL tags, its version recorded.
     con.execute("UPDATE tracking_requests SET tags = NULL")
     con.execute("ALTER TABLE tracking_requests DROP COLUMN ref_number")
+    # Shipments were kept whole as JSON then (schema 9 types them: the steps run in order).
+    con.execute("DROP TABLE shipments")
+    con.execute(
+        "CREATE TABLE shipments (id VARCHAR, attributes JSON, relationships JSON, first_seen_at TIMESTAMPTZ, last_changed_at TIMESTAMPTZ, "
+        "last_event_at TIMESTAMPTZ, last_event_id VARCHAR, _synced_at TIMESTAMPTZ, _run_id VARCHAR)"
+    )
     con.execute(
         "INSERT INTO shipments (id, attributes, relationships) VALUES (?, ?, '{}')",
         [shipment["id"], orjson.dumps({"tags": ["b", "a"]}).decode()],
@@ -78,10 +85,11 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     con.close()
     with connect(warehouse):
         pass  # opening migrates
-    assert rows(warehouse, "SELECT max(version) FROM _shipsync_schema") == [(SCHEMA_VERSION,)]
+    assert rows(pipeline_file(warehouse), "SELECT max(version) FROM _shipsync_schema") == [(SCHEMA_VERSION,)]
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [other["id"]]) == [(["b", "a"],)]
     assert rows(warehouse, "SELECT count(ref_number) FROM tracking_requests") == [(0,)]
+    assert rows(warehouse, "SELECT tags FROM shipments WHERE id = ?", [shipment["id"]]) == [(["b", "a"],)]
 
 
 def test_undo_of_a_run_made_by_the_previous_version(sandbox: RunningSandbox, warehouse: Path) -> None:
@@ -93,7 +101,7 @@ def test_undo_of_a_run_made_by_the_previous_version(sandbox: RunningSandbox, war
     shipment = sandbox.state.world.accounts[K1].resource("shipment", request["relationships"]["tracked_object"]["data"]["id"])
     assert shipment is not None
     shipment["attributes"]["tags"] = ["seeded", "vip", "set-later"]
-    con = duckdb.connect(str(warehouse))
+    con = duckdb.connect(str(pipeline_file(warehouse)))
     con.execute(
         "INSERT INTO bulk_undo (run_id, seq, kind, entity_type, entity_id, field, action, resource_id, before, after) "
         "VALUES ('old-run', 0, 'tracking-requests', 'tracking_request', ?, 'scac,tags', 'update', ?, ?, ?)",

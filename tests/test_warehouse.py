@@ -13,6 +13,7 @@ import pytest
 
 from shipsync.errors import WarehouseLockedError
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.migrate import recorded_version
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
@@ -95,12 +96,14 @@ def test_failed_batch_writes_nothing(warehouse: Path) -> None:
 
 
 def test_lock_held_by_another_process_waits_then_fails_clearly(warehouse: Path) -> None:
+    """Another pipeline process holding the pipeline's own file (analysts never open it)."""
     write_batch(warehouse, _docs(a="A"), run_id="r1")
+    own = pipeline_file(warehouse)
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            f"import duckdb,time; c=duckdb.connect({str(warehouse)!r}); print('held', flush=True); time.sleep(30)",
+            f"import duckdb,time; c=duckdb.connect({str(own)!r}); print('held', flush=True); time.sleep(30)",
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -112,7 +115,7 @@ def test_lock_held_by_another_process_waits_then_fails_clearly(warehouse: Path) 
             write_batch_with_wait(warehouse)
         waited = time.monotonic() - started
         assert 1.0 <= waited < 10
-        assert "held by another process" in str(caught.value) and str(warehouse) in str(caught.value)
+        assert "held by another process" in str(caught.value) and str(own) in str(caught.value)
     finally:
         holder.kill()
         holder.wait()

@@ -15,12 +15,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shipsync.serving import BackgroundServer
+from shipsync.webhooks.framing import read_records
+from shipsync.webhooks.http_limits import limited_protocol
+from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign, verify
-from shipsync.webhooks.spool import SpoolWriter, read_records, segments
+from shipsync.webhooks.spool import segments
+from shipsync.webhooks.writer import SpoolWriter
 
-SECRET, OTHER = "whsec-test-0001", "whsec-test-0002"
+SECRET, OTHER = "whsec-test-00001", "whsec-test-00002"
 
 
 def test_known_answer_vector() -> None:
@@ -55,7 +59,8 @@ def notification(notification_id: str = "n-1", event: str = "container.transport
 @pytest.fixture
 def receiver(tmp_path: Path):  # type: ignore[no-untyped-def]
     writer = SpoolWriter(tmp_path / "spool")
-    with BackgroundServer(Receiver(writer, [SECRET, OTHER], max_body=64 * 1024, body_timeout_s=1.0)) as server:
+    limits = ReceiverLimits(max_body=64 * 1024, body_timeout_s=1.0)
+    with BackgroundServer(Receiver(writer, [SECRET, OTHER], limits), http=limited_protocol(limits)) as server:
         yield server, writer
     writer.close()
 

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shipsync.webhooks import spool as spool_module
-from shipsync.webhooks.load import archive_consumed
-from shipsync.webhooks.spool import SpoolWriter, encode_record, is_finished, read_records, segments
+from shipsync.safe_files import UnsafePathError
+from shipsync.webhooks.framing import encode_record, read_records
+from shipsync.webhooks.load import archive_consumed, load_events
+from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
+from shipsync.webhooks.writer import SpoolWriter
 
 
 @given(st.lists(st.binary(max_size=300), max_size=20))
@@ -61,20 +63,20 @@ def test_a_live_segment_is_locked_and_a_closed_one_ends_at_its_last_record(tmp_p
     writer = SpoolWriter(tmp_path)
     write(writer, [b"one", b"two"])
     (segment,) = segments(tmp_path)
-    assert segment.stat().st_size >= spool_module.EXTENT_BYTES  # zeros written ahead
+    assert segment.stat().st_size >= SpoolSizes().extent_bytes  # zeros written ahead
     assert not is_finished(segment)
     assert [r.body for r in read_records(segment)] == [b"one", b"two"]
-    assert archive_consumed(tmp_path, {segment.name: next(iter(reversed(list(read_records(segment))))).end_offset}) == []
+    folder = SpoolFolder(tmp_path)
+    assert archive_consumed(folder, {segment.name: next(iter(reversed(list(read_records(segment))))).end_offset}) == []
     writer.close()
     assert is_finished(segment)
     assert segment.stat().st_size == list(read_records(segment))[-1].end_offset
-    assert archive_consumed(tmp_path, {segment.name: segment.stat().st_size}) == [segment.name]
+    assert archive_consumed(folder, {segment.name: segment.stat().st_size}) == [segment.name]
+    assert (tmp_path / "archive" / segment.name).is_file()
 
 
-def test_segments_rotate_and_extents_grow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spool_module, "SEGMENT_BYTES", 64 * 1024)
-    monkeypatch.setattr(spool_module, "EXTENT_BYTES", 4096)
-    writer = SpoolWriter(tmp_path)
+def test_segments_rotate_and_extents_grow(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(segment_bytes=64 * 1024, extent_bytes=4096))
     bodies = [b"x" * 1000 + str(n).encode() for n in range(300)]
     for start in range(0, 300, 30):
         write(writer, bodies[start : start + 30])
@@ -86,11 +88,10 @@ def test_segments_rotate_and_extents_grow(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_helper_zeroes_extents_ahead_and_records_never_land_in_its_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spool_module, "EXTENT_BYTES", 8192)
     inline: list[int] = []
     extend = SpoolWriter._extend
     monkeypatch.setattr(SpoolWriter, "_extend", lambda self, needed: (inline.append(needed), extend(self, needed)))
-    writer = SpoolWriter(tmp_path)
+    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(extent_bytes=8192))
     bodies = [b"%d-" % n + b"y" * 300 for n in range(1000)]
     for start in range(0, 1000, 5):  # small batches: the helper keeps ahead, each in a new event loop
         write(writer, bodies[start : start + 5])
@@ -106,9 +107,9 @@ def test_the_helper_zeroes_extents_ahead_and_records_never_land_in_its_way(tmp_p
 def test_when_the_fsync_helper_dies_the_writer_syncs_itself(tmp_path: Path) -> None:
     writer = SpoolWriter(tmp_path)
     write(writer, [b"before"])
-    assert writer._syncer is not None
-    os.kill(writer._syncer.process.pid, signal.SIGKILL)
-    writer._syncer.process.wait()
+    assert writer._helper is not None
+    os.kill(writer._helper.process.pid, signal.SIGKILL)
+    writer._helper.process.wait()
 
     async def go() -> list[BaseException | None]:
         results = await asyncio.gather(
@@ -120,7 +121,7 @@ def test_when_the_fsync_helper_dies_the_writer_syncs_itself(tmp_path: Path) -> N
     results = asyncio.run(go())
     # Written but never confirmed synced: those requests get an error (503), and the service retries.
     assert all(isinstance(r, OSError) or r is None for r in results)
-    assert writer._syncer is None
+    assert writer._helper is None
     assert [r.body for p in segments(tmp_path) for r in read_records(p)][-1] == b"after"
     writer.close()
 
@@ -131,3 +132,49 @@ def test_without_a_helper_the_writer_syncs_inline(tmp_path: Path) -> None:
     assert writer.fsyncs >= 1 and writer.records == 3
     writer.close()
     assert [r.body for p in segments(tmp_path) for r in read_records(p)] == [b"a", b"b", b"c"]
+
+
+def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path / "new" / "spool", sync_helper=False)
+    writer.close()
+    assert (tmp_path / "new" / "spool").stat().st_mode & 0o777 == 0o700
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o777)  # anyone may plant a link here
+    with pytest.raises(UnsafePathError, match="others may write"):
+        SpoolWriter(shared, sync_helper=False)
+    with pytest.raises(UnsafePathError, match="others may write"):
+        load_events(tmp_path / "w.duckdb", shared)
+    if os.geteuid() == 0:  # only root can hand a folder to someone else here
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 4321, -1)
+        with pytest.raises(UnsafePathError, match="not by you"):
+            SpoolWriter(theirs, sync_helper=False)
+
+
+def test_links_in_place_of_quarantine_and_archive_are_not_followed(tmp_path: Path) -> None:
+    spool, elsewhere = tmp_path / "spool", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    writer = SpoolWriter(spool, sync_helper=False)
+    (spool / "quarantine").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError):
+        writer.quarantine(b"not a notification", "no data object")
+    write(writer, [b'{"data": {"id": "n", "type": "webhook_notification"}}'])
+    writer.close()
+    (spool / "archive").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError):
+        load_events(tmp_path / "w.duckdb", spool)
+    assert list(elsewhere.iterdir()) == []  # nothing was written or moved through the links
+    (spool / "archive").unlink()
+    (spool / "quarantine").unlink()
+    assert load_events(tmp_path / "w.duckdb", spool).archived == [p.name for p in (spool / "archive").iterdir()]
+
+
+def test_quarantined_bodies_keep_their_reason(tmp_path: Path) -> None:
+    folder = SpoolFolder(tmp_path)
+    name = folder.quarantine(b"\xff body", "body is not JSON")
+    assert (tmp_path / "quarantine" / name).read_bytes() == b"\xff body"
+    assert (tmp_path / "quarantine" / name.replace(".bin", ".reason")).read_text() == "body is not JSON\n"
+    assert (tmp_path / "quarantine").stat().st_mode & 0o777 == 0o700
+    folder.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -15,6 +17,7 @@ from shipsync.redaction import register_secret
 
 if TYPE_CHECKING:
     from shipsync.api.ratelimit import RequestLimiter
+    from shipsync.warehouse.publishing import PublishOptions
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
 DEFAULT_WAREHOUSE = Path("warehouse/shipsync.duckdb")
@@ -68,12 +71,26 @@ class Settings(BaseSettings):
     max_retries: int = Field(default=5, ge=0, le=20)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     webhook_secrets: SecretStr | None = None
+    # The webhook secrets store; default: the user's configuration folder (see `secrets_file_path`).
+    secrets_file: Path | None = None
     # Where `shipsync up` keeps Prefect's home and database, its logs and what it runs.
     state_dir: Path = Path(".shipsync")
     # Draw requests from a Prefect global concurrency limit shared by every worker of one key
     # ("auto": when a Prefect API is configured and a rate limit is set). The entry points (flows,
     # CLI) attach it with `with_rate_budget`; the API client never imports Prefect.
     shared_budget: str = "auto"
+    # Where else each published state goes: FOLDER or FOLDER=URL, comma-separated (a shared folder,
+    # or a folder an object store mounts or syncs, read back at URL), under `account`'s name.
+    publish_to: str = ""
+    account: str | None = None
+
+    @field_validator("account")
+    @classmethod
+    def _account_name(cls, value: str | None) -> str | None:
+        if value and (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value) or value == "accounts"):
+            raise ValueError("use letters, digits, '.', '_' or '-' (and not 'accounts')")
+        return value
+
     _rate_budget: RateBudget | None = PrivateAttr(default=None)
 
     @field_validator("api_url")
@@ -87,6 +104,20 @@ class Settings(BaseSettings):
         if self.webhook_secrets is not None:
             for secret in self.webhook_secrets.get_secret_value().split(","):
                 register_secret(secret.strip())
+        from shipsync.warehouse.publishing import configure
+
+        configure(self.warehouse, self.publish_options)
+
+    @property
+    def publish_options(self) -> PublishOptions:
+        from shipsync.warehouse.publishing import PublishOptions, Target
+
+        targets = []
+        for item in (part.strip() for part in self.publish_to.split(",")):
+            if item:
+                folder, _, url = item.partition("=")
+                targets.append(Target(Path(folder.strip()), url.strip() or None))
+        return PublishOptions(account=self.account or None, targets=tuple(targets))
 
     @property
     def rate_budget(self) -> RateBudget | None:
@@ -112,9 +143,22 @@ class Settings(BaseSettings):
         return self.api_key.get_secret_value().strip()
 
     @property
+    def secrets_file_path(self) -> Path:
+        """SHIPSYNC_SECRETS_FILE, else `shipsync/secrets.json` in the user's configuration folder."""
+        return self.secrets_file if self.secrets_file is not None else user_config_dir() / "secrets.json"
+
+    @property
     def spool_dir(self) -> Path:
         """Where the webhook receiver appends deliveries: SHIPSYNC_SPOOL, else beside the warehouse."""
         return self.spool if self.spool is not None else self.warehouse.parent / "spool"
+
+
+def user_config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/shipsync` (`~/.config/shipsync`), or `%APPDATA%\\shipsync` on Windows."""
+    if sys.platform == "win32" and os.environ.get("APPDATA"):
+        return Path(os.environ["APPDATA"]) / "shipsync"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "shipsync"
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -30,7 +31,9 @@ from rich.table import Table
 from shipsync.config import Settings, load_settings
 from shipsync.demo_prefect import EmbeddedPrefect, FlowRunSeen
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+from shipsync.sandbox.world import EPOCH
 from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
+from shipsync.warehouse.pickup_risk import pickup_risk_lines
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
 JOURNEY_CONTAINERS = 25
@@ -41,10 +44,8 @@ TABLES = (
 )
 ANALYST_QUERIES = {
     "Containers by port of discharge": """
-        SELECT s.attributes->>'port_of_discharge_locode' AS port, m.name, count(*) AS containers
-        FROM containers c JOIN shipments s ON s.id = (c.relationships->'shipment'->'data'->>'id')
-        LEFT JOIN metro_areas m ON m.code = (s.attributes->>'port_of_discharge_locode')
-        GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
+        SELECT pod_locode AS port, pod_metro_area AS name, count(*) AS containers
+        FROM container_status GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
     "Documents by type": "SELECT effective_document_type AS type, count(*) AS documents FROM document_overview GROUP BY 1 ORDER BY 2 DESC",
     "Latest milestone of five containers": """
         SELECT container_number, bill_of_lading, event, strftime(event_at, '%Y-%m-%d') AS day, locode, vessel
@@ -184,6 +185,14 @@ def load_events(demo: Demo) -> int:
     return int(demo.flow(webhooks.load_events))
 
 
+def build_report(demo: Demo) -> str:
+    """The report flow over the sandbox's whole world (its journeys start at EPOCH)."""
+    from flows import report
+
+    days = (datetime.now(UTC) - EPOCH).days + 1
+    return str(demo.flow(report.report, output=str(demo.root / "report.html"), days=days))
+
+
 def delete_webhook(demo: Demo) -> None:
     from flows import webhooks
 
@@ -203,6 +212,7 @@ STEPS: list[Step] = [
     Step(f"simulate {JOURNEY_CONTAINERS} container journeys", journeys, lambda d, s: Told(f"{s['delivered']} signed deliveries stored")),
     Step("load events", load_events, lambda d, n: Told(f"{n} new events in webhook_events", n)),
     Step("delete the webhook", delete_webhook, lambda d, _: Told("done")),
+    Step("build the report", build_report, lambda d, path: Told(str(path))),
 ]
 
 
@@ -223,9 +233,11 @@ def fresh_workdir(workdir: str) -> Path:
     """
     root = Path(workdir).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json", "receiver.log"):
+    for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json", "receiver.log", "report.html"):
         (root / name).unlink(missing_ok=True)
-    for folder in ("spool", "spreadsheets"):  # not prefect/: its database keeps every run's flow runs
+    # Not prefect/: its database keeps every run's flow runs. .shipsync/ is the pipeline's own file,
+    # shipsync.published/ the states analysts read.
+    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
         shutil.rmtree(root / folder, ignore_errors=True)
     target = root / "spreadsheets"
     target.mkdir()
@@ -249,6 +261,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
             "SHIPSYNC_RATE_LIMIT": "0",
             "SHIPSYNC_WAREHOUSE": str(root / "shipsync.duckdb"),
             "SHIPSYNC_SPOOL": str(root / "spool"),
+            "SHIPSYNC_SECRETS_FILE": str(root / "secrets.json"),  # the demo's own, not the user's store
         }
         os.environ.update(environment)  # the flows read their settings from the environment, as on a worker
         demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
@@ -262,6 +275,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
     show_flow_runs(flow_runs)
     for title, sql in {"Warehouse": None, **ANALYST_QUERIES}.items():
         show_query(title, demo.settings.warehouse, sql)
+    show_pickup_risk(demo.settings.warehouse)
     console.print(f"[bold green]done[/bold green] in {time.monotonic() - started:.0f} s. Next:")
     console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync status")
     console.print(f"  duckdb -readonly {demo.settings.warehouse}   (or python: duckdb.connect(path, read_only=True))")
@@ -269,6 +283,15 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
     console.print("  the flow runs in the Prefect UI:")
     for line in prefect.browse_hint():
         console.print(f"    {line}")
+
+
+def show_pickup_risk(warehouse: Path) -> None:
+    from shipsync.warehouse.connection import connect
+
+    console.print("[bold]Containers at risk (pickup_risk)[/bold]")
+    with connect(warehouse, read_only=True) as con:
+        for line in pickup_risk_lines(con):
+            console.print(f"  {line}")
 
 
 def show_flow_runs(runs: list[FlowRunSeen]) -> None:

@@ -17,6 +17,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NONE
 
 from shipsync.config import Settings, load_settings
+from shipsync.logsetup import setup_logging
 from shipsync.prefect_budget import attach_prefect_budget
 from shipsync.redaction import redact
 from shipsync.warehouse.ledger import RunRecord
@@ -92,6 +93,7 @@ def runs_in_worker_thread(body: Callable[P, T]) -> Callable[P, Coroutine[Any, An
 
     @wraps(body)
     async def in_thread(*args: P.args, **kwargs: P.kwargs) -> T:
+        setup_logging()  # a flow run is an entry point: mask secrets in every record, Prefect's too
         return await asyncio.to_thread(body, *args, **kwargs)
 
     return in_thread

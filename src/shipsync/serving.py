@@ -3,6 +3,7 @@ wait for a server process to answer, and stop one promptly."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -20,7 +21,7 @@ from starlette.types import ASGIApp
 class BackgroundServer:
     """`with BackgroundServer(app) as server: server.url` — stops cleanly on exit."""
 
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, http: type[asyncio.Protocol] | None = None) -> None:
         self.app = app
         self.host = host
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -30,7 +31,7 @@ class BackgroundServer:
         config = uvicorn.Config(
             app,
             loop="uvloop",
-            http="httptools",
+            http=http or "httptools",  # or a protocol class, such as the receiver's limits
             lifespan="off",
             access_log=False,
             log_level="critical",

@@ -15,6 +15,8 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
+from shipsync import patterns
+
 DATA_TYPES = ("short_text", "number", "date", "datetime", "boolean", "enum", "enum_multi", "reference")
 
 _FORMAT_TOKENS = (("YYYY", "%Y"), ("YY", "%y"), ("MM", "%m"), ("DD", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S"))
@@ -126,7 +128,7 @@ def _check_rules(text: str, rules: FieldRules) -> None:
         raise ValueProblem(f"too long: {len(text)} characters, at most {rules.max_length}")
     if rules.pattern is not None:
         try:
-            matched = re.fullmatch(rules.pattern, text) is not None
+            matched = patterns.fullmatch(rules.pattern, text)  # RE2, or a time limit: no ReDoS
         except re.error:
             matched = True  # a definition's broken pattern is the service's problem, not the value's
         if not matched:

@@ -19,6 +19,7 @@ from conftest import K1
 from sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.event_kinds import EVENT_KINDS
+from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.config import RateLimit
 from shipsync.errors import ApiError
 from shipsync.sandbox import SandboxOptions, create_app
@@ -50,7 +51,9 @@ def problems(name: str, body: Any) -> list[str]:
 def kind_of(status: int, body: Any) -> str:
     if status >= 400:
         return "errors"
-    return "listing" if isinstance(body.get("data"), list) else "single"
+    if isinstance(body.get("data"), list):
+        return "listing" if "meta" in body else "collection"  # GET /shipping_lines is not paged
+    return "single"
 
 
 def test_the_schemas_are_valid_draft_2020_12() -> None:
@@ -80,6 +83,7 @@ async def _scenario(client: AsyncShipsyncClient, app: Any) -> None:
     [p async for p in client.shipments.list_pages(include="containers", page_size=5, max_pages=1)]
     await client.shipments.get_page(shipment_id, include="containers")
     await client.shipments.update(shipment_id, tags=["a", "b"], ref_numbers=["PO-1"])
+    await _tracking_reads(client, container_id)
     definitions = client.custom_field_definitions
     await definitions.list(display_name="Pri")
     made = await definitions.create(entity_type="Container", api_slug="broker", display_name="Broker", data_type="enum")
@@ -115,6 +119,24 @@ async def _scenario(client: AsyncShipsyncClient, app: Any) -> None:
             await failing
 
 
+async def _tracking_reads(client: AsyncShipsyncClient, container_id: str) -> None:
+    """Shipments, containers, their events and every place and carrier they name, with every include."""
+    shipments = [p async for p in client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), page_size=10, max_pages=2)]
+    await client.shipments.get_page(shipments[0].data[0]["id"], include=",".join(SHIPMENT_INCLUDES))
+    containers = [p async for p in client.containers.list_pages(include=CONTAINER_INCLUDES, page_size=10, max_pages=2)]
+    await client.containers.get_page(container_id, include=CONTAINER_INCLUDES)
+    events = await client.containers.transport_events(containers[0].data[0]["id"], include=TRANSPORT_EVENT_INCLUDES)
+    places = {(r["type"], r["id"]) for page in [*shipments, *containers, events] for r in page.included}
+    for type_, id_ in sorted(places):
+        if type_ in ("port", "terminal", "rail_terminal", "vessel"):
+            await client.places.page_of(type_, id_)
+    await client.places.port_page("USLAX")
+    await client.shipping_lines.list_page()
+    for failing in (client.containers.get_page("no-such-container"), client.places.vessel_page("no-such-vessel")):
+        with pytest.raises(ApiError):
+            await failing
+
+
 def test_every_sandbox_answer_follows_the_schemas() -> None:
     app = create_app(SandboxOptions(api_keys=(K1, "other-key"), documents=12, rate_limit=None))
     transport = SandboxTransport(app)
@@ -141,7 +163,19 @@ def test_every_sandbox_answer_follows_the_schemas() -> None:
             await asyncio.sleep(0.01)
 
     asyncio.run(run())
-    assert {kind_of(e.status, e.body) for e in transport.exchanges if e.body is not None} == {"errors", "listing", "single"}
+    assert {kind_of(e.status, e.body) for e in transport.exchanges if e.body is not None} == {"errors", "listing", "single", "collection"}
+    served = {r["type"] for e in transport.exchanges if e.status == 200 for r in _resources(e.body)}
+    assert served >= {
+        "shipment",
+        "container",
+        "transport_event",
+        "port",
+        "terminal",
+        "rail_terminal",
+        "vessel",
+        "shipping_line",
+        "metro_area",
+    }
     assert {e.status for e in transport.exchanges} >= {200, 201, 400, 401, 404, 422, 429}
     found = [
         f"{e.method} {e.path} {e.status}: {problem}"
@@ -154,6 +188,13 @@ def test_every_sandbox_answer_follows_the_schemas() -> None:
     assert len(deliveries) > 40 and "tracking_request.succeeded" in kinds and "container.transport.delivered" in kinds
     found = [f"{d['data']['attributes']['event']}: {p}" for d in deliveries for p in problems("delivery", d)]
     assert not found, "\n".join(found[:40])
+
+
+def _resources(body: Any) -> list[dict[str, Any]]:
+    if not isinstance(body, dict):
+        return []
+    data = body.get("data")
+    return [*(data if isinstance(data, list) else [data] if isinstance(data, dict) else []), *(body.get("included") or [])]
 
 
 def _listing(meta: Any) -> dict[str, Any]:

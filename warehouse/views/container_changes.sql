@@ -12,7 +12,7 @@ WITH updates AS (
 )
 SELECT
     f.container_id,
-    c.attributes->>'number' AS container_number,
+    c.number AS container_number,
     f.field,
     json_extract(f.attributes->'changeset', '$."' || f.field || '"[0]') AS old_value,
     json_extract(f.attributes->'changeset', '$."' || f.field || '"[1]') AS new_value,

@@ -15,10 +15,10 @@ SELECT
     a.company_name AS account_name,
     (SELECT count(*) FROM document_shipments s WHERE s.document_id = d.id) AS shipment_count,
     (SELECT count(*) FROM document_containers c WHERE c.document_id = d.id) AS container_count,
-    r.attributes->>'schema_version' AS extracted_schema_version,
+    r.schema_version AS extracted_schema_version,
     (SELECT min(s.id) FROM document_schemas s
      WHERE s.document_type = coalesce(d.document_type_manual, d.document_type)
-       AND s.schema_version = r.attributes->>'schema_version') AS extracted_with_schema
+       AND s.schema_version = r.schema_version) AS extracted_with_schema
 FROM documents d
 LEFT JOIN accounts a ON a.id = d.account_id
 LEFT JOIN document_representations r ON r.id = d.last_document_representation_id;

@@ -9,7 +9,7 @@ SELECT
     m.time_zone,
     m.latitude,
     m.longitude,
-    (SELECT count(*) FROM shipments s WHERE (s.attributes->>'port_of_lading_locode') = m.code) AS shipments_loading,
-    (SELECT count(*) FROM shipments s WHERE (s.attributes->>'port_of_discharge_locode') = m.code) AS shipments_discharging,
-    (SELECT count(*) FROM shipments s WHERE (s.attributes->>'destination_locode') = m.code) AS shipments_destined
+    (SELECT count(*) FROM shipments s WHERE s.port_of_lading_locode = m.code) AS shipments_loading,
+    (SELECT count(*) FROM shipments s WHERE s.port_of_discharge_locode = m.code) AS shipments_discharging,
+    (SELECT count(*) FROM shipments s WHERE s.destination_locode = m.code) AS shipments_destined
 FROM metro_areas m;

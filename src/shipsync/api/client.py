@@ -23,6 +23,7 @@ from shipsync.api.ratelimit import RequestLimiter, shared_limiter
 from shipsync.api.reference_data import DocumentSchemas, MetroAreas
 from shipsync.api.retry import RetryPolicy
 from shipsync.api.shipments import Shipments
+from shipsync.api.tracking_reads import Containers, Places, ShippingLines
 from shipsync.api.tracking_requests import TrackingRequests
 from shipsync.api.transport import ClientStats, Transport
 from shipsync.api.webhooks import Webhooks
@@ -66,6 +67,9 @@ class AsyncShipsyncClient:
         self.document_schemas = DocumentSchemas(self.transport)
         self.tracking_requests = TrackingRequests(self.transport)
         self.shipments = Shipments(self.transport)
+        self.containers = Containers(self.transport)
+        self.places = Places(self.transport)
+        self.shipping_lines = ShippingLines(self.transport)
         self.custom_field_definitions = CustomFieldDefinitions(self.transport)
         self.custom_fields = CustomFields(self.transport)
         self.webhooks = Webhooks(self.transport)

@@ -68,9 +68,13 @@ class CustomFields:
     async def list(self, **filters: Any) -> builtins.list[CustomField]:
         return [CustomField.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
 
+    def entity_pages(self, entity_type: str, entity_id: str, *, page_size: int = 100) -> AsyncIterator[Page]:
+        """Extension: one entity's values, page by page (`GET /{entities}/{id}/custom_fields`)."""
+        return self._t.paginate(entity_path(entity_type, entity_id), page_size=page_size)
+
     async def of_entity(self, entity_type: str, entity_id: str) -> builtins.list[CustomField]:
-        """Extension: one entity's values (`GET /{entities}/{id}/custom_fields`)."""
-        return [CustomField.from_resource(r) async for p in self._t.paginate(entity_path(entity_type, entity_id)) for r in p.data]
+        """Extension: one entity's values."""
+        return [CustomField.from_resource(r) async for p in self.entity_pages(entity_type, entity_id) for r in p.data]
 
     async def set_on_entity(self, entity_type: str, entity_id: str, api_slug: str, value: Any) -> CustomField:
         """Extension: create one value on an entity through its own route."""

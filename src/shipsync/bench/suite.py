@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, prefect_db_bench, webhook_bench
+from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, prefect_db_bench, publish_bench, report_bench, webhook_bench
 from shipsync.bench.results import BenchResult
 from shipsync.errors import InputError
 
@@ -28,6 +28,11 @@ BENCHMARKS: list[Benchmark] = [
         lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
         lambda: load_bench.normalize_and_upsert(2_000),
     ),
+    Benchmark(
+        "publish",
+        lambda: publish_bench.publish_cost(10_000) + publish_bench.publish_cost(100_000),
+        lambda: publish_bench.publish_cost(2_000),
+    ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
     Benchmark("prefect-db", lambda: prefect_db_bench.prefect_databases(8, 60), lambda: prefect_db_bench.prefect_databases(4, 20)),
     Benchmark(
@@ -40,6 +45,7 @@ BENCHMARKS: list[Benchmark] = [
         lambda: bulk_bench.validation(100_000) + bulk_bench.rerun_writes(10_000),
         lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(500),
     ),
+    Benchmark("report", lambda: report_bench.report_build(100_000, 300_000), lambda: report_bench.report_build(10_000, 30_000, rounds=2)),
 ]
 
 

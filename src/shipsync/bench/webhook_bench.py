@@ -22,9 +22,9 @@ import uvloop
 
 from shipsync.bench.results import BenchResult, at_least, under
 from shipsync.serving import free_port, wait_until_answers
+from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
-from shipsync.webhooks.spool import encode_record
 
 SECRET = "whsec-bench-0001"
 CONCURRENCY = 32
@@ -134,9 +134,10 @@ def receiver_throughput(count: int = 20_000, rounds: int = 5) -> list[BenchResul
     """
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
         env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(Path(tmp) / "w.duckdb"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+        env |= {"SHIPSYNC_WEBHOOK_SECRETS": SECRET, "SHIPSYNC_SECRETS_FILE": str(Path(tmp) / "secrets.json")}
         ours_port, noop_port = free_port(), free_port()
         receiver_args = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(ours_port)]
-        receiver_args += ["--spool", str(Path(tmp) / "spool"), "--secret", SECRET]
+        receiver_args += ["--spool", str(Path(tmp) / "spool")]
         noop_args = [sys.executable, "-m", "uvicorn", "shipsync.webhooks.receiver:noop_app", "--port", str(noop_port)]
         noop_args += ["--loop", "uvloop", "--http", "httptools", "--log-level", "warning", "--no-access-log", "--lifespan", "off"]
         measured = _measure_interleaved({"receiver": (receiver_args, ours_port), "no-op": (noop_args, noop_port)}, env, count, rounds)

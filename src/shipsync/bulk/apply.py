@@ -21,6 +21,7 @@ from shipsync.bulk.plan_custom_fields import CustomFieldsPlanner
 from shipsync.bulk.plan_definitions import DefinitionsPlanner
 from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
 from shipsync.bulk.planner import Planner
+from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
 from shipsync.bulk.record import store, summary, write_results_file
 from shipsync.bulk.refresh import refresh
@@ -83,10 +84,12 @@ def apply_file(
     delimiter: str | None = None,
     clear_empty: bool = False,
     on_chunk: Callable[[int], None] | None = None,
+    progress: Stage = no_progress,
 ) -> ApplyReport:
     planner = planner_for(kind)
     settings.require_api_key()
-    table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter)
+    with progress(f"reading {path.name}", None) as advance:
+        table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance)
     planner.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
     with ledger_run(settings, f"apply_{kind}", params) as record:
@@ -96,22 +99,24 @@ def apply_file(
             request = planner.refresh_request(settings, table, known, round_number)
             if request is None:
                 break
-            record.add_stats(refresh(settings, record.run_id, request))
+            record.add_stats(refresh(settings, record.run_id, request, progress=progress))
             known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
         planner.check_headers(table, known)
-        changes, problems = plan_without_gc_pauses(planner, table, known, clear_empty)
+        with progress("checking rows", len(table.rows)) as advance:
+            changes, problems = plan_without_gc_pauses(planner, reporting_rows(table, advance), known, clear_empty)
         report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems)
         store(settings.warehouse, record.run_id, kind, table, [c for c in changes if c.action == "skip"], problems)
         pending = [c for c in changes if c.action != "skip"]
         if dry_run:
             store(settings.warehouse, record.run_id, kind, table, pending, [])
         else:
-            for start in range(0, len(pending), WRITE_CHUNK):
-                chunk = pending[start : start + WRITE_CHUNK]
-                record.add_stats(execute(settings, chunk))
-                store(settings.warehouse, record.run_id, kind, table, chunk, [])
-                if on_chunk:
-                    on_chunk(len(chunk))
+            with progress(f"writing {len(pending):,} changes", len(pending), RequestBudget(settings.rate)) as advance:
+                for start in range(0, len(pending), WRITE_CHUNK):
+                    chunk = pending[start : start + WRITE_CHUNK]
+                    record.add_stats(execute(settings, chunk, on_written=advance))
+                    store(settings.warehouse, record.run_id, kind, table, chunk, [])
+                    if on_chunk:
+                        on_chunk(len(chunk))
         report.requests = record.stats.requests
         record.errors.extend(p.describe() for p in problems[:100])
         record.errors.extend(f"row {c.row} {c.field}: {c.status} {c.detail}" for c in changes if c.status in ("failed", "unknown"))

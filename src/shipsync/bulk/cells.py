@@ -1,22 +1,59 @@
-"""Spreadsheet text to the typed JSON value a definition expects, then the definition's rules.
+"""Spreadsheet cells to the typed JSON value a definition expects, then the definition's rules.
 
-People type `TRUE`, `yes`, `1,234.50`, `03/15/2026` and `High`; the service wants `true`, 1234.5,
-a date string and the option's exact value. Conversion happens here; what is valid is decided by
+A cell is text (every CSV cell, and text cells of a workbook) or a typed workbook cell: a number,
+a boolean, a date or a date-time. People type `TRUE`, `yes`, `1,234.50`, `03/15/2026` and `High`;
+the service wants `true`, 1234.5, a date string and the option's exact value. Text is parsed here;
+a typed cell is taken as it is when it is of the field's kind (a date cell for a date field: no
+format guessing) and refused, naming what it is, when it is not. What is valid is then decided by
 `shipsync.values.check_value`, the same rules the sandbox enforces.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any
+from datetime import date, datetime, time
+from typing import Any, TypeAlias
 
 from shipsync.values import FieldRules, ValueProblem, check_value, parse_date, parse_datetime
+
+# What one cell of a Sheet holds. An empty cell is "". A date-time at midnight is read as a date
+# (a workbook stores both as one number; nothing tells them apart but the time of day).
+Cell: TypeAlias = str | bool | int | float | date | datetime
 
 TRUE_WORDS = frozenset({"true", "yes", "y", "1", "x", "on"})
 FALSE_WORDS = frozenset({"false", "no", "n", "0", "off"})
 LIST_SEPARATORS = re.compile(r"\s*[;|]\s*")
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 _EUROPEAN = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+(,\d+)?$")
+
+
+def cell_text(cell: Cell) -> str:
+    """A cell as the text a person sees: 123456 (not 123456.0), TRUE, 2026-05-01, 2026-05-01T18:30:00."""
+    if isinstance(cell, str):
+        return cell
+    if isinstance(cell, bool):
+        return "TRUE" if cell else "FALSE"
+    if isinstance(cell, float):
+        return str(int(cell)) if cell.is_integer() else repr(cell)
+    if isinstance(cell, datetime):
+        return cell.date().isoformat() if cell.time() == time() and cell.tzinfo is None else cell.isoformat()
+    return cell.isoformat() if isinstance(cell, date) else str(cell)
+
+
+def cell_kind(cell: Cell) -> str:
+    """What a typed cell is, for messages: `a number cell (42)`."""
+    if isinstance(cell, bool):
+        kind = "a yes/no"
+    elif isinstance(cell, int | float):
+        kind = "a number"
+    elif isinstance(cell, datetime):
+        kind = "a date-time"
+    elif isinstance(cell, date):
+        kind = "a date"
+    else:
+        kind = "a text"
+    return f"{kind} cell ({cell_text(cell)})"
 
 
 def split_list(text: str) -> list[str]:
@@ -47,29 +84,66 @@ def _option(text: str, options: tuple[str, ...], labels: dict[str, str]) -> str:
     raise ValueProblem(f"{text!r} is not an option (options: {', '.join(options) or 'none'})")
 
 
-def cell_value(text: str, rules: FieldRules, labels: dict[str, str] | None = None) -> Any:
+def _wrong_kind(cell: Cell, expected: str) -> ValueProblem:
+    return ValueProblem(f"expected {expected}, got {cell_kind(cell)}")
+
+
+def _typed_value(cell: bool | int | float | date, kind: str) -> Any:
+    """The value of a typed (non-text) cell for a field of `kind`; text kinds take its text."""
+    if kind == "number":
+        if isinstance(cell, bool) or not isinstance(cell, int | float):
+            raise _wrong_kind(cell, "a number")
+        if not math.isfinite(cell):
+            raise ValueProblem(f"not a finite number: {cell!r}")
+        return cell
+    if kind == "boolean":
+        if isinstance(cell, bool):
+            return cell
+        if isinstance(cell, int | float) and cell in (0, 1):  # 1 and 0 typed into a yes/no column
+            return bool(cell)
+        raise _wrong_kind(cell, "yes/no")
+    if kind == "date":
+        if isinstance(cell, datetime):  # midnight was read as a date: this one has a time of day
+            raise _wrong_kind(cell, "a date")
+        if not isinstance(cell, date):
+            raise _wrong_kind(cell, "a date")
+        return cell.isoformat()
+    if kind == "datetime":
+        if not isinstance(cell, date):
+            raise _wrong_kind(cell, "a date-time")
+        # A workbook's date-times carry no zone; like text without one, they are sent as written.
+        moment = cell if isinstance(cell, datetime) else datetime.combine(cell, time())
+        return moment.isoformat().replace("+00:00", "Z")
+    return None
+
+
+def cell_value(cell: Cell, rules: FieldRules, labels: dict[str, str] | None = None) -> Any:
     """The typed value for a non-empty cell, checked against the rules; ValueProblem says why not."""
     kind = rules.data_type
-    value: Any
-    if kind == "number":
-        value = parse_number(text)
-    elif kind == "boolean":
-        word = text.strip().casefold()
-        if word in TRUE_WORDS:
-            value = True
-        elif word in FALSE_WORDS:
-            value = False
+    value: Any = None
+    if not isinstance(cell, str):
+        value = _typed_value(cell, kind)
+    if value is None:
+        text = cell_text(cell)
+        if kind == "number":
+            value = parse_number(text)
+        elif kind == "boolean":
+            word = text.strip().casefold()
+            if word in TRUE_WORDS:
+                value = True
+            elif word in FALSE_WORDS:
+                value = False
+            else:
+                raise ValueProblem(f"not a yes/no value: {text!r} (use TRUE/FALSE, yes/no or 1/0)")
+        elif kind == "date":
+            value = parse_date(text, rules.default_format).isoformat()
+        elif kind == "datetime":
+            value = parse_datetime(text).isoformat().replace("+00:00", "Z")
+        elif kind == "enum":
+            value = _option(text.strip(), rules.options, labels or {})
+        elif kind == "enum_multi":
+            value = [_option(part, rules.options, labels or {}) for part in split_list(text)]
         else:
-            raise ValueProblem(f"not a yes/no value: {text!r} (use TRUE/FALSE, yes/no or 1/0)")
-    elif kind == "date":
-        value = parse_date(text, rules.default_format).isoformat()
-    elif kind == "datetime":
-        value = parse_datetime(text).isoformat().replace("+00:00", "Z")
-    elif kind == "enum":
-        value = _option(text.strip(), rules.options, labels or {})
-    elif kind == "enum_multi":
-        value = [_option(part, rules.options, labels or {}) for part in split_list(text)]
-    else:
-        value = text
+            value = text
     check_value(value, rules)
     return value

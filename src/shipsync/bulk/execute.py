@@ -65,7 +65,7 @@ WRITERS: dict[Target, Callable[[AsyncShipsyncClient, Change], Awaitable[None]]] 
 PHASES: tuple[tuple[Target, ...], ...] = (("definition",), ("option",), ("custom_field", "shipment", "tracking_request"))
 
 
-async def _one(client: AsyncShipsyncClient, change: Change) -> None:
+async def _one(client: AsyncShipsyncClient, change: Change, on_written: Callable[[int], None]) -> None:
     try:
         await WRITERS[change.target](client, change)
         change.status = "applied"
@@ -75,21 +75,34 @@ async def _one(client: AsyncShipsyncClient, change: Change) -> None:
         change.status, change.detail = "unknown", redact(f"sent, outcome unknown ({exc}); the next run reconciles it")
     except ApiError as exc:
         change.status, change.detail = "failed", _refused(exc)
+    on_written(1)
 
 
-async def _run(settings: Settings, changes: Sequence[Change], http_transport: httpx.AsyncBaseTransport | None) -> ClientStats:
+async def _run(
+    settings: Settings,
+    changes: Sequence[Change],
+    http_transport: httpx.AsyncBaseTransport | None,
+    on_written: Callable[[int], None],
+) -> ClientStats:
     async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
         for phase in PHASES:
-            await asyncio.gather(*(_one(client, c) for c in changes if c.target in phase))
+            await asyncio.gather(*(_one(client, c, on_written) for c in changes if c.target in phase))
         return client.stats
 
 
-def execute(settings: Settings, changes: Sequence[Change], *, http_transport: httpx.AsyncBaseTransport | None = None) -> ClientStats:
-    """Send every create/update/delete in `changes`, setting each one's status and detail."""
+def execute(
+    settings: Settings,
+    changes: Sequence[Change],
+    *,
+    http_transport: httpx.AsyncBaseTransport | None = None,
+    on_written: Callable[[int], None] = lambda n: None,
+) -> ClientStats:
+    """Send every create/update/delete in `changes`, setting each one's status and detail;
+    `on_written(1)` hears of each write finished (applied, failed or unknown)."""
     todo = [c for c in changes if c.action in WRITE_ACTIONS]
     if not todo:
         return ClientStats()
-    return asyncio.run(_run(settings, todo, http_transport))
+    return asyncio.run(_run(settings, todo, http_transport, on_written))
 
 
 def as_undo(change: Change) -> dict[str, Any]:

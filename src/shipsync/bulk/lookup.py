@@ -78,6 +78,8 @@ def _definitions(con: Any, known: Knowledge) -> None:
     columns += ["display_name", "description"]
     for row in con.execute(f"SELECT {', '.join(columns)} FROM custom_field_definitions").fetchall():
         record = dict(zip(columns, row, strict=True))
+        if not record["api_slug"]:
+            continue  # the service did not say its slug: no column can name it, no value can be sent to it
         attributes = {k: record[k] for k in columns[2:]}
         attributes["validation"] = _json(record["validation"]) or {}
         attributes["default_value"] = _json(record["default_value"])
@@ -97,16 +99,16 @@ def read_knowledge(warehouse: Path, *, entities: bool = False, tracking: bool = 
         ).fetchall():
             known.values[(entity_type, entity_id, slug)] = (cf_id, _json(value))
         if entities:
-            for container_id, number in con.execute("SELECT id, attributes->>'number' FROM containers").fetchall():
+            for container_id, number in con.execute("SELECT id, number FROM containers").fetchall():
                 known.known_entities.add(("container", container_id))
                 if number:
                     known.containers_by_number[number.upper()] = container_id
         if entities or tracking:
             for shipment_id, bill, tags, refs in con.execute(
-                "SELECT id, attributes->>'bill_of_lading_number', attributes->'tags', attributes->'ref_numbers' FROM shipments"
+                "SELECT id, bill_of_lading_number, tags, ref_numbers FROM shipments"
             ).fetchall():
                 known.known_entities.add(("shipment", shipment_id))
-                known.shipments[shipment_id] = {"tags": _strings(_json(tags)), "ref_numbers": _strings(_json(refs))}
+                known.shipments[shipment_id] = {"tags": _strings(tags), "ref_numbers": _strings(refs)}
                 if bill:
                     known.shipments_by_bill[bill.upper()] = shipment_id
             columns = ["id", "request_number", "ref_number", "ref_numbers", "tags", "tracked_object_id"]

@@ -6,6 +6,10 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, Literal
 
+from shipsync.bulk.cells import Cell, cell_text
+
+SHOWN_VALUE = 200  # characters of a cell quoted in a problem's description
+
 Action = Literal["create", "update", "delete", "skip"]
 # applied: written; unchanged: already so; rejected: invalid, never sent; failed: the service
 # refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run.
@@ -21,11 +25,14 @@ class Problem:
 
     row: int
     column: str
-    value: str
+    value: Cell
     reason: str
 
     def describe(self) -> str:
-        shown = f" {self.value!r}" if self.value and repr(self.value) not in self.reason else ""
+        text = cell_text(self.value)
+        if len(text) > SHOWN_VALUE:  # an amplified cell must not amplify every report of it
+            text = f"{text[:SHOWN_VALUE]}... ({len(text):,} characters)"
+        shown = f" {text!r}" if text and repr(text) not in self.reason else ""
         return f"row {self.row}, column {self.column}:{shown} {self.reason}"
 
 

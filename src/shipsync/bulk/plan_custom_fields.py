@@ -5,13 +5,15 @@ knows. Keys: `container_number`, `bill_of_lading`, `request_number`, or `contain
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from shipsync.bulk.cells import cell_value
+from shipsync.bulk.cells import Cell, cell_text, cell_value
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresolved_numbers
+from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.refresh import definitions_fresh
 from shipsync.config import Settings
@@ -111,8 +113,26 @@ def _needs_tracking_requests(sheet: Sheet) -> bool:
         return True
     if layout.long and "entity_type" in sheet.headers:
         index = sheet.headers.index("entity_type")
-        return any(ENTITY_HINTS.get(row[index].strip().lower().replace(" ", "_")) == "tracking_request" for row in sheet.rows)
+        return any(ENTITY_HINTS.get(cell_text(row[index]).strip().lower().replace(" ", "_")) == "tracking_request" for row in sheet.rows)
     return False
+
+
+def _long_file_request_numbers(sheet: Sheet, known: Knowledge) -> list[str]:
+    """Keys of a long file's rows whose field lives on tracking requests (its definition says so),
+    that the warehouse cannot resolve yet: they are read from the service by number."""
+    layout = layout_of(sheet)
+    if not layout.long:
+        return []
+    key_index, slug_index = sheet.headers.index(layout.entity_column), sheet.headers.index("api_slug")
+    numbers: set[str] = set()
+    for row in sheet.rows:
+        if max(key_index, slug_index) >= len(row):
+            continue  # a ragged row: the plan reports it
+        definition, key = known.definitions.get(cell_text(row[slug_index])), cell_text(row[key_index]).strip()
+        on_requests = definition is not None and definition.applies_to == "tracking_request"
+        if on_requests and key and key.upper() not in known.tracking_by_number and ("tracking_request", key) not in known.known_entities:
+            numbers.add(key)
+    return sorted(numbers)
 
 
 class CustomFieldsPlanner:
@@ -126,76 +146,117 @@ class CustomFieldsPlanner:
         check_headers(sheet, known)
 
     def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
-        if round_number > 0:
-            return None
-        tracking = _needs_tracking_requests(sheet)
-        return RefreshRequest(
-            definitions=not definitions_fresh(settings.warehouse) or bool(unknown_slugs(sheet, known)),
-            custom_fields=True,
-            tracking_requests=tracking,
-            tracking_since=tracking_since(settings) if tracking else None,
-            request_numbers=unresolved_numbers(sheet, "request_number", known),
-        )
+        if round_number == 0:  # what the keys and columns need: definitions, tracking requests
+            tracking = _needs_tracking_requests(sheet)
+            return RefreshRequest(
+                definitions=not definitions_fresh(settings.warehouse) or bool(unknown_slugs(sheet, known)),
+                tracking_requests=tracking,
+                tracking_since=tracking_since(settings) if tracking else None,
+                request_numbers=unresolved_numbers(sheet, "request_number", known),
+            )
+        if round_number == 1:
+            # Only now are the definitions known that say a long file's keys are request numbers;
+            # with none to look up, the request is empty and costs nothing.
+            numbers = _long_file_request_numbers(sheet, known)
+            return RefreshRequest(
+                tracking_requests=bool(numbers), tracking_since=tracking_since(settings) if numbers else None, request_numbers=numbers
+            )
+        if round_number == 2:  # then the current values of what the rows touch, and nothing more
+            scope = touched_values(sheet, known)
+            return RefreshRequest(values=scope) if scope.entities else None
+        return None
 
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
         return plan(sheet, known, clear_empty=clear_empty)
 
 
-def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
-    layout = layout_of(sheet)
+def _entity_rows(sheet: Sheet, known: Knowledge, layout: Layout, problems: list[Problem]) -> Iterator[tuple[int, list[Cell], str, str]]:
+    """Each row whose key names a known entity, as (row number, cells, entity type, entity id);
+    every other row is a problem instead."""
     index = {h: i for i, h in enumerate(sheet.headers)}
-    changes: list[Change] = []
-    problems: list[Problem] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    wide_columns = [(slug, index[slug]) for slug in layout.slug_columns]
-    converted: dict[tuple[str, str], tuple[bool, Any]] = {}
-    slug_index, value_index = index.get("api_slug", 0), index.get("value", 0)
+    slug_index = index.get("api_slug", 0)
     for row, number in zip(sheet.rows, sheet.row_numbers, strict=True):
         if number in sheet.ragged:
             problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
             continue
-        key_text = row[index[layout.entity_column]]
+        key_text = cell_text(row[index[layout.entity_column]])
         if not key_text:
             problems.append(Problem(number, layout.entity_column, "", "the key is empty"))
             continue
-        hint = row[index["entity_type"]].strip().lower() if "entity_type" in index else ""
-        if layout.long and not hint and (definition := known.definitions.get(row[slug_index])) is not None:
+        hint = cell_text(row[index["entity_type"]]).strip().lower() if "entity_type" in index else ""
+        if layout.long and not hint and (definition := known.definitions.get(cell_text(row[slug_index]))) is not None:
             hint = definition.applies_to  # a long file's row names one field: its entity type says what the key is
         try:
             entity_type, entity_id = resolve_entity(layout.entity_column, key_text, known, hint)
         except ValueProblem as exc:
             problems.append(Problem(number, layout.entity_column, key_text, str(exc)))
             continue
-        # Cells arrive stripped from the reader; the column positions were found once, above.
-        cells = [(row[slug_index], row[value_index], "value")] if layout.long else [(slug, row[i], slug) for slug, i in wide_columns]
-        for slug, text, column in cells:
+        yield number, row, entity_type, entity_id
+
+
+def _cells_of(sheet: Sheet, layout: Layout) -> Callable[[list[Cell]], list[tuple[str, Cell, str]]]:
+    """A row's (api_slug, cell, column) triples: one per slug column, or the long row's one."""
+    index = {h: i for i, h in enumerate(sheet.headers)}
+    if layout.long:
+        slug_index, value_index = index["api_slug"], index["value"]
+        return lambda row: [(cell_text(row[slug_index]), row[value_index], "value")]
+    wide_columns = [(slug, index[slug]) for slug in layout.slug_columns]  # positions found once, not per row
+    return lambda row: [(slug, row[i], slug) for slug, i in wide_columns]
+
+
+def touched_values(sheet: Sheet, known: Knowledge) -> ValueScope:
+    """The entities the file's rows name and the definitions of their fields: the values whose
+    current state the plan compares against."""
+    layout = layout_of(sheet)
+    cells_of = _cells_of(sheet, layout)
+    entities: set[tuple[str, str]] = set()
+    definitions: dict[str, str] = {}
+    for _, row, entity_type, entity_id in _entity_rows(sheet, known, layout, []):
+        for slug, _, _ in cells_of(row):
+            definition = known.definitions.get(slug)
+            if definition is not None and definition.applies_to == entity_type:
+                entities.add((entity_type, entity_id))
+                definitions[definition.id] = slug
+    return ValueScope(frozenset(entities), definitions)
+
+
+def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
+    layout = layout_of(sheet)
+    cells_of = _cells_of(sheet, layout)
+    changes: list[Change] = []
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    converted: dict[tuple[str, type, Cell], tuple[bool, Any]] = {}
+    for number, row, entity_type, entity_id in _entity_rows(sheet, known, layout, problems):
+        for slug, text, column in cells_of(row):  # cells arrive stripped from the reader
             definition = known.definitions.get(slug)
             if definition is None:
                 problems.append(Problem(number, "api_slug", slug, "names no custom field definition"))
                 continue
             if definition.applies_to != entity_type:
-                if text:
+                if text != "":
                     named = entity_type.replace("_", " ")
                     problems.append(Problem(number, column, text, f"{slug} applies to {definition.entity_type}, not a {named}"))
                 continue
             where = (entity_type, entity_id, slug)
             current = known.values.get(where)
-            if text and where in seen:
+            if text != "" and where in seen:
                 problems.append(Problem(number, column, text, f"the same field of this {entity_type} is set in row {seen[where]}"))
                 continue
-            if not text:
+            if text == "":
                 if clear_empty and current is not None:
                     changes.append(Change(number, entity_type, entity_id, slug, "delete", current[1], None, current[0]))
                 continue
             # Spreadsheets repeat values (priorities, yes/no, dates, option lists): each distinct
-            # (field, text) is converted and checked once per run.
-            outcome = converted.get((slug, text))
+            # (field, cell) is converted and checked once per run (True and 1 are equal keys: the
+            # cell's type is part of the key).
+            outcome = converted.get((slug, type(text), text))
             if outcome is None:
                 try:
                     outcome = (True, cell_value(text, definition.rules, definition.labels))
                 except ValueProblem as exc:
                     outcome = (False, str(exc))
-                converted[(slug, text)] = outcome
+                converted[(slug, type(text), text)] = outcome
             if not outcome[0]:
                 problems.append(Problem(number, column, text, outcome[1]))
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shipsync.bulk.cells import split_list
+from shipsync.bulk.cells import cell_text, split_list
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem, skipped
 from shipsync.bulk.planner import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
@@ -69,7 +69,7 @@ class TrackingRequestsPlanner:
         index = sheet.headers.index(key)
         found: list[str] = []
         for row in sheet.rows:
-            ids = self._resolve(key, row[index].strip(), known) if index < len(row) else []
+            ids = self._resolve(key, cell_text(row[index]).strip(), known) if index < len(row) else []
             found.extend(ids[:1] if len(ids) == 1 else [])
         return found
 

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
 
+from shipsync.bulk.cells import cell_text
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.config import Settings
 from shipsync.warehouse.ledger import last_success
@@ -32,7 +34,8 @@ class RefreshRequest:
     """What to re-read from the service into the warehouse before planning."""
 
     definitions: bool = False
-    custom_fields: bool = False
+    custom_fields: bool = False  # every value of the account
+    values: ValueScope | None = None  # the values of these entities and fields, by the cheapest route
     tracking_requests: bool = False
     tracking_since: str | None = None
     request_numbers: Sequence[str] = ()
@@ -68,14 +71,15 @@ def unresolved_numbers(sheet: Sheet, column: str, known: Knowledge) -> list[str]
     if column not in sheet.headers:
         return []
     index = sheet.headers.index(column)
-    cells = {row[index].strip() for row in sheet.rows if index < len(row)}
+    cells = {cell_text(row[index]).strip() for row in sheet.rows if index < len(row)}
     return sorted(c for c in cells if c and c.upper() not in known.tracking_by_number)
 
 
 def rows_of(sheet: Sheet, problems: list[Problem]) -> Iterator[tuple[int, dict[str, str]]]:
-    """Each well-formed row as (row number, {column: cell}); a ragged row is a problem instead."""
+    """Each well-formed row as (row number, {column: cell text}); a ragged row is a problem instead.
+    Kinds read through here take every cell as text (a number cell 42 is `42`)."""
     for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
         if number in sheet.ragged:
             problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
             continue
-        yield number, dict(zip(sheet.headers, cells, strict=True))
+        yield number, dict(zip(sheet.headers, map(cell_text, cells), strict=True))

@@ -1,5 +1,6 @@
 """Recording a bulk run: `bulk_results` and before-images in the warehouse (one transaction, with
-the values written), and `NAME.results.csv` beside the input."""
+the values written), and `NAME.results.csv` beside the input (created without following links,
+every cell formula-safe and capped: `results_cells`)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,20 @@ from pathlib import Path
 
 import orjson
 
+from shipsync.bulk.cells import cell_text
 from shipsync.bulk.execute import as_undo
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import reflect
+from shipsync.bulk.results_cells import results_cell
+from shipsync.errors import InputError
 from shipsync.redaction import redact
+from shipsync.safe_files import replacing_text
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.upsert import append_rows, sql_types
 
 # Status of a row when its fields disagree: the worst one is shown.
 SEVERITY = {"rejected": 5, "failed": 4, "unknown": 3, "applied": 2, "planned": 1, "unchanged": 0}
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _json(value: object) -> str:
@@ -123,11 +127,6 @@ def store(
         reflect(con, applied, run_id=run_id)
 
 
-def safe_cell(value: str) -> str:
-    """Neutralize spreadsheet formulas: a leading =, +, -, @ makes a cell text."""
-    return "'" + value if value.startswith(FORMULA_START) else value
-
-
 def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict[int, tuple[str, str]]:
     outcomes: dict[int, tuple[str, list[str]]] = {}
     for p in problems:
@@ -143,15 +142,19 @@ def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict
 
 
 def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem]) -> Path:
-    """NAME.results.csv beside the input: its rows plus `status` and `detail`, formula-safe."""
+    """NAME.results.csv beside the input: its rows plus `status` and `detail`, formula-safe, each
+    cell capped; a link planted at that name is replaced, never followed."""
     target = sheet.file.with_name(f"{sheet.file.stem}.results.csv")
     outcomes = row_outcomes(changes, problems)
-    with target.open("w", newline="", encoding="utf-8-sig") as out:
-        writer = csv.writer(out)
-        writer.writerow([safe_cell(h) for h in [*sheet.original_headers, "status", "detail"]])
-        for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
-            status, detail = outcomes.get(number, ("unchanged", ""))
-            writer.writerow([safe_cell(v) for v in [*cells, status, redact(detail)]])
+    try:
+        with replacing_text(target, newline="", encoding="utf-8-sig") as out:
+            writer = csv.writer(out)
+            writer.writerow([results_cell(h) for h in [*sheet.original_headers, "status", "detail"]])
+            for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
+                status, detail = outcomes.get(number, ("unchanged", ""))
+                writer.writerow([*(results_cell(cell_text(c)) for c in cells), status, results_cell(redact(detail))])
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write the results file ({exc.strerror or exc})") from None
     return target
 
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import duckdb
-import orjson
 import pyarrow as pa
 
 from shipsync.bulk.model import Change
@@ -31,9 +30,8 @@ def _delete(con: duckdb.DuckDBPyConnection, table: str, column: str, ids: list[s
 
 def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change) -> None:
     values: list[str] = list(change.after or [])
-    patch = orjson.dumps({change.field: values}).decode()
-    con.execute("UPDATE shipments SET attributes = json_merge_patch(attributes, ?::JSON) WHERE id = ?", [patch, change.entity_id])
     column = "tags" if change.field == "tags" else "ref_numbers"
+    con.execute(f"UPDATE shipments SET {column} = ? WHERE id = ?", [values, change.entity_id])
     con.execute(f"UPDATE tracking_requests SET {column} = ? WHERE tracked_object_id = ?", [values, change.entity_id])
 
 

@@ -16,9 +16,12 @@ from shipsync.api import AsyncShipsyncClient
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
 from shipsync.bulk.planner import RefreshRequest
+from shipsync.bulk.progress import RequestBudget, Stage, no_progress
+from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import (
     Batch,
@@ -90,22 +93,32 @@ def definitions_fresh(warehouse: Path) -> bool:
     return bool(row[0] > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (row[1] is None or row[0] > row[1]))
 
 
-def refresh(settings: Settings, run_id: str, request: RefreshRequest) -> ClientStats:
+def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:
     """Fetch what is asked, then replace it in the warehouse in one transaction."""
+    if request == RefreshRequest():
+        return ClientStats()  # nothing asked: no client, no transaction
 
-    async def fetch() -> tuple[Any, Any, Any, Any, ClientStats]:
+    async def fetch() -> tuple[Any, Any, Any, Any, ValuesRead | None, ClientStats]:
         async with AsyncShipsyncClient.from_settings(settings) as client:
             defs = await _fetch_definitions(client) if request.definitions else None
             values = await _fetch_custom_fields(client) if request.custom_fields else None
+            scoped = (
+                await read_values(client, request.values, progress=progress, budget=RequestBudget(settings.rate))
+                if request.values is not None and not request.custom_fields
+                else None
+            )
             trs = (
                 await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since)
                 if request.tracking_requests
                 else None
             )
             shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
-            return defs, values, trs, shipments, client.stats
+            return defs, values, trs, shipments, scoped, client.stats
 
-    defs, values, trs, shipments, stats = asyncio.run(fetch())
+    observed_at = observed_now()
+    defs, values, trs, shipments, scoped, stats = asyncio.run(fetch())
+    if scoped is not None and scoped.route == "listing":
+        values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}
     if defs is not None:
         merge(batch, definition_columns(defs[0]))
@@ -113,14 +126,18 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest) -> ClientS
             merge(batch, option_columns(definition_id, options))
     if values is not None:
         merge(batch, custom_field_columns(values))
+    if scoped is not None and scoped.values:
+        merge(batch, custom_field_columns(scoped.values))
     if trs:
         merge(batch, tracking_request_columns(trs))
     if shipments:
-        merge(batch, included_columns(shipments))
+        merge(batch, included_columns(shipments, observed_at))
     with connect(settings.warehouse) as con, transaction(con):
         write_batch_with(con, batch, run_id=run_id)
         if values is not None:  # values deleted at the service are gone here too
             _delete_missing(con, "custom_fields", [r["id"] for r in values])
+        if scoped is not None:  # ... within what was read
+            _delete_missing_in_scope(con, scoped)
         if defs is not None:
             _delete_missing(con, "custom_field_definitions", [d["id"] for d in defs[0]])
             _delete_missing(con, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
@@ -131,6 +148,26 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest) -> ClientS
                 [now, now, stats.requests],
             )
     return stats
+
+
+def _delete_missing_in_scope(con: Any, read: ValuesRead) -> None:
+    """Values of the read's entities (or definitions) that the service no longer has."""
+    keep = pa.table({"id": pa.array([str(r["id"]) for r in read.values], pa.string())})
+    if read.route == "entities":
+        kinds, ids = zip(*sorted(read.scope.entities), strict=True) if read.scope.entities else ((), ())
+        scope = pa.table({"a": pa.array(kinds, pa.string()), "b": pa.array(ids, pa.string())})
+        where = "EXISTS (SELECT 1 FROM _scope s WHERE s.a = custom_fields.entity_type AND s.b = custom_fields.entity_id)"
+    else:
+        definitions = sorted(read.scope.definitions.items())
+        scope = pa.table({"a": pa.array([d for d, _ in definitions], pa.string()), "b": pa.array([s for _, s in definitions], pa.string())})
+        where = "(definition_id IN (SELECT a FROM _scope) OR api_slug IN (SELECT b FROM _scope))"
+    con.register("_keep", keep)
+    con.register("_scope", scope)
+    try:
+        con.execute(f"DELETE FROM custom_fields WHERE {where} AND id NOT IN (SELECT id FROM _keep)")
+    finally:
+        con.unregister("_keep")
+        con.unregister("_scope")
 
 
 def _delete_missing(con: Any, table: str, keep: list[str]) -> None:

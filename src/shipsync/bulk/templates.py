@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from shipsync.safe_files import replacing_text
+
 TEMPLATES: dict[str, list[list[str]]] = {
     "tracking-requests": [
         ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers_add", "ref_number"],
@@ -62,6 +64,6 @@ def write_template(kind: str, target: Path) -> Path:
         from shipsync.errors import InputError
 
         raise InputError(f"unknown kind {kind!r}: use one of {', '.join(TEMPLATES)}")
-    with target.open("w", newline="", encoding="utf-8") as out:
+    with replacing_text(target, newline="", encoding="utf-8") as out:  # a planted link is replaced, not followed
         csv.writer(out).writerows(TEMPLATES[kind])
     return target

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from shipsync.bulk.apply import ApplyReport
-from shipsync.bulk.execute import execute
+from shipsync.bulk.execute import WRITE_ACTIONS, execute
 from shipsync.bulk.model import Action, Change, Target
+from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.record import store
 from shipsync.config import Settings
 from shipsync.errors import InputError
@@ -91,11 +92,13 @@ def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -
     return [Change(row, entity_type, entity_id, field, action, after, before, resource_id, payload=payload, target=target)]
 
 
-def undo_run(settings: Settings, run_id: str) -> ApplyReport:
+def undo_run(settings: Settings, run_id: str, *, progress: Stage = no_progress) -> ApplyReport:
     images, shipments = _load(settings.warehouse, run_id)
     with ledger_run(settings, "apply_undo", {"undo_of": run_id}) as record:
         changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n, shipments)]
-        record.add_stats(execute(settings, changes))
+        writes = sum(1 for c in changes if c.action in WRITE_ACTIONS)
+        with progress(f"undoing {writes:,} changes", writes, RequestBudget(settings.rate)) as advance:
+            record.add_stats(execute(settings, changes, on_written=advance))
         store(settings.warehouse, record.run_id, "undo", None, changes, [], undo_of=run_id)
         record.errors.extend(f"{c.entity_id} {c.field}: {c.status} {c.detail}" for c in changes if c.status != "applied")
         return ApplyReport(record.run_id, "undo", Path(run_id), False, None, changes, [], record.stats.requests)

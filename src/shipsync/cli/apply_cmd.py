@@ -9,11 +9,11 @@ import typer
 from shipsync.cli.common import console, one_line_errors, settings_from_env
 
 apply_app = typer.Typer(
-    help="Apply a spreadsheet (CSV or XLSX) to the service: validated, diffed, recorded, undoable.", no_args_is_help=True
+    help="Apply a spreadsheet (CSV, XLSX or ODS) to the service: validated, diffed, recorded, undoable.", no_args_is_help=True
 )
 
 DRY_RUN = typer.Option(False, "--dry-run", help="Validate and diff, write nothing; the same report.")
-SHEET = typer.Option(None, "--sheet", help="XLSX sheet name (default: the first).")
+SHEET = typer.Option(None, "--sheet", help="XLSX or ODS sheet name (default: the first).")
 ENCODING = typer.Option(None, "--encoding", help="Force the CSV encoding (default: sniffed).")
 DELIMITER = typer.Option(None, "--delimiter", help="Force the CSV delimiter: , ; or tab (default: sniffed).")
 CLEAR_EMPTY = typer.Option(False, "--clear-empty", help="An empty cell removes the value (default: leave as is).")
@@ -21,9 +21,18 @@ CLEAR_EMPTY = typer.Option(False, "--clear-empty", help="An empty cell removes t
 
 def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: str | None, delimiter: str | None, clear_empty: bool) -> None:
     from shipsync.bulk.apply import apply_file
+    from shipsync.cli.progress import progress_bar
 
     report = apply_file(
-        settings_from_env(), kind, file, dry_run=dry_run, sheet=sheet, encoding=encoding, delimiter=delimiter, clear_empty=clear_empty
+        settings_from_env(),
+        kind,
+        file,
+        dry_run=dry_run,
+        sheet=sheet,
+        encoding=encoding,
+        delimiter=delimiter,
+        clear_empty=clear_empty,
+        progress=progress_bar,
     )
     print_report(report)
 
@@ -91,8 +100,9 @@ def custom_fields(
 def undo(run_id: str) -> None:
     """Restore what an apply run changed (patch back, delete what it created, re-create what it removed)."""
     from shipsync.bulk.undo import undo_run
+    from shipsync.cli.progress import progress_bar
 
-    print_report(undo_run(settings_from_env(), run_id))
+    print_report(undo_run(settings_from_env(), run_id, progress=progress_bar))
 
 
 @one_line_errors

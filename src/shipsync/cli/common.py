@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -14,7 +13,7 @@ from rich.console import Console
 
 from shipsync.config import Settings, load_settings
 from shipsync.errors import ShipsyncError
-from shipsync.redaction import install_log_redaction, redact
+from shipsync.redaction import redact
 
 # Off a terminal Rich assumes 80 columns, which folds every table; logs and pipes can take more.
 _WIDTH = None if sys.stdout.isatty() else 160
@@ -29,11 +28,6 @@ def quiet_prefect() -> None:
     """Prefect must not phone home or download anything here; set before Prefect is imported."""
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("DO_NOT_TRACK", "1")
-
-
-def setup_logging(level: str = "WARNING") -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s", stream=sys.stderr)
-    install_log_redaction()
 
 
 def settings_from_env(**overrides: object) -> Settings:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import enum
+
 import typer
 
 from shipsync.cli.apply_cmd import apply_app, template
 from shipsync.cli.bench_cmd import bench
 from shipsync.cli.common import one_line_errors, quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
+from shipsync.cli.report_cmd import report
 from shipsync.cli.sandbox_cmd import sandbox_app
 from shipsync.cli.up_cmd import up
 from shipsync.cli.webhooks_cmd import events_app, simulate, webhooks_app
+from shipsync.logsetup import LEVELS, setup_logging
 
 app = typer.Typer(
     help="shipsync: keep a DuckDB warehouse in sync with the shipment-tracking API.",
@@ -21,12 +25,30 @@ app.add_typer(sandbox_app, name="sandbox")
 app.command()(bench)
 app.add_typer(pull_app, name="pull")
 app.command()(status)
+app.command()(report)
 app.command()(up)
 app.add_typer(apply_app, name="apply")
 app.command()(template)
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(events_app, name="events")
 sandbox_app.command("simulate")(simulate)
+
+
+LogLevel = enum.Enum("LogLevel", {name: name for name in LEVELS}, type=str)  # type: ignore[misc]
+
+
+@app.callback()
+def _every_command(
+    log_level: LogLevel = typer.Option(
+        "WARNING",
+        "--log-level",
+        envvar="SHIPSYNC_LOG_LEVEL",
+        case_sensitive=False,
+        help="Log records at this level and above go to standard error; secrets are masked in every one.",
+    ),
+) -> None:
+    """shipsync: keep a DuckDB warehouse in sync with the shipment-tracking API."""
+    setup_logging(log_level.value)
 
 
 @app.command()

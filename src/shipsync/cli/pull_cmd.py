@@ -113,10 +113,50 @@ def tracking_requests(
         report([pull_tracking_requests(settings_from_env(), full=full, progress=progress)])
 
 
+@pull_app.command("shipments")
+@one_line_errors
+def shipments() -> None:
+    """Every shipment with its containers, terminals and ports (1 request per 100 shipments)."""
+    from shipsync.pull.tracking import pull_shipments
+
+    with progress_bar("shipments") as progress:
+        report([pull_shipments(settings_from_env(), progress=progress)])
+
+
+@pull_app.command("containers")
+@one_line_errors
+def containers() -> None:
+    """Every container with its transport events (1 request per 100 containers)."""
+    from shipsync.pull.tracking import pull_containers
+
+    with progress_bar("containers") as progress:
+        report([pull_containers(settings_from_env(), progress=progress)])
+
+
+@pull_app.command("shipping-lines")
+@one_line_errors
+def shipping_lines() -> None:
+    """The carriers the service supports (1 request)."""
+    from shipsync.pull.tracking import pull_shipping_lines
+
+    with progress_bar("shipping lines") as progress:
+        report([pull_shipping_lines(settings_from_env(), progress=progress)])
+
+
+@pull_app.command("places")
+@one_line_errors
+def places(force: bool = FORCE, freshness_days: float = FRESHNESS) -> None:
+    """Ports, terminals and vessels the warehouse names and has not seen within the window (1 request each)."""
+    from shipsync.pull.places import pull_places
+
+    with progress_bar("places") as progress:
+        report([pull_places(settings_from_env(), force=force, freshness=timedelta(days=freshness_days), progress=progress)])
+
+
 @pull_app.command("all")
 @one_line_errors
 def pull_everything(force: bool = FORCE) -> None:
-    """Documents, tracking requests, then the metro areas and document schemas they lead to."""
+    """Documents, tracking requests, shipments, containers, shipping lines, then the places, metro areas and schemas they name."""
     from shipsync.pull.everything import pull_all
 
     with progress_bar("pulling") as progress:
@@ -125,18 +165,32 @@ def pull_everything(force: bool = FORCE) -> None:
 
 @one_line_errors
 def status() -> None:
-    """What `shipsync up` runs, the tables with row counts, and the last run of each flow with its outcome."""
+    """What `shipsync up` runs, what analysts see (when it was published, tables with row counts),
+    and the last run of each flow with its outcome."""
     from shipsync.cli.up_cmd import show_up
-    from shipsync.warehouse.status import warehouse_status
+    from shipsync.warehouse.status import publication_status, warehouse_status
 
     settings = settings_from_env()
     show_up(settings.state_dir)
     tables, runs = warehouse_status(settings.warehouse)
     console.print(f"warehouse: {settings.warehouse}")
+    published = publication_status(settings.warehouse)
+    if published:
+        console.print(
+            f"published: state {published.generation} at {published.published_at:%Y-%m-%d %H:%M:%S} UTC "
+            f"(pipeline data as of {published.source_changed_at or published.published_at:%H:%M:%S}"
+            f"{'; newer writes not yet published' if published.pending else ''}): {published.tables} tables, "
+            f"{published.rows:,} rows in {published.files} Parquet files; {published.states_kept} state(s) kept, "
+            f"{published.bytes_on_disk / 1e6:,.1f} MB"
+        )
     table = Table("table", "rows")
     for name, rows in tables:
         table.add_row(name, f"{rows:,}")
     console.print(table)
+    if dead := dict(tables).get("webhook_dead_letters"):
+        console.print(
+            f"[yellow]{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters[/yellow]"
+        )
     flows = Table("flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors")
     for run in runs:
         flows.add_row(*[str(v) for v in run])

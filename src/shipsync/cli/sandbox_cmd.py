@@ -9,6 +9,7 @@ import typer
 
 from shipsync.cli.common import one_line_errors
 from shipsync.config import parse_rate_limit
+from shipsync.redaction import register_secret
 
 sandbox_app = typer.Typer(help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True)
 
@@ -23,6 +24,9 @@ def serve(
     ),
     seed: int = typer.Option(7, help="Seed of the generated data (same seed, same data)."),
     documents: int = typer.Option(200, min=0, help="Documents per account (with shipments, containers and the rest)."),
+    shipments: int | None = typer.Option(None, min=1, help="Shipments per account (default: one per two documents)."),
+    containers: int | None = typer.Option(None, min=0, help="Containers per account, spread over the shipments (default: 1-3 each)."),
+    custom_field_values: int = typer.Option(0, min=0, help="Custom field values per account, on containers then shipments."),
     rate_limit: str = typer.Option("100/60", help="REQUESTS/SECONDS per key, rolling window; 0 turns it off."),
     fault_rate: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."),
     latency_ms: float = typer.Option(0.0, min=0.0, help="Added latency per request (jittered 0.5x to 1.5x)."),
@@ -31,7 +35,9 @@ def serve(
 
     Set SHIPSYNC_API_URL=http://HOST:PORT/v2 and SHIPSYNC_API_KEY to one of the keys to point
     shipsync at it. Admin endpoints: GET /_admin/health; GET /_admin/stats, GET /_admin/deliveries and
-    POST /_admin/simulate take an account's `Authorization: Token KEY` and show only that account.
+    POST /_admin/simulate take an account's `Authorization: Token KEY` and show only that account;
+    POST /_admin/advance?hours=H&documents=N&changed_documents=N&containers=N&custom_field_values=N
+    moves that account's clock on and changes N records of each kind (for incremental syncs).
     """
     # Imported here, not at the top: every `shipsync` command would otherwise pay for the sandbox.
     import uvicorn
@@ -42,10 +48,15 @@ def serve(
         api_keys=tuple(api_key or DEFAULT_API_KEYS),
         seed=seed,
         documents=documents,
+        shipments=shipments,
+        containers=containers,
+        custom_field_values=custom_field_values,
         rate_limit=parse_rate_limit(rate_limit, name="--rate-limit"),
         fault_rate=fault_rate,
         latency_ms=latency_ms,
     )
+    for key in options.api_keys:
+        register_secret(key)  # masked in every log record (the CLI installed the redaction)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     access = logging.getLogger("shipsync.sandbox")

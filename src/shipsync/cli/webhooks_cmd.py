@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import typer
 
 from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.webhooks.limits import ReceiverLimits
 
 webhooks_app = typer.Typer(help="Register webhooks and receive their signed deliveries durably.", no_args_is_help=True)
 events_app = typer.Typer(help="The webhook event log in the warehouse.", no_args_is_help=True)
@@ -42,34 +42,48 @@ def delete(webhook_id: str) -> None:
     console.print(f"deleted webhook {webhook_id}")
 
 
+_LIMITS = ReceiverLimits()
+
+
 @webhooks_app.command("serve")
 @one_line_errors
 def serve(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     port: int = typer.Option(8701, help="Port to listen on."),
     spool: Path | None = typer.Option(None, "--spool", help="Spool folder (default: SHIPSYNC_SPOOL, else spool/ beside the warehouse)."),
-    secret: list[str] = typer.Option([], "--secret", help="A webhook secret to accept; repeatable (default: the secrets store)."),
+    secret: list[str] = typer.Option(
+        [], "--secret", help="A webhook secret to accept; repeatable. Visible to other users in `ps`: prefer SHIPSYNC_WEBHOOK_SECRETS."
+    ),
+    max_body: int = typer.Option(_LIMITS.max_body, min=1, help="Largest body in bytes (413 beyond)."),
+    body_timeout: float = typer.Option(_LIMITS.body_timeout_s, min=0.001, help="Seconds to receive a body once its headers are in (408)."),
+    header_timeout: float = typer.Option(_LIMITS.header_timeout_s, min=0.001, help="Seconds to receive a request's headers (408)."),
+    idle_timeout: float = typer.Option(_LIMITS.idle_timeout_s, min=0.001, help="Seconds a connection may stay open with no request."),
+    max_header_bytes: int = typer.Option(_LIMITS.max_header_bytes, min=256, help="Largest request head in bytes (431 beyond)."),
+    max_headers: int = typer.Option(_LIMITS.max_headers, min=1, help="Most header fields in a request (431 beyond)."),
+    max_connections: int = typer.Option(
+        _LIMITS.max_connections, min=1, help="Most open connections; at the limit a new one closes the longest-idle one."
+    ),
 ) -> None:
-    """Receive deliveries at POST /webhook (health: GET /healthz); answer 200 only once stored on disk."""
-    import uvicorn
+    """Receive deliveries at POST /webhook (health: GET /healthz); answer 200 only once stored on disk.
 
-    from shipsync.webhooks.server import build_receiver, configure_delivery_log
+    Secrets: every secret in SHIPSYNC_WEBHOOK_SECRETS (comma-separated) and in the secrets store
+    (SHIPSYNC_SECRETS_FILE, default ~/.config/shipsync/secrets.json, filled by `webhooks register`)
+    is accepted; each must be at least 16 characters. Stops cleanly on SIGTERM or Ctrl-C.
+    """
+    from shipsync.webhooks.server import build_receiver, run_receiver
 
-    configure_delivery_log()
-    receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret)
+    limits = ReceiverLimits(
+        max_body=max_body,
+        body_timeout_s=body_timeout,
+        header_timeout_s=header_timeout,
+        idle_timeout_s=idle_timeout,
+        max_header_bytes=max_header_bytes,
+        max_headers=max_headers,
+        max_connections=max_connections,
+    )
+    receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret, limits=limits)
     console.print(f"receiving at http://{host}:{port}/webhook, spooling to {receiver.writer.spool}, {len(receiver.secrets)} secret(s)")
-    # uvicorn shuts down gracefully on SIGTERM, then re-raises it under the handler found before
-    # it started: make that an exit that runs the `finally` below, not an instant kill.
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    try:
-        uvicorn.run(receiver, host=host, port=port, loop="uvloop", http="httptools", lifespan="off", access_log=False, log_level="warning")
-    finally:
-        receiver.delivery_log.flush()
-        receiver.writer.close()  # cut the segment to its last record and stop the fsync helper
-
-
-def _exit_on_signal(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    run_receiver(receiver, host=host, port=port)
 
 
 @events_app.command("load")
@@ -82,6 +96,7 @@ def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (
     report = load_events(settings.warehouse, spool or settings.spool_dir)
     console.print(
         f"events load: {report.loaded} loaded, {report.duplicates} duplicates, {report.conflicts} conflicts, "
+        f"{report.dead_letters} dead-lettered (see webhook_dead_letters), "
         f"{report.entities_refreshed} entities refreshed, {report.stale_ignored} older events ignored, "
         f"{len(report.archived)} segment(s) archived"
     )
@@ -92,7 +107,7 @@ def simulate(
     url: str = typer.Option("http://127.0.0.1:8700", "--url", help="The sandbox (without /v2)."),
     api_key: str = typer.Option("sandbox-key-1", "--api-key", help="Whose containers move (their webhooks receive it)."),
     containers: int = typer.Option(10, "--containers", min=1, help="How many containers travel."),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0, help="Which containers: 0 the first in id order, else a seeded sample."),
 ) -> None:
     """Move seeded containers through realistic journeys; registered webhooks receive the events."""
     import httpx

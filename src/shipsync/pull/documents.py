@@ -26,7 +26,7 @@ PAGES_PER_BATCH = 50
 
 def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
     """Normalize a fetched batch and write it in one transaction (no network while open)."""
-    batch = document_page_columns(fetched.data, fetched.included)
+    batch = document_page_columns(fetched.data, fetched.included, fetched.observed_at)
     owners = [str(d["id"]) for d in fetched.data]
     return write_batch(warehouse, batch, run_id=run_id, link_owners={"document_shipments": owners, "document_containers": owners})
 

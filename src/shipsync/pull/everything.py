@@ -1,11 +1,14 @@
-"""`pull all`: documents, tracking requests, then the metro areas and schemas they lead to."""
+"""`pull all`: documents, tracking requests, shipments, containers and shipping lines, then the
+places, metro areas and schemas they name."""
 
 from __future__ import annotations
 
 from shipsync.config import Settings
 from shipsync.pull.documents import pull_documents
+from shipsync.pull.places import pull_places
 from shipsync.pull.reference import pull_document_schemas, pull_metro_areas
 from shipsync.pull.steps import Progress, StepRunner, no_progress, run_direct
+from shipsync.pull.tracking import pull_containers, pull_shipments, pull_shipping_lines
 from shipsync.pull.tracking_requests import pull_tracking_requests
 from shipsync.warehouse.ledger import RunRecord
 
@@ -16,6 +19,10 @@ def pull_all(
     return [
         pull_documents(settings, all_documents=True, runner=runner, progress=progress),
         pull_tracking_requests(settings, runner=runner, progress=progress),
+        pull_shipments(settings, runner=runner, progress=progress),
+        pull_containers(settings, runner=runner, progress=progress),
+        pull_shipping_lines(settings, runner=runner, progress=progress),
+        pull_places(settings, force=force, runner=runner, progress=progress),
         pull_metro_areas(settings, force=force, runner=runner, progress=progress),
         pull_document_schemas(settings, force=force, runner=runner, progress=progress),
     ]

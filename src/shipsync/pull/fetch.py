@@ -12,6 +12,7 @@ from shipsync.api.transport import ClientStats
 from shipsync.config import Settings
 from shipsync.errors import ApiError, AuthenticationError, NotFoundError
 from shipsync.redaction import redact
+from shipsync.warehouse.declared_rows import observed_now
 
 
 @dataclass
@@ -24,6 +25,8 @@ class Fetched:
     failed: list[str] = field(default_factory=list)  # "id: reason", after every retry
     stats: ClientStats = field(default_factory=ClientStats)
     next_link: str | None = None
+    # When the batch's first request left: what it read is at least this new (rows' `observed_at`).
+    observed_at: str = field(default_factory=observed_now)
 
     def add_page(self, page: Page) -> None:
         self.data.extend(page.data)

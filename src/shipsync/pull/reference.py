@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.jsonapi import Page
 from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
 from shipsync.pull.run import ledger_run
@@ -25,9 +27,10 @@ BATCH = 200
 # Where UN/LOCODEs appear in the warehouse: ports of included shipments, and (once the event log
 # exists) locations of transport events.
 LOCODE_SOURCES = (
-    "SELECT attributes->>'port_of_lading_locode' AS code FROM shipments "
-    "UNION SELECT attributes->>'port_of_discharge_locode' FROM shipments "
-    "UNION SELECT attributes->>'destination_locode' FROM shipments",
+    "SELECT port_of_lading_locode AS code FROM shipments "
+    "UNION SELECT port_of_discharge_locode FROM shipments "
+    "UNION SELECT destination_locode FROM shipments",
+    "SELECT location_locode FROM transport_events UNION SELECT location_locode FROM estimated_events",
     "SELECT attributes->>'location_locode' FROM webhook_event_resources WHERE type = 'transport_event' "
     "UNION SELECT attributes->>'code' FROM webhook_event_resources WHERE type IN ('port', 'metro_area') "
     "UNION SELECT attributes->>'locode' FROM webhook_event_resources WHERE type IN ('port', 'metro_area')",
@@ -35,11 +38,11 @@ LOCODE_SOURCES = (
 # An extraction names the public `schema_version` of its schema; with the document's type it
 # names the schema (`document_schemas` are addressed as `<document_type>@<date>`).
 EXTRACTED_SCHEMAS = (
-    "SELECT DISTINCT coalesce(d.document_type_manual, d.document_type), r.attributes->>'schema_version', s.id "
+    "SELECT DISTINCT coalesce(d.document_type_manual, d.document_type), r.schema_version, s.id "
     "FROM documents d JOIN document_representations r ON r.id = d.last_document_representation_id "
     "LEFT JOIN document_schemas s ON s.document_type = coalesce(d.document_type_manual, d.document_type) "
-    "AND s.schema_version = r.attributes->>'schema_version' "
-    "WHERE r.attributes->>'schema_version' IS NOT NULL"
+    "AND s.schema_version = r.schema_version "
+    "WHERE r.schema_version IS NOT NULL"
 )
 _DATE_VERSION = re.compile(r"^v?(\d{4})[-./]?(\d{2})[-./]?(\d{2})$")
 
@@ -54,7 +57,7 @@ def discover(warehouse: Path, queries: Sequence[str], valid: Callable[[str], boo
     if not warehouse.exists():
         return []
     found: set[str] = set()
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         present = _existing_tables(con)
         for query in queries:
             table = query.split(" FROM ", 1)[1].split()[0]
@@ -73,10 +76,10 @@ def schema_id(document_type: str, schema_version: str) -> str | None:
 
 
 def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
-    """Schema ids the warehouse's extractions follow, and the (type, version) pairs no id can be made of."""
+    """Schema ids the warehouse's extractions follow, and why no id can be made for the others."""
     if not warehouse.exists():
         return [], []
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         if not {"documents", "document_representations", "document_schemas"} <= _existing_tables(con):
             return [], []
         rows = con.execute(EXTRACTED_SCHEMAS).fetchall()
@@ -86,8 +89,10 @@ def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
         found = known_id or schema_id(document_type or "", version)
         if found:
             ids.add(found)
+        elif not document_type:
+            unnamed.append(f"version {version} of a document the service gave no type")
         else:
-            unnamed.append(f"{document_type} {version}")
+            unnamed.append(f"{document_type} {version}: its version carries no date")
     return sorted(ids), sorted(unnamed)
 
 
@@ -95,7 +100,7 @@ def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], windo
     if not warehouse.exists() or not keys:
         return set()
     cutoff = datetime.now(UTC) - window
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         rows = con.execute(f'SELECT "{key}" FROM "{table}" WHERE _synced_at >= ?', [cutoff]).fetchall()
     return {r[0] for r in rows} & set(keys)
 
@@ -104,9 +109,26 @@ def is_locode(value: str) -> bool:
     return len(value) == 5 and value[:2].isalpha() and value[2:].isalnum()
 
 
+async def _metro_area(client: AsyncShipsyncClient, key: str) -> Page:
+    """One metro area; an answer that leaves its `code` out (or null) is the one asked for, when it
+    was asked for by its UN/LOCODE (the code is the table's key: without it the row cannot be kept)."""
+    page = await client.metro_areas.get_page(key)
+    for resource in page.data:
+        attributes = resource.get("attributes")
+        if not isinstance(attributes, dict):
+            attributes = resource["attributes"] = {}
+        if not isinstance(attributes.get("code"), str) or not attributes["code"]:
+            unnamed = resource.get("")
+            attributes["code"] = key if is_locode(key) else unnamed if isinstance(unnamed, str) and is_locode(unnamed) else None
+    return page
+
+
 def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.metro_areas.get_page(i)))
-    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(fetched.data), run_id=run_id))
+    fetched = asyncio.run(fetch_each(settings, ids, _metro_area))
+    coded = [r for r in fetched.data if r["attributes"]["code"]]
+    uncoded = [r for r in fetched.data if not r["attributes"]["code"]]
+    fetched.failed.extend(f"{r['id']}: the answer named no UN/LOCODE (the table's key)" for r in uncoded)
+    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(coded), run_id=run_id))
 
 
 def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
@@ -140,7 +162,7 @@ def _pull_reference(
         "force": force,
     }
     with ledger_run(settings, flow, params) as record:
-        record.errors.extend(f"cannot name the schema of {pair}: its version carries no date" for pair in unnamed[:100])
+        record.errors.extend(f"cannot name the schema of {pair}" for pair in unnamed[:100])
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
             absorb(record, runner(table.replace("_", "-"), batch, settings, chunk, record.run_id))

@@ -15,9 +15,11 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 from starlette.types import Message, Receive, Scope, Send
 
+from shipsync.sandbox.advance import Changes, advance
 from shipsync.sandbox.deliver import Deliverer
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.jsonapi_http import ApiProblem, json_response, problem_response
+from shipsync.sandbox.routes_containers import CONTAINER_ROUTES
 from shipsync.sandbox.routes_custom_fields import CUSTOM_FIELD_ROUTES
 from shipsync.sandbox.routes_definitions import DEFINITION_ROUTES
 from shipsync.sandbox.routes_read import READ_ROUTES
@@ -28,7 +30,7 @@ from shipsync.sandbox.world import Account
 
 access_log = logging.getLogger("shipsync.sandbox")
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
-API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
+API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *CONTAINER_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
 MAX_SIMULATED_CONTAINERS = 10_000
 
 
@@ -79,6 +81,7 @@ class SandboxApp:
             Route("/_admin/stats", self._keyed(self.stats), methods=["GET"]),
             Route("/_admin/simulate", self._keyed(self.simulate), methods=["POST"]),
             Route("/_admin/deliveries", self._keyed(self.deliveries), methods=["GET"]),
+            Route("/_admin/advance", self._keyed(self.advance), methods=["POST"]),
         ]
         self.admin = Router(routes=self.admin_routes)
 
@@ -111,10 +114,23 @@ class SandboxApp:
     async def simulate(self, request: Request, key: str, account: Account) -> Response:
         """Move seeded containers through their journeys; the webhooks of the key's account receive them."""
         containers = _whole_number(request, "containers", 10, 1, MAX_SIMULATED_CONTAINERS)
-        seed = _whole_number(request, "seed", 1, 0, 2**31 - 1)
+        seed = _whole_number(request, "seed", 0, 0, 2**31 - 1)
         emitted = simulate(account, self.deliverer.emit, containers=containers, seed=seed)
         mine = self.deliverer.stats_by_account.get(account.id)
         return json_response({"events": emitted, "notifications": mine.notifications if mine else 0})
+
+    async def advance(self, request: Request, key: str, account: Account) -> Response:
+        """Move the account's clock on and change N records of each kind (what a daily sync must find)."""
+        most = 10_000_000
+        changes = Changes(
+            hours=_whole_number(request, "hours", 0, 0, 24 * 366),
+            new_documents=_whole_number(request, "documents", 0, 0, most),
+            changed_documents=_whole_number(request, "changed_documents", 0, 0, most),
+            containers=_whole_number(request, "containers", 0, 0, most),
+            custom_field_values=_whole_number(request, "custom_field_values", 0, 0, most),
+        )
+        seed = _whole_number(request, "seed", 0, 0, 2**31 - 1)
+        return json_response(advance(self.state.world, account, self.deliverer.emit, changes, seed=seed))
 
     async def deliveries(self, request: Request, key: str, account: Account) -> Response:
         stats = self.deliverer.stats_by_account.get(account.id) or type(self.deliverer.stats)()

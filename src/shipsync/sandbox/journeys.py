@@ -1,7 +1,10 @@
-"""Simulated container journeys: each seeded container moves from empty pick-up at origin to
-empty return at destination, emitting the webhook events the service would, with realistic
-included resources (transport event, container, shipment, vessel, port), ETA changes,
-`container.updated` changesets, last-free-day changes, and kinds beyond the subscribable 34."""
+"""Simulated journeys: chosen containers play their planned journey (`journey_plan.py`) from empty
+pick-up at origin to empty return, and the account's webhooks receive what the service would send:
+every transport milestone, the shipment's ETA changes (`estimated_event`), `container.updated` with
+the changeset of each change of the container's record, and last-free-day changes. Each delivery
+includes the full records as of that event: the container and shipment (every member), the place,
+the terminal and the vessel. Afterwards the container is served at its journey's end.
+"""
 
 from __future__ import annotations
 
@@ -10,164 +13,134 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from shipsync.sandbox.reference import port_resource, stable_id
-from shipsync.sandbox.world import EPOCH, Account, iso
+from shipsync.sandbox.journey_plan import ContainerPlan, ShipmentPlan, Step
+from shipsync.sandbox.journey_state import is_transport, location_of, transport_event
+from shipsync.sandbox.places import catalog, port_id, vessel_id
+from shipsync.sandbox.reference import place_time_zone, stable_id
+from shipsync.sandbox.views import container_view, shipment_view
+from shipsync.sandbox.world import Account, Resource, iso
 
-VESSELS = ("MAERSK EMDEN", "MSC GULSUN", "CMA CGM JACQUES SAADE", "EVER ACE", "HMM ALGECIRAS", "ONE INNOVATION")
-HUBS = ("SGSIN", "KRPUS", "CNYTN")
 Emit = Callable[[Account, str, dict[str, Any], list[dict[str, Any]], str], None]
+# Members whose change is a refresh, not news: left out of `container.updated` changesets.
+NOT_NEWS = {"terminal_checked_at", "pod_last_tracking_request_at", "shipment_last_tracking_request_at"}
+SECOND = timedelta(seconds=1)
 
 
-# A container's status after each kind of event (the service's `current_status` values).
-STATUS_AFTER = {
-    "container.transport.empty_out": "new",
-    "container.transport.vessel_loaded": "on_ship",
-    "container.transport.vessel_departed": "on_ship",
-    "container.transport.transshipment_loaded": "on_ship",
-    "container.transport.transshipment_departed": "on_ship",
-    "container.transport.vessel_discharged": "not_available",
-    "container.transport.rail_loaded": "on_rail",
-    "container.transport.rail_departed": "on_rail",
-    "container.transport.rail_unloaded": "not_available",
-    "container.transport.not_available": "not_available",
-    "container.transport.available": "available",
-    "container.transport.full_out": "picked_up",
-    "container.transport.delivered": "delivered",
-    "container.transport.empty_in": "empty_returned",
-}
+def changeset(account: Account, container: Resource, at: datetime) -> dict[str, list[Any]]:
+    """Each member of the container's record that changed just before `at` (a record event follows
+    its cause by a second): `[old, new]`."""
+    before = container_view(account, container, at - 2 * SECOND)["attributes"]
+    after = container_view(account, container, at)["attributes"]
+    return {name: [before.get(name), value] for name, value in after.items() if name not in NOT_NEWS and before.get(name) != value}
 
 
-def _moved(container: dict[str, Any], kind: str, at: str, state: dict[str, Any]) -> dict[str, Any]:
-    """The container as of an event: its status and the milestone times it has reached so far."""
-    for name, kinds in (
-        ("pod_arrived_at", ("container.transport.vessel_arrived",)),
-        ("pod_discharged_at", ("container.transport.vessel_discharged",)),
-        ("pod_full_out_at", ("container.transport.full_out",)),
-        ("empty_terminated_at", ("container.transport.empty_in",)),
-    ):
-        if kind in kinds:
-            state[name] = at
-    state["current_status"] = STATUS_AFTER.get(kind, state.get("current_status", "new"))
-    if kind == "container.transport.available":
-        state.update(availability_known=True, available_for_pickup=True)
-    return {**container, "attributes": {**container["attributes"], **state}}
+def record_events(plan: ContainerPlan) -> list[tuple[str, datetime]]:
+    """When a container's record changes beyond a milestone: the last free day set or moved, holds lifted."""
+    lfd_known = plan.at("container.transport.rail_unloaded") if plan.rail else plan.discharged_at
+    events = [("container.updated", plan.discharged_at + SECOND), ("container.updated", plan.available_at + SECOND)]
+    if lfd_known is not None:
+        events.append(("container.pickup_lfd.changed", lfd_known + 2 * SECOND))
+    if plan.extended_lfd:
+        events += [("container.pickup_lfd.changed", plan.extended_lfd[0]), ("container.updated", plan.extended_lfd[0] + SECOND)]
+    if plan.released_at and plan.released_at != plan.available_at:
+        events.append(("container.updated", plan.released_at + SECOND))
+    return events
 
 
-def journey(
-    rng: random.Random, container: dict[str, Any], shipment: dict[str, Any], start: datetime
-) -> list[tuple[str, str, int, dict[str, Any]]]:
-    """(kind, locode, day, extra attributes) in the order they happen."""
-    a = shipment["attributes"]
-    pol, pod, dest = a["port_of_lading_locode"], a["port_of_discharge_locode"], a["destination_locode"]
-    steps: list[tuple[str, str, int, dict[str, Any]]] = [
-        ("container.transport.empty_out", pol, 0, {}),
-        ("container.transport.full_in", pol, 2, {}),
-        ("container.transport.vessel_loaded", pol, 4, {}),
-        ("container.transport.vessel_departed", pol, 4, {}),
-    ]
-    if rng.random() < 0.5:
-        hub = rng.choice(HUBS)
-        steps += [
-            (f"container.transport.transshipment_{k}", hub, d, {})
-            for k, d in (("arrived", 10), ("discharged", 11), ("loaded", 12), ("departed", 12))
-        ]
-    steps += [
-        ("shipment.estimated.arrival", pod, 14, {"estimated": True}),
-        ("container.transport.vessel_arrived", pod, 20, {}),
-        ("container.transport.vessel_discharged", pod, 21, {}),
-        ("container.updated", pod, 21, {"changeset": True}),
-        ("container.pickup_lfd.changed", pod, 21, {}),
-    ]
-    final = pod
-    if dest != pod:
-        steps += [
-            ("container.transport.rail_loaded", pod, 23, {}),
-            ("container.transport.rail_departed", pod, 23, {}),
-            ("container.transport.rail_arrived", dest, 26, {}),
-            ("container.transport.rail_unloaded", dest, 26, {}),
-        ]
-        final = dest
-    if rng.random() < 0.3:
-        steps.append(("container.transport.not_available", final, 27, {}))
-    steps += [
-        ("container.transport.available", final, 28, {}),
-        ("container.transport.full_out", final, 30, {}),
-        ("container.transport.delivered", final, 31, {}),
-        ("container.transport.empty_in", final, 34, {}),
-    ]
-    return steps
+def _places(step: Step) -> list[Resource]:
+    places, location = catalog(), location_of(step.locode)
+    found = [places.get(location["type"], location["id"])]
+    if step.terminal:
+        found.append(places.get(*step.terminal))
+    if step.vessel:
+        found.append(places.get("vessel", vessel_id(step.vessel)))
+    return [p for p in found if p is not None]
 
 
-def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 1) -> int:
-    """Emit the journeys of up to `containers` containers; returns how many events were emitted."""
-    rng = random.Random(seed)
-    chosen = [r for (t, _), r in sorted(account.related.items()) if t == "container"][:containers]
-    emitted = 0
-    for container in chosen:
-        shipment = account.related[("shipment", container["relationships"]["shipment"]["data"]["id"])]
-        start = EPOCH + timedelta(days=rng.randint(0, 120), hours=rng.randint(0, 23))
-        vessel_name = rng.choice(VESSELS)
-        vessel = {
-            "id": stable_id("vessel", vessel_name),
-            "type": "vessel",
-            "attributes": {"name": vessel_name, "imo": f"9{rng.randrange(10**6):06d}"},
-        }
-        voyage = f"{rng.randint(100, 999)}{rng.choice('EWNS')}"
-        progress: dict[str, Any] = {}
-        for n, (kind, locode, day, extra) in enumerate(journey(rng, container, shipment, start)):
-            at = iso(start + timedelta(days=day, hours=n))
-            rel = {
-                "container": {"data": {"type": "container", "id": container["id"]}},
-                "shipment": {"data": {"type": "shipment", "id": shipment["id"]}},
+def _step_at(plan: ContainerPlan, at: datetime) -> Step:
+    """The milestone a record change follows (for its place)."""
+    return [s for s in plan.steps if s.at <= at][-1]
+
+
+def estimated_event(shipment: ShipmentPlan, made_at: datetime, eta: datetime) -> Resource:
+    return {
+        "id": stable_id("estimated_event", shipment.shipment_id, iso(made_at)),
+        "type": "estimated_event",
+        "attributes": {
+            "event": "shipment.estimated.arrival",
+            "estimated_timestamp": iso(eta),
+            "location_locode": shipment.pod,
+            "timezone": place_time_zone(shipment.pod),
+            "voyage_number": shipment.pod_voyage,
+            "data_source": "shipping_line",
+            "created_at": iso(made_at),
+        },
+        "relationships": {
+            "shipment": {"data": {"type": "shipment", "id": shipment.shipment_id}},
+            "port": {"data": {"type": "port", "id": port_id(shipment.pod)}},
+            "vessel": {"data": {"type": "vessel", "id": vessel_id(shipment.pod_vessel)}},
+        },
+    }
+
+
+def journey_events(account: Account, container: Resource, plan: ShipmentPlan) -> list[tuple[datetime, str, Resource, list[Resource]]]:
+    cp = plan.containers[container["id"]]
+    out = []
+    for step in cp.steps:
+        if is_transport(step):
+            reference = transport_event(plan, cp, step)
+            out.append((step.at, step.kind, reference, _places(step)))
+    for kind, at in record_events(cp):
+        step = _step_at(cp, at)
+        if kind == "container.updated":
+            reference = {
+                "id": stable_id("container_updated_event", container["id"], iso(at)),
+                "type": "container_updated_event",
+                "attributes": {
+                    "changeset": changeset(account, container, at),
+                    "timestamp": iso(at),
+                    "timezone": place_time_zone(step.locode),
+                    "data_source": "terminal",
+                },
+                "relationships": {
+                    "container": {"data": {"type": "container", "id": container["id"]}},
+                    "terminal": {"data": {"type": step.terminal[0], "id": step.terminal[1]} if step.terminal else None},
+                },
             }
-            included = [container, shipment, port_resource(locode)]
-            if extra.get("estimated"):
-                reference = {
-                    "id": stable_id("estimated_event", container["id"], n),
-                    "type": "estimated_event",
-                    "attributes": {
-                        "event": kind,
-                        "estimated_timestamp": iso(start + timedelta(days=20 + rng.randint(-2, 3))),
-                        "location_locode": locode,
-                        "data_source": "shipping_line",
-                        "created_at": at,
-                    },
-                    "relationships": rel,
-                }
-            elif extra.get("changeset"):
-                reference = {
-                    "id": stable_id("container_updated_event", container["id"], n),
-                    "type": "container_updated_event",
-                    "attributes": {
-                        "timestamp": at,
-                        "timezone": "UTC",
-                        "data_source": "terminal",
-                        "changeset": {
-                            "pickup_lfd": [None, iso(start + timedelta(days=26))],
-                            "available_for_pickup": [False, True],
-                            "holds_at_pod_terminal": [["customs"], []],
-                        },
-                    },
-                    "relationships": {"container": rel["container"]},
-                }
-            else:
-                rel["vessel"] = {"data": {"type": "vessel", "id": vessel["id"]}}
-                reference = {
-                    "id": stable_id("transport_event", container["id"], n),
-                    "type": "transport_event",
-                    "attributes": {
-                        "event": kind,
-                        "timestamp": at,
-                        "timezone": "UTC",
-                        "location_locode": locode,
-                        "voyage_number": voyage,
-                        "created_at": at,
-                        "data_source": "shipping_line",
-                    },
-                    "relationships": rel,
-                }
-                included.append(vessel)
-            included[0] = _moved(container, kind, at, progress)  # its state moves with the journey
-            emit(account, kind, reference, included, at)
-            emitted += 1
-    return emitted
+        else:
+            reference = transport_event(plan, cp, Step(kind, at, step.locode, step.terminal, data_source="terminal"), kind)
+        out.append((at, kind, reference, [p for p in _places(step) if p["type"] != "vessel"]))
+    return out
+
+
+def simulate(account: Account, emit: Emit, *, containers: int, seed: int = 0) -> int:
+    """Play the journeys of `containers` containers (seed 0: the first in id order, else a seeded
+    sample), emitting their events in time order; returns how many events were emitted."""
+    stored = account.of_type("container")
+    chosen = stored[:containers] if seed == 0 else random.Random(seed).sample(stored, min(containers, len(stored)))
+    events: list[tuple[datetime, str, Resource, list[Resource], Resource, Resource | None]] = []
+    shipments_done: set[str] = set()
+    for container in chosen:
+        plan = account.plans.get(account.shipment_of.get(container["id"], ""))
+        shipment = account.resource("shipment", plan.shipment_id) if plan else None
+        if plan is None or shipment is None:
+            continue
+        for at, kind, reference, places in journey_events(account, container, plan):
+            events.append((at, kind, reference, places, shipment, container))
+        if plan.shipment_id not in shipments_done:  # shipment-scoped events fire once per shipment
+            shipments_done.add(plan.shipment_id)
+            for made_at, eta in plan.estimates:
+                reference = estimated_event(plan, made_at, eta)
+                places = [p for p in (catalog().get("port", port_id(plan.pod)), catalog().get("vessel", vessel_id(plan.pod_vessel))) if p]
+                events.append((made_at, "shipment.estimated.arrival", reference, places, shipment, None))
+    events.sort(key=lambda e: (e[0], e[2]["id"]))
+    for at, kind, reference, places, of_shipment, of_container in events:
+        records = [shipment_view(account, of_shipment, at)]
+        if of_container is not None:
+            records.insert(0, container_view(account, of_container, at))
+        emit(account, kind, reference, [*records, *places], iso(at))
+    for container in chosen:
+        plan = account.plans.get(account.shipment_of.get(container["id"], ""))
+        if plan is not None:
+            account.progress[container["id"]] = max(account.as_of(container["id"]), plan.containers[container["id"]].steps[-1].at)
+    return len(events)

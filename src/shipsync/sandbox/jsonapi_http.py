@@ -93,13 +93,19 @@ def paged(
     *,
     default_size: int = 25,
     included_for: Any = None,
+    present: Any = None,
 ) -> Response:
-    """One page of `items` with self/first/prev/next/last links and a total in `meta`."""
+    """One page of `items` with self/first/prev/next/last links and a total in `meta`.
+
+    `present` turns each item of the page into what is served (so a listing filters and sorts stored
+    resources and renders only the page it answers with)."""
     size = min(_int_param(request, "page[size]", default_size), MAX_PAGE_SIZE)
     number = _int_param(request, "page[number]", 1)
     total = len(items)
     last = max(1, -(-total // size))
     page_items = items[(number - 1) * size : number * size]
+    if present is not None:
+        page_items = [present(item) for item in page_items]
     base = base_url(request)
     query = {k: v for k, v in request.query_params.items() if k not in ("page[number]", "page[size]")}
 

@@ -13,6 +13,12 @@ def stable_id(*parts: object) -> str:
     return str(uuid.uuid5(NAMESPACE, "/".join(str(p) for p in parts)))
 
 
+def serial_id(base: str, n: int) -> str:
+    """The `n`th of a series of ids under one stable id: its first 24 characters (version and variant
+    included) and `n` in the last 12, so a series of 100,000 costs no hashing."""
+    return f"{base[:24]}{n:012x}"
+
+
 # (UN/LOCODE, name, state (US only), country, IANA time zone, latitude, longitude)
 METRO_AREAS: tuple[tuple[str, str, str | None, str, str, float, float], ...] = (
     ("USLAX", "Los Angeles", "CA", "US", "America/Los_Angeles", 34.0522, -118.2437),
@@ -73,25 +79,6 @@ def place_name(locode: str) -> str:
 
 def place_time_zone(locode: str) -> str | None:
     return PLACES[locode][4] if locode in PLACES else None
-
-
-def port_resource(locode: str) -> dict[str, Any]:
-    """A port as the service describes it (docs/tracking-model.md), from the metro area table."""
-    code, name, state, country, tz, lat, lon = PLACES.get(locode, (locode, locode, None, locode[:2], "UTC", None, None))
-    return {
-        "id": stable_id("port", locode),
-        "type": "port",
-        "attributes": {
-            "name": name,
-            "code": code,
-            "city": name,
-            "state_abbr": state,
-            "country_code": country,
-            "time_zone": tz,
-            "latitude": lat,
-            "longitude": lon,
-        },
-    }
 
 
 def metro_area_resources() -> list[dict[str, Any]]:

@@ -57,22 +57,27 @@ def _create(request: Request, entity: tuple[str, str], attributes: dict[str, Any
         raise unprocessable(f"no custom field definition with api_slug {slug!r}", "/data/attributes/api_slug")
     if value_entity(definition["attributes"]["entity_type"]) != entity[0]:
         raise unprocessable(f"{slug} applies to {definition['attributes']['entity_type']}, not {entity[0]}", "/data/relationships/entity")
-    if any(cf["attributes"]["api_slug"] == slug and _entity_of(cf) == entity for cf in account.custom_fields.values()):
+    if account.custom_fields.on(entity, slug) is not None:
         raise unprocessable(f"{slug} already has a value on this {entity[0]}", "/data/attributes/api_slug")
     display = _checked(attributes["value"], _rules(state.world, account, definition))
+    custom_field = custom_field_resource(definition, entity, attributes["value"], display)
+    account.custom_fields[custom_field["id"]] = custom_field
+    return custom_field
+
+
+def custom_field_resource(definition: Resource, entity: tuple[str, str], value: Any, display: str) -> Resource:
+    """A value of `definition` on `entity` as the service answers it (checked by the caller)."""
     cf_id = str(uuid.uuid4())
-    custom_field = {
+    return {
         "id": cf_id,
         "type": "custom_field",
-        "attributes": {"api_slug": slug, "value": attributes["value"], "display_value": display},
+        "attributes": {"api_slug": definition["attributes"]["api_slug"], "value": value, "display_value": display},
         "relationships": {
             "entity": {"data": {"type": entity[0], "id": entity[1]}},
             "definition": {"data": {"type": "custom_field_definition", "id": definition["id"]}},
         },
         "links": {"self": f"/v2/custom_fields/{cf_id}"},
     }
-    account.custom_fields[cf_id] = custom_field
-    return custom_field
 
 
 def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]) -> Resource:
@@ -104,9 +109,11 @@ async def list_custom_fields(request: Request) -> Response:
     q = request.query_params
     entity_type = q.get("filter[entity_type]")
     wanted_type = ENTITY_TYPE_NAMES.get(entity_type.lower(), entity_type) if entity_type else None
+    values = account_of(request).custom_fields
+    definition_id = q.get("filter[definition_id]")
     items = [
         cf
-        for cf in account_of(request).custom_fields.values()
+        for cf in (values.of_definition(definition_id) if definition_id else values.values())
         if wanted_type in (None, _entity_of(cf)[0])
         and q.get("filter[entity_id]") in (None, _entity_of(cf)[1])
         and q.get("filter[definition_id]") in (None, cf["relationships"]["definition"]["data"]["id"])
@@ -142,8 +149,7 @@ def _path_entity(request: Request) -> tuple[str, str]:
 
 def _by_slug(request: Request) -> Resource:
     entity, slug = _path_entity(request), request.path_params["slug"]
-    values = account_of(request).custom_fields.values()
-    found = next((cf for cf in values if _entity_of(cf) == entity and cf["attributes"]["api_slug"] == slug), None)
+    found = account_of(request).custom_fields.on(entity, slug)
     if found is None:
         raise not_found(f"Couldn't find CustomField {slug}")
     return found
@@ -151,7 +157,7 @@ def _by_slug(request: Request) -> Resource:
 
 async def list_entity_fields(request: Request) -> Response:
     entity = _path_entity(request)
-    return paged(request, [cf for cf in account_of(request).custom_fields.values() if _entity_of(cf) == entity])
+    return paged(request, account_of(request).custom_fields.of_entity(entity))
 
 
 async def create_entity_field(request: Request) -> Response:

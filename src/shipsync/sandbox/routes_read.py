@@ -9,7 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from shipsync.sandbox.document_store import DocumentStore
 from shipsync.sandbox.jsonapi_http import ApiProblem, paged, single
+from shipsync.sandbox.related import related_of
 from shipsync.sandbox.state import account_of, state_of
 from shipsync.sandbox.world import Account
 
@@ -43,18 +45,6 @@ def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> l
     return names
 
 
-def related_of(account: Account, resources: list[dict[str, Any]], includes: list[str]) -> list[dict[str, Any]]:
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for resource in resources:
-        for name in includes:
-            data = (resource["relationships"].get(name) or {}).get("data")
-            for ref in data if isinstance(data, list) else [data] if data else []:
-                key = (ref["type"], ref["id"])
-                if key not in seen and (found := account.resource(*key)) is not None:
-                    seen[key] = found
-    return list(seen.values())
-
-
 async def get_document(request: Request) -> Response:
     account = account_of(request)
     document = found(account.documents, request.path_params["id"], "Document")
@@ -80,8 +70,18 @@ def _added_by(account: Account, document: dict[str, Any]) -> str:
 async def list_documents(request: Request) -> Response:
     account = account_of(request)
     includes = includes_of(request)
-    documents = list(account.documents.values())
     q = request.query_params
+    sort = q.get("sort", "created_at")
+    key = sort.lstrip("-")
+    if key not in DOCUMENT_SORTS:
+        raise ApiProblem(400, "Bad Request", f"cannot sort by {sort} (use {', '.join(DOCUMENT_SORTS)})", parameter="sort")
+    filtered = any(q.get(f"filter[{name}]") for name in ("document_types", "filename", "reference"))
+    store = account.documents
+    if key == "created_at" and not filtered and isinstance(store, DocumentStore):
+        # Documents are numbered in creation order: only the page answered with is made.
+        ordered = store.in_order(newest_first=sort.startswith("-"))
+        return paged(request, ordered, included_for=lambda page: related_of(account, page, includes))
+    documents = list(store.values())
     if types := q.get("filter[document_types]"):
         wanted = set(types.split(","))
         documents = [d for d in documents if d["attributes"]["document_type"] in wanted]
@@ -89,10 +89,6 @@ async def list_documents(request: Request) -> Response:
         documents = [d for d in documents if name.lower() in (d["attributes"]["file_name"] or "").lower()]
     if reference := q.get("filter[reference]"):
         documents = [d for d in documents if reference.strip().casefold() in _references(account, d)]
-    sort = q.get("sort", "created_at")
-    key = sort.lstrip("-")
-    if key not in DOCUMENT_SORTS:
-        raise ApiProblem(400, "Bad Request", f"cannot sort by {sort} (use {', '.join(DOCUMENT_SORTS)})", parameter="sort")
     if key == "added_by":
         documents.sort(key=lambda d: (_added_by(account, d), d["id"]), reverse=sort.startswith("-"))
     else:

@@ -11,10 +11,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync.sandbox.filters import in_range, matches_number
+from shipsync.sandbox.journey_state import stopped_at
 from shipsync.sandbox.jsonapi_http import paged, read_document, single, unprocessable
-from shipsync.sandbox.routes_read import found, includes_of, not_found, related_of
+from shipsync.sandbox.related import related_of
+from shipsync.sandbox.routes_read import found, includes_of
 from shipsync.sandbox.state import account_of, state_of
-from shipsync.sandbox.views import tracking_request_view
+from shipsync.sandbox.views import shipment_view, tracking_request_view
 from shipsync.sandbox.world import Account, Resource, iso
 
 TR_READ_ONLY = {
@@ -31,7 +33,15 @@ TR_READ_ONLY = {
     "tags",
     "shipment_tags",
 }
-SHIPMENT_INCLUDES = ("containers",)
+SHIPMENT_INCLUDES = (
+    "containers",
+    "pod_terminal",
+    "port_of_lading",
+    "port_of_discharge",
+    "destination",
+    "destination_terminal",
+    "line_tracking_stopped_by_user",
+)
 TR_INCLUDES = ("tracked_object",)
 
 
@@ -110,21 +120,32 @@ async def list_shipments(request: Request) -> Response:
     if q.get("number"):
         items = [s for s in items if s["attributes"]["bill_of_lading_number"] == q["number"]]
     if (stopped := q.get("filter[tracking_stopped]")) is not None:
-        items = [s for s in items if (s["attributes"]["line_tracking_stopped_at"] is not None) == (stopped == "true")]
+        items = [s for s in items if _tracking_stopped(account, s) == (stopped == "true")]
     items.sort(key=lambda s: (s["attributes"]["created_at"], s["id"]), reverse=True)  # newest first
-    return paged(request, items, default_size=30, included_for=lambda page: related_of(account, page, includes) if includes else [])
+    return paged(
+        request,
+        items,
+        default_size=30,
+        included_for=lambda page: related_of(account, page, includes) if includes else [],
+        present=lambda s: shipment_view(account, s),
+    )
+
+
+def _tracking_stopped(account: Account, shipment: Resource) -> bool:
+    plan = account.plans.get(shipment["id"])
+    if plan is None:
+        return shipment["attributes"].get("line_tracking_stopped_at") is not None
+    return stopped_at(plan) <= account.shipment_as_of(shipment["id"])
 
 
 def _shipment(request: Request) -> Resource:
-    shipment = account_of(request).resource("shipment", request.path_params["id"])
-    if shipment is None:
-        raise not_found("Couldn't find Shipment")
-    return shipment
+    return found(account_of(request).by_type.get("shipment", {}), request.path_params["id"], "Shipment")
 
 
 async def get_shipment(request: Request) -> Response:
-    shipment = _shipment(request)
-    return single(shipment, request, included=related_of(account_of(request), [shipment], includes_of(request, SHIPMENT_INCLUDES)))
+    account = account_of(request)
+    shipment = shipment_view(account, _shipment(request))
+    return single(shipment, request, included=related_of(account, [shipment], includes_of(request, SHIPMENT_INCLUDES)))
 
 
 def _string_list(value: Any, pointer: str) -> list[str]:
@@ -146,7 +167,7 @@ async def patch_shipment(request: Request) -> Response:
     if data["relationships"]:
         raise unprocessable("relationships of a shipment cannot change here", "/data/relationships")
     shipment["attributes"] = {**shipment["attributes"], **changes}
-    return single(shipment, request)
+    return single(shipment_view(account_of(request), shipment), request)
 
 
 TRACKING_ROUTES = [

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import random
 import string
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from shipsync.iso6346 import check_digit
+from shipsync.sandbox.carriers import CARRIER_NAMES, CARRIERS, SHORT_NAMES
+from shipsync.sandbox.document_store import DocumentStore, spacing_for
+from shipsync.sandbox.journey_plan import PlanBook
 from shipsync.sandbox.reference import (
     ACCOUNT_DEFINITIONS,
     INLAND_LOCODES,
@@ -23,20 +27,9 @@ from shipsync.sandbox.reference import (
     place_time_zone,
     stable_id,
 )
-from shipsync.sandbox.seed_documents import add_document
+from shipsync.sandbox.seed_documents import DocumentSource
 from shipsync.sandbox.world import EPOCH, Account, Resource, iso
 
-CARRIERS = ("MAEU", "MSCU", "CMDU", "COSU", "HLCU", "ONEY", "EGLV", "ZIMU")
-CARRIER_NAMES = {
-    "MAEU": "Maersk",
-    "MSCU": "Mediterranean Shipping Company",
-    "CMDU": "CMA CGM",
-    "COSU": "COSCO",
-    "HLCU": "Hapag-Lloyd",
-    "ONEY": "Ocean Network Express",
-    "EGLV": "Evergreen",
-    "ZIMU": "ZIM",
-}
 COMPANY_NAMES = ("Acme Imports", "Globex Logistics", "Initech Supply", "Umbrella Trading", "Stark Freight")
 # What the service calls `open top`; drawn as one token so the seeded draws stay the same.
 EQUIPMENT_TYPES = {"open_top": "open top"}
@@ -79,15 +72,27 @@ def definition_resource(definition_id: str, spec: dict[str, Any]) -> tuple[Resou
     return definition, options
 
 
-def build_account(index: int, *, seed: int, documents: int) -> Account:
+@dataclass(frozen=True)
+class AccountSize:
+    """How much an account holds. Unset counts follow the documents: a shipment per two documents,
+    one to three containers each; no seeded custom field values."""
+
+    documents: int = 200
+    shipments: int | None = None
+    containers: int | None = None
+    custom_field_values: int = 0
+
+
+def build_account(index: int, *, seed: int, size: AccountSize, clock: datetime) -> Account:
     rng = random.Random(f"{seed}/{index}")
     account, users = new_account(index, seed)
-    shipments = [shipment_resource(rng, seed, index, s) for s in range(max(1, documents // 2 + 1))]
-    add_shipments(account, rng, seed, index, shipments)
-    for d in range(documents):
-        add_document(account, rng, seed, index, d, shipments, users)
+    shipments = [shipment_resource(rng, seed, index, s) for s in range(size.shipments or max(1, size.documents // 2 + 1))]
+    add_shipments(account, rng, seed, index, shipments, size.containers)
+    source = DocumentSource(seed, index, shipments, users, spacing_for(size.documents, clock - EPOCH))
+    account.documents = DocumentStore(account, source, size.documents)
+    tr_rng = random.Random(f"{seed}/{index}/tracking_requests")
     for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
-        tracking_request = tracking_request_resource(rng, seed, index, t, shipment)
+        tracking_request = tracking_request_resource(tr_rng, seed, index, t, shipment)
         account.tracking_requests[tracking_request["id"]] = tracking_request
         if t % 2:
             shipment["attributes"]["tags"] = ["seeded"]
@@ -116,14 +121,24 @@ def new_account(index: int, seed: int) -> tuple[Account, list[Resource]]:
     return account, users
 
 
-def add_shipments(account: Account, rng: random.Random, seed: int, index: int, shipments: list[Resource]) -> None:
-    """Store shipments with one to three containers each."""
-    for shipment in shipments:
+def add_shipments(
+    account: Account, rng: random.Random, seed: int, index: int, shipments: list[Resource], containers_total: int | None = None
+) -> None:
+    """Store shipments with one to three containers each (or `containers_total` spread evenly), and
+    plan their journeys."""
+    if not isinstance(account.plans, PlanBook):
+        account.plans = PlanBook()
+    for n, shipment in enumerate(shipments):
         account.add_related(shipment)
-        containers = [container_resource(rng, seed, index, shipment, c) for c in range(rng.randint(1, 3))]
+        count = (
+            rng.randint(1, 3) if containers_total is None else containers_total // len(shipments) + (n < containers_total % len(shipments))
+        )
+        containers = [container_resource(rng, seed, index, shipment, c) for c in range(count)]
         for container in containers:
             account.add_related(container)
+            account.shipment_of[container["id"]] = shipment["id"]
         shipment["relationships"]["containers"] = {"data": [{"type": "container", "id": c["id"]} for c in containers]}
+        account.plans.register(shipment, [c["id"] for c in containers])
 
 
 def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Resource:
@@ -143,11 +158,11 @@ def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Re
             "normalized_number": bill[4:],
             "ref_numbers": [ref],
             "tags": [],
-            "customer_name": None,
+            "customer_name": COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None,
             "created_at": iso(departed - timedelta(days=3)),
             "shipping_line_scac": scac,
             "shipping_line_name": CARRIER_NAMES[scac],
-            "shipping_line_short_name": CARRIER_NAMES[scac].split()[0],
+            "shipping_line_short_name": SHORT_NAMES[scac],
             "port_of_lading_locode": pol,
             "port_of_lading_name": place_name(pol),
             "port_of_discharge_locode": pod,

@@ -4,6 +4,7 @@ extraction (`document_representation`), in the shapes of the service's reference
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,21 +14,30 @@ from shipsync.sandbox.world import EPOCH, Account, Resource, iso
 DOCUMENT_TYPES = ("commercial_invoice", "packing_list", "bill_of_lading", "arrival_notice")
 
 
-def add_document(
-    account: Account,
-    rng: random.Random,
-    seed: int,
-    index: int,
-    d: int,
-    shipments: list[Resource],
-    users: list[Resource],
-    first_shipment: int = 0,
-) -> None:
-    """Add document `d`; `shipments` starts at shipment number `first_shipment` (for streaming)."""
+@dataclass
+class DocumentSource:
+    """What an account's documents are made from: they are generated when first read (see
+    `document_store.py`), so an account of 100,000 documents costs nothing until it is listed."""
+
+    seed: int
+    index: int
+    shipments: list[Resource]
+    users: list[Resource]
+    spacing: timedelta  # between the creation of consecutive seeded documents
+    first_shipment: int = 0  # `shipments` starts at this shipment number (pages streamed alone)
+
+
+def make_document(account: Account, source: DocumentSource, d: int, created: datetime | None = None) -> list[Resource]:
+    """Document `d` with its email submission and extraction, from its own seeded generator.
+
+    `created` places a document added later (`/_admin/advance`); seeded ones are spread from EPOCH."""
+    seed, index, shipments, users = source.seed, source.index, source.shipments, source.users
+    rng = random.Random(f"{seed}/{index}/document/{d}")
     doc_id = stable_id("document", seed, index, d)
     doc_type = DOCUMENT_TYPES[d % len(DOCUMENT_TYPES)]
-    created = EPOCH + timedelta(hours=d * 3 + rng.randint(0, 2))
-    linked_shipments = [shipments[(d // 2 - first_shipment) % len(shipments)]]
+    offset = timedelta(seconds=rng.randrange(max(1, int(source.spacing.total_seconds() * 2 / 3))))
+    created = created or EPOCH + source.spacing * d + offset
+    linked_shipments = [shipments[(d // 2 - source.first_shipment) % len(shipments)]]
     if rng.random() < 0.2:
         linked_shipments.append(shipments[rng.randrange(len(shipments))])
     linked_shipments = list({s["id"]: s for s in linked_shipments}.values())
@@ -35,11 +45,9 @@ def add_document(
     user = users[d % len(users)]
     email = email_submission_resource(account, seed, index, d, doc_type, doc_id, user["id"], created)
     representation = representation_resource(seed, index, d, doc_type, created)
-    for resource in (email, representation):
-        account.add_related(resource)
-    source = "email" if d % 3 else "upload"
+    source_kind = "email" if d % 3 else "upload"
     file_name = f"{doc_type}_{d:06d}.pdf"
-    account.documents[doc_id] = {
+    document = {
         "id": doc_id,
         "type": "document",
         "attributes": {
@@ -48,7 +56,7 @@ def add_document(
             "document_type": doc_type,
             "document_type_manual": doc_type if d % 7 == 0 else None,
             "classification_notes": "classified automatically" if d % 5 else "reviewed by operator",
-            "source": source,
+            "source": source_kind,
             "file_name": file_name,
             "file_content_type": "application/pdf",
             "file_size_bytes": rng.randint(20_000, 4_000_000),
@@ -65,6 +73,7 @@ def add_document(
         },
         "links": {"self": f"/v2/documents/{doc_id}", "download": f"/v2/documents/{doc_id}/download"},
     }
+    return [document, email, representation]
 
 
 def email_submission_resource(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from starlette.requests import Request
 
 from shipsync.config import RateLimit
 from shipsync.sandbox.limits import ServerRateLimit
-from shipsync.sandbox.world import Account, World, build_world
+from shipsync.sandbox.seed import AccountSize
+from shipsync.sandbox.world import DEFAULT_CLOCK, Account, World, build_world
 
 DEFAULT_API_KEYS = ("sandbox-key-1", "sandbox-key-2")
 DEFAULT_RATE_LIMIT = RateLimit(100, 60)
@@ -21,6 +23,10 @@ class SandboxOptions:
     api_keys: tuple[str, ...] = DEFAULT_API_KEYS
     seed: int = 7
     documents: int = 200
+    # A large account (issue 14's benchmarks): unset counts follow the documents (see AccountSize).
+    shipments: int | None = None
+    containers: int | None = None
+    custom_field_values: int = 0
     rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
     fault_rate: float = 0.0
     latency_ms: float = 0.0
@@ -28,6 +34,12 @@ class SandboxOptions:
     delivery_retry_base_s: float = 0.5
     # Per API key, the webhook event kinds its plan offers (`GET /webhooks/events`); others get all 43.
     plans: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The world's "now": shipments and containers are served as of this instant of their journeys.
+    now: datetime = DEFAULT_CLOCK
+
+
+def _size(options: SandboxOptions) -> AccountSize:
+    return AccountSize(options.documents, options.shipments, options.containers, options.custom_field_values)
 
 
 # (account, event kind, reference object, included resources[, created_at])
@@ -48,7 +60,7 @@ class SandboxState:
 
     @classmethod
     def create(cls, options: SandboxOptions) -> SandboxState:
-        world = build_world(list(options.api_keys), seed=options.seed, documents=options.documents)
+        world = build_world(list(options.api_keys), seed=options.seed, clock=options.now, size=_size(options))
         for key, kinds in options.plans:
             if key in world.accounts:
                 world.accounts[key].event_kinds = tuple(kinds)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
-from shipsync.sandbox.routes_read import INCLUDABLE, related_of
+from shipsync.sandbox.related import related_of
+from shipsync.sandbox.routes_read import INCLUDABLE
 from shipsync.sandbox.seed import add_shipments, new_account, shipment_resource
-from shipsync.sandbox.seed_documents import add_document
+from shipsync.sandbox.seed_documents import DocumentSource, make_document
 
 
 def document_pages(total: int, *, page_size: int = 100, seed: int = 7) -> Iterator[dict[str, Any]]:
@@ -23,9 +25,13 @@ def document_pages(total: int, *, page_size: int = 100, seed: int = 7) -> Iterat
         first = start // 2
         shipments = [shipment_resource(rng, seed, 0, s) for s in range(first, end // 2 + 1)]
         add_shipments(account, rng, seed, 0, shipments)
+        source = DocumentSource(seed, 0, shipments, users, timedelta(hours=3), first_shipment=first)
+        documents = []
         for d in range(start, end):
-            add_document(account, rng, seed, 0, d, shipments, users, first_shipment=first)
-        documents = list(account.documents.values())
+            document, *related = make_document(account, source, d)
+            documents.append(document)
+            for resource in related:
+                account.add_related(resource)
         yield {
             "data": documents,
             "included": related_of(account, documents, list(INCLUDABLE)),

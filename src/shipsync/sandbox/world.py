@@ -8,14 +8,24 @@ members are computed from others (a tracking request shows its shipment's tags) 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shipsync.api.event_kinds import EVENT_KINDS
+from shipsync.sandbox.custom_field_index import CustomFieldStore
+
+if TYPE_CHECKING:
+    from shipsync.sandbox.journey_plan import ShipmentPlan
+    from shipsync.sandbox.places import Places
+    from shipsync.sandbox.seed import AccountSize
 
 Resource = dict[str, Any]
 EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+# The world's "now" unless the options say otherwise: seeded shipments depart from EPOCH to 200 days
+# later, so at this instant most journeys are over, some are at sea or at the terminal, a few not begun.
+DEFAULT_CLOCK = datetime(2026, 7, 23, 12, 0, tzinfo=UTC)
 
 
 def iso(moment: datetime) -> str:
@@ -28,26 +38,45 @@ class Account:
 
     id: str
     company_name: str
-    documents: dict[str, Resource] = field(default_factory=dict)
+    documents: Mapping[str, Resource] = field(default_factory=dict)  # a DocumentStore once seeded
     related: dict[tuple[str, str], Resource] = field(default_factory=dict)
     tracking_requests: dict[str, Resource] = field(default_factory=dict)
     definitions: dict[str, Resource] = field(default_factory=dict)
     options: dict[str, list[Resource]] = field(default_factory=dict)
-    custom_fields: dict[str, Resource] = field(default_factory=dict)
+    custom_fields: CustomFieldStore = field(default_factory=CustomFieldStore)
     webhooks: dict[str, Resource] = field(default_factory=dict)
     # The webhook event kinds this account may subscribe to (its plan); all 43 by default.
     event_kinds: tuple[str, ...] = EVENT_KINDS
     # What the account's requests did, for its own `/_admin/stats`.
     status_counts: dict[int, int] = field(default_factory=dict)
+    # The account's "now": shipments and containers are served as of this instant of their journeys.
+    clock: datetime = DEFAULT_CLOCK
+    # Each shipment's planned journey, by shipment id; a container's shipment, by container id.
+    plans: Mapping[str, ShipmentPlan] = field(default_factory=dict)  # a PlanBook once seeded
+    shipment_of: dict[str, str] = field(default_factory=dict)
+    # Containers moved past the clock by `/_admin/simulate`: served as of this instant instead.
+    progress: dict[str, datetime] = field(default_factory=dict)
+    by_type: dict[str, dict[str, Resource]] = field(default_factory=dict)
 
     def resource(self, type_: str, id_: str) -> Resource | None:
         return self.related.get((type_, id_))
 
     def add_related(self, resource: Resource) -> None:
         self.related[(resource["type"], resource["id"])] = resource
+        self.by_type.setdefault(resource["type"], {})[resource["id"]] = resource
 
     def of_type(self, type_: str) -> list[Resource]:
-        return [r for (t, _), r in sorted(self.related.items()) if t == type_]
+        """Stored resources of one type, in id order."""
+        return [r for _, r in sorted(self.by_type.get(type_, {}).items())]
+
+    def as_of(self, container_id: str) -> datetime:
+        """The instant a container is served at: the clock, or later if a simulation moved it on."""
+        moved = self.progress.get(container_id)
+        return moved if moved is not None and moved > self.clock else self.clock
+
+    def shipment_as_of(self, shipment_id: str) -> datetime:
+        plan = self.plans.get(shipment_id)
+        return max([self.clock, *(self.as_of(c) for c in plan.containers)] if plan else [self.clock])
 
     def entity(self, type_: str, id_: str) -> Resource | None:
         """A shipment, container or tracking request of this account (what custom fields hang on)."""
@@ -65,6 +94,8 @@ class World:
     template_definitions: dict[str, Resource]
     template_options: dict[str, list[Resource]]
     accounts: dict[str, Account]  # by API key
+    places: Places
+    shipping_lines: dict[str, Resource]
 
     def definition(self, account: Account, definition_id: str) -> Resource | None:
         return account.definitions.get(definition_id) or self.template_definitions.get(definition_id)
@@ -82,9 +113,15 @@ class World:
         return None
 
 
-def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200) -> World:
+def build_world(
+    api_keys: list[str], *, seed: int = 7, documents: int = 200, clock: datetime = DEFAULT_CLOCK, size: AccountSize | None = None
+) -> World:
+    """Every account holds `size` (or `documents` documents and what follows from them)."""
+    from shipsync.sandbox.carriers import shipping_line_resources
+    from shipsync.sandbox.custom_field_store import seed_values
+    from shipsync.sandbox.places import catalog
     from shipsync.sandbox.reference import TEMPLATE_DEFINITIONS, document_schema_resources, metro_area_resources, stable_id
-    from shipsync.sandbox.seed import build_account, definition_resource
+    from shipsync.sandbox.seed import AccountSize, build_account, definition_resource
 
     metro = metro_area_resources()
     templates: dict[str, Resource] = {}
@@ -93,8 +130,11 @@ def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200) -> 
         definition, options = definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
         templates[definition["id"]] = definition
         template_options[definition["id"]] = options
-    accounts = {key: build_account(index, seed=seed, documents=documents) for index, key in enumerate(api_keys)}
-    return World(
+    size = size or AccountSize(documents=documents)
+    accounts = {key: build_account(index, seed=seed, size=size, clock=clock) for index, key in enumerate(api_keys)}
+    for account in accounts.values():
+        account.clock = clock
+    world = World(
         seed=seed,
         metro_areas={m["id"]: m for m in metro},
         metro_by_code={m["attributes"]["code"]: m for m in metro},
@@ -102,4 +142,10 @@ def build_world(api_keys: list[str], *, seed: int = 7, documents: int = 200) -> 
         template_definitions=templates,
         template_options=template_options,
         accounts=accounts,
+        places=catalog(),
+        shipping_lines={line["id"]: line for line in shipping_line_resources()},
     )
+    if size.custom_field_values:
+        for index, account in enumerate(accounts.values()):
+            seed_values(world, account, size.custom_field_values, seed=seed, index=index)
+    return world

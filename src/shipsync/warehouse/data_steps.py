@@ -3,7 +3,20 @@ transaction when a file made by an older shipsync is opened (see `migrate.DATA_S
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 import duckdb
+import orjson
+
+from shipsync.api.declared import Declared
+from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
+from shipsync.api.tracking_models import Container, Shipment
+from shipsync.warehouse.changes import ensure_log
+from shipsync.warehouse.declared_rows import declared_columns
+from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE, refresh_derived_sql
+from shipsync.warehouse.normalize import dumps, header_names
+from shipsync.warehouse.upsert import sql_types, stage, to_arrow, upsert
 
 
 def tracking_request_tags_from_shipments(con: duckdb.DuckDBPyConnection) -> None:
@@ -23,6 +36,8 @@ def tracking_request_tags_from_shipments(con: duckdb.DuckDBPyConnection) -> None
         WHERE t.id = s.id AND t.tags IS NULL
         """
     )
+    if "attributes" not in _columns_of(con, "shipments"):
+        return  # a file older than the JSON shipments: they arrive typed, with nothing to fill from
     con.execute(
         """
         UPDATE tracking_requests t SET tags = from_json(s.attributes->'tags', '["VARCHAR"]')
@@ -30,3 +45,83 @@ def tracking_request_tags_from_shipments(con: duckdb.DuckDBPyConnection) -> None
         WHERE t.tags IS NULL AND t.tracked_object_id = s.id AND json_type(s.attributes->'tags') = 'ARRAY'
         """
     )
+
+
+def typed_resources(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 9: shipments, containers, email submissions and extractions were kept whole as
+    `attributes`/`relationships` JSON. Each row is read back as the resource it was and normalized
+    by its declaration into the typed columns (members nobody declared go to `leftovers`, so nothing
+    is lost); `last_event_at` becomes the freshness stamp `observed_at`; the JSON columns go. Then the
+    event log's transport and estimated events and places fill their new tables."""
+    ensure_log(con)  # the upserts log what they write (opening after a migration republishes everything anyway)
+    for declaration in (Shipment, Container, EmailSubmission, DocumentRepresentation):
+        _type_rows(con, declaration)
+    _replay_event_log(con)
+
+
+def _columns_of(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    rows = con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]).fetchall()
+    return {r[0] for r in rows}
+
+
+def _type_rows(con: duckdb.DuckDBPyConnection, declaration: type[Declared]) -> None:
+    table = declaration.table_name
+    present = _columns_of(con, table)
+    if "attributes" not in present:
+        return
+    stamp = "coalesce(last_event_at, _synced_at)" if "last_event_at" in present else "_synced_at"
+    rows = con.execute(f"SELECT id, attributes, relationships, strftime({stamp}, '%Y-%m-%dT%H:%M:%S.%f%z') FROM {table}").fetchall()
+    resources = [
+        {"id": id_, "type": declaration.resource_types[0], "attributes": _loads(attrs), "relationships": _loads(rels)}
+        for id_, attrs, rels, _ in rows
+    ]
+    if resources:
+        columns = declared_columns(declaration, resources, observed_at=[r[3] for r in rows], event_ids=None)
+        del columns["last_event_id"]  # kept as it is in the row
+        batch = to_arrow(table, columns, sql_types(table))
+        staged = [c for c in stage(con, table, batch) if c != "id"]
+        sets = ", ".join(f'"{c}" = s."{c}"' for c in staged)
+        con.execute(f'UPDATE "{table}" AS t SET {sets} FROM _stage s WHERE t.id = s.id')
+        con.execute("DROP TABLE IF EXISTS _stage")
+        refresh = refresh_derived_sql(table)
+        if refresh:
+            con.execute(refresh)
+    for column in ("attributes", "relationships", "last_event_at"):
+        if column in present:
+            con.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+
+
+def _loads(text: Any) -> Any:
+    return orjson.loads(text) if isinstance(text, str) else text
+
+
+def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
+    """The newest delivered copy of each transport event, estimated event and place."""
+    replayed = [t for t in DECLARED_BY_TYPE if t not in ("shipment", "container", "email_submission", "document_representation")]
+    rows = con.execute(
+        "SELECT r.type, r.id, r.attributes, r.relationships, strftime(e.created_at, '%Y-%m-%dT%H:%M:%S.%f%z'), e.notification_id "
+        "FROM webhook_event_resources r JOIN webhook_events e ON e.notification_id = r.notification_id "
+        "WHERE r.type IN (SELECT unnest(?)) "
+        "QUALIFY row_number() OVER (PARTITION BY r.type, r.id ORDER BY e.created_at DESC, e.notification_id DESC) = 1",
+        [replayed],
+    ).fetchall()
+    by_declaration: dict[type[Declared], list[tuple[Any, ...]]] = {}
+    for row in rows:
+        by_declaration.setdefault(DECLARED_BY_TYPE[row[0]], []).append(row)
+    now = datetime.now(UTC)
+    for declaration, found in by_declaration.items():
+        resources = [{"id": r[1], "type": r[0], "attributes": _loads(r[2]), "relationships": _loads(r[3])} for r in found]
+        columns = declared_columns(declaration, resources, observed_at=[r[4] for r in found], event_ids=[r[5] for r in found])
+        table = declaration.table_name
+        upsert(con, table, to_arrow(table, columns, sql_types(table)), run_id="migration-9", synced_at=now)
+
+
+def drop_webhook_header_values(con: duckdb.DuckDBPyConnection) -> None:
+    """From schema 8, registered webhooks keep their headers' names only: a header's value may be
+    a credential, and the warehouse is shared with analysts."""
+    for webhook_id, headers in con.execute("SELECT id, headers FROM webhooks WHERE headers IS NOT NULL").fetchall():
+        try:
+            listed = orjson.loads(headers)
+        except orjson.JSONDecodeError:
+            listed = None
+        con.execute("UPDATE webhooks SET headers = CAST(? AS JSON) WHERE id = ?", [dumps(header_names(listed)), webhook_id])

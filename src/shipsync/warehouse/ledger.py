@@ -9,10 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 
 from shipsync.api.transport import ClientStats
 from shipsync.redaction import redact
+from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.upsert import TableCounts
 
@@ -60,9 +62,15 @@ def _json(value: Any) -> str:
     return redact(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode())
 
 
+def _record(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Log the run's row for publishing (autocommit: the entry before the row is harmless)."""
+    changes.record_rows(con, "sync_runs", "SELECT ?::VARCHAR AS run_id", [run_id])
+
+
 def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunRecord:
     record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
-    with connect(warehouse, brief=True) as con:
+    with connect(warehouse, brief=True, records_changes=True) as con:
+        _record(con, record.run_id)
         con.execute(
             "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) VALUES (?, ?, ?, ?, ?, 'running')",
             [record.run_id, flow, prefect_flow_run_id(), _json(record.parameters), record.started_at],
@@ -71,7 +79,8 @@ def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunR
 
 
 def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
-    with connect(warehouse, brief=True) as con:
+    with connect(warehouse, brief=True, records_changes=True) as con:
+        _record(con, record.run_id)
         con.execute(
             "UPDATE sync_runs SET finished_at = ?, status = ?, requests = ?, throttled = ?, retries = ?, "
             "table_counts = ?, not_found = ?, errors = ? WHERE run_id = ?",
@@ -93,7 +102,7 @@ def last_success(warehouse: Path, flow: str) -> datetime | None:
     """When the last successful run of `flow` started (None if never, or no warehouse yet)."""
     if not Path(warehouse).exists():
         return None
-    with connect(warehouse) as con:
+    with connect(warehouse, records_changes=True) as con:  # reads only
         row = con.execute(
             "SELECT max(started_at) FROM sync_runs WHERE flow = ? AND status IN ('completed', 'completed_with_errors')",
             [flow],

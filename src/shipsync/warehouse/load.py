@@ -46,7 +46,7 @@ def write_batch(
     link_owners: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, TableCounts]:
     """One short write: every table of the batch or nothing."""
-    with connect(warehouse) as con, transaction(con):
+    with connect(warehouse, records_changes=True) as con, transaction(con):
         return write_batch_with(con, batch, run_id=run_id, link_owners=link_owners)
 
 

@@ -19,14 +19,18 @@ import duckdb_engine
 from sqlalchemy import Table
 from sqlalchemy.schema import CreateTable
 
-from shipsync.warehouse.data_steps import tracking_request_tags_from_shipments
+from shipsync.warehouse.data_steps import drop_webhook_header_values, tracking_request_tags_from_shipments, typed_resources
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
 
 _DIALECT = duckdb_engine.Dialect()
 
 # Steps that move data, by the schema version that needs them: each runs once, after the tables
 # and columns are in place, when a file recorded at an older version is opened.
-DATA_STEPS: tuple[tuple[int, Callable[[duckdb.DuckDBPyConnection], None]], ...] = ((7, tracking_request_tags_from_shipments),)
+DATA_STEPS: tuple[tuple[int, Callable[[duckdb.DuckDBPyConnection], None]], ...] = (
+    (7, tracking_request_tags_from_shipments),
+    (8, drop_webhook_header_values),
+    (9, typed_resources),
+)
 
 
 def views_dir() -> Path:

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from shipsync.api.jsonapi import JsonObject
+from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.schema import RELATED_TABLES
 
 Columns = dict[str, list[Any]]
@@ -89,12 +90,14 @@ def document_columns(documents: Sequence[JsonObject]) -> Batch:
     return {"documents": columns, "document_shipments": shipment_links, "document_containers": container_links}
 
 
-def included_columns(included: Iterable[JsonObject]) -> Batch:
-    """Accounts get their own columns; the other related types keep attributes as JSON."""
+def included_columns(included: Iterable[JsonObject], observed_at: str | None) -> Batch:
+    """Declared types (shipments, containers, places, ...) get their typed tables, stamped with
+    when they were observed; accounts their own columns; users keep attributes as JSON."""
+    included = list(included)
     by_type: dict[str, dict[str, JsonObject]] = {}
     for resource in included:
         by_type.setdefault(resource.get("type", ""), {})[str(resource.get("id"))] = resource
-    batch: Batch = {}
+    batch: Batch = declared_batch(included, observed_at=observed_at)
     accounts = list(by_type.get("account", {}).values())
     if accounts:
         batch["accounts"] = {
@@ -116,9 +119,9 @@ def related_columns(resources: Sequence[JsonObject]) -> Columns:
     }
 
 
-def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject]) -> Batch:
+def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject], observed_at: str | None) -> Batch:
     """Everything one pull of documents (with `include`) writes."""
-    return {**document_columns(documents), **included_columns(included)}
+    return {**document_columns(documents), **included_columns(included, observed_at)}
 
 
 METRO_ATTRIBUTES = ("name", "state_abbr", "country_code", "time_zone", "latitude", "longitude")
@@ -253,8 +256,13 @@ def custom_field_columns(resources: Sequence[JsonObject]) -> Batch:
     }
 
 
+def header_names(headers: Any) -> list[dict[str, Any]]:
+    """The names of the headers a webhook sends, never their values (a value may be a credential)."""
+    return [{"name": h["name"]} for h in headers if isinstance(h, dict) and "name" in h] if isinstance(headers, list) else []
+
+
 def webhook_columns(resources: Sequence[JsonObject]) -> Batch:
-    """Webhooks without their secret: the secret is never a column."""
+    """Webhooks without their secret and without their headers' values: neither is ever a column."""
     attrs = [r.get("attributes") or {} for r in resources]
     return {
         "webhooks": {
@@ -262,7 +270,7 @@ def webhook_columns(resources: Sequence[JsonObject]) -> Batch:
             "url": [a.get("url") for a in attrs],
             "active": [a.get("active") for a in attrs],
             "events": [_str_list(a.get("events")) for a in attrs],
-            "headers": [dumps(a.get("headers") or []) for a in attrs],
+            "headers": [dumps(header_names(a.get("headers"))) for a in attrs],
             "self_link": [_link(r, "self") for r in resources],
         }
     }

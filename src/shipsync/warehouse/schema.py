@@ -2,6 +2,8 @@
 
 Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
 resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
+Resources declared once in `shipsync.api` (shipments, containers, events, places, email
+submissions, extractions) get their tables from `warehouse.declared_tables`, added here.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
 """
 
@@ -10,10 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, String, Table
+from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, LargeBinary, String, Table
 from sqlmodel import Field, SQLModel
 
-SCHEMA_VERSION = 7
+from shipsync.warehouse.declared_tables import create_declared_tables
+
+SCHEMA_VERSION = 9
 
 
 def ts(**kw: Any) -> Any:
@@ -97,22 +101,6 @@ class RelatedRow(Synced):
 
 class UserRow(RelatedRow, table=True):
     __tablename__ = "users"
-
-
-class ShipmentRow(RelatedRow, table=True):
-    __tablename__ = "shipments"
-
-
-class ContainerRow(RelatedRow, table=True):
-    __tablename__ = "containers"
-
-
-class EmailSubmissionRow(RelatedRow, table=True):
-    __tablename__ = "email_submissions"
-
-
-class DocumentRepresentationRow(RelatedRow, table=True):
-    __tablename__ = "document_representations"
 
 
 class MetroAreaRow(Synced, table=True):
@@ -206,7 +194,8 @@ class CustomFieldRow(Synced, table=True):
 
 
 class WebhookRow(Synced, table=True):
-    """Registered webhooks. Never the secret: it lives in the local secrets store only."""
+    """Registered webhooks. Never the secret (it lives in the local secrets store only), and of
+    the headers sent with deliveries only their names: a value may be a credential."""
 
     __tablename__ = "webhooks"
     id: str = Field(primary_key=True)
@@ -310,6 +299,19 @@ class WebhookEventConflictRow(SQLModel, table=True):
     loaded_at: datetime | None = ts()
 
 
+class WebhookDeadLetterRow(SQLModel, table=True):
+    """A spool record `events load` could not load, kept whole with the reason; never blocks the rest."""
+
+    __tablename__ = "webhook_dead_letters"
+    segment: str = Field(primary_key=True)
+    end_offset: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
+    notification_id: str | None = None
+    received_at: datetime | None = ts()
+    reason: str | None = None
+    body: bytes | None = Field(default=None, sa_type=LargeBinary)
+    dead_lettered_at: datetime | None = ts()
+
+
 class SpoolCheckpointRow(SQLModel, table=True):
     """How far `events load` got in each spool segment (committed with the rows it loaded)."""
 
@@ -335,10 +337,6 @@ def table(name: str) -> Table:
     return SQLModel.metadata.tables[name]
 
 
-RELATED_TABLES = {
-    "user": "users",
-    "shipment": "shipments",
-    "container": "containers",
-    "email_submission": "email_submissions",
-    "document_representation": "document_representations",
-}
+RELATED_TABLES = {"user": "users"}
+
+create_declared_tables()

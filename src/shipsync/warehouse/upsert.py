@@ -1,12 +1,16 @@
 """Bulk upsert of Arrow batches with change detection: inserted, updated and unchanged rows.
 
 A batch is staged once, compared with the table on its key, and only new or different rows are
-written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone.
+written (one INSERT and one UPDATE, set-based). Unchanged rows are counted and left alone. The
+rows written or deleted are logged for publishing (`changes`) in the caller's transaction.
+Tables with a freshness stamp (`observed_at`) are only ever replaced by data at least as new:
+an older copy arriving late is counted as `stale` and changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -17,6 +21,8 @@ import duckdb_engine
 import pyarrow as pa
 from sqlalchemy import Table
 
+from shipsync.warehouse import changes
+from shipsync.warehouse.declared_tables import FRESHNESS, STAMPS, refresh_derived_sql
 from shipsync.warehouse.schema import table as schema_table
 
 _DIALECT = duckdb_engine.Dialect()
@@ -30,12 +36,14 @@ class TableCounts:
     updated: int = 0
     unchanged: int = 0
     deleted: int = 0
+    stale: int = 0  # older than what the row holds: ignored
 
     def add(self, other: TableCounts) -> None:
         self.inserted += other.inserted
         self.updated += other.updated
         self.unchanged += other.unchanged
         self.deleted += other.deleted
+        self.stale += other.stale
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -43,6 +51,7 @@ class TableCounts:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "deleted": self.deleted,
+            "stale": self.stale,
         }
 
 
@@ -79,18 +88,32 @@ def sql_types(table_name: str) -> dict[str, str]:
     return {c.name: c.type.compile(dialect=_DIALECT) for c in schema_table(table_name).columns}
 
 
+@contextmanager
+def staged(con: duckdb.DuckDBPyConnection, name: str, table: pa.Table) -> Iterator[None]:
+    """`table` readable as the view `name` inside the block. Unregistering in a transaction that a
+    failed statement aborted raises, which would hide that statement's own error: it is ignored
+    (the rollback follows, and a later register of the name replaces the view)."""
+    con.register(name, table)
+    try:
+        yield
+    finally:
+        with suppress(duckdb.TransactionException):
+            con.unregister(name)
+
+
 def append_rows(con: duckdb.DuckDBPyConnection, table_name: str, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Append rows (tuples in `names` order) as one Arrow batch: `executemany` inserts row by row,
     about a thousand rows a second here, which made a 20,000-row bulk result take 19 s."""
     if not rows:
         return
     batch = pa.table({name: pa.array(list(values)) for name, values in zip(names, zip(*rows, strict=True), strict=True)})
-    con.register("_append_rows", batch)
-    try:
+    with staged(con, "_append_rows", batch):
         listed = ", ".join(_q(n) for n in names)
         con.execute(f"INSERT INTO {table_name} ({listed}) SELECT {listed} FROM _append_rows")
-    finally:
-        con.unregister("_append_rows")
+        if table_name in changes.APPEND_ONLY:
+            changes.record(con, table_name, changes.APPENDED)
+        else:
+            changes.record_rows(con, table_name, "SELECT * FROM _append_rows")
 
 
 def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
@@ -100,6 +123,37 @@ def _keys_unique(batch: pa.Table, keys: Sequence[str]) -> bool:
 
 def _q(name: str) -> str:
     return f'"{name}"'
+
+
+def _cast(column: str, sql_type: str) -> str:
+    # TRY_CAST: a member the service sent in a form the column cannot hold (a timestamp DuckDB
+    # cannot read) is left empty, as the client's models leave it at its default; one odd member
+    # must not fail the whole pull. Structs travel as JSON text: DuckDB casts JSON to STRUCT.
+    if sql_type.startswith("STRUCT"):
+        return f"TRY_CAST(TRY_CAST({_q(column)} AS JSON) AS {sql_type}) AS {_q(column)}"
+    return f"TRY_CAST({_q(column)} AS {sql_type}) AS {_q(column)}"
+
+
+def stage(con: duckdb.DuckDBPyConnection, table_name: str, batch: pa.Table, types: Mapping[str, str] | None = None) -> list[str]:
+    """Cast `batch` to the table's types into the temp table `_stage` (the last copy of a key wins).
+    Returns the content columns staged."""
+    table = schema_table(table_name)
+    keys = key_columns(table)
+    content = [c for c in content_columns(table) if c in batch.column_names]
+    types = types or sql_types(table_name)
+    with staged(con, "_incoming", batch):
+        casts = ", ".join(_cast(c, types[c]) for c in content)
+        key_list = ", ".join(_q(k) for k in keys)
+        if _keys_unique(batch, keys):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
+        else:
+            # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
+                f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
+                f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
+            )
+    return content
 
 
 def upsert(
@@ -116,34 +170,31 @@ def upsert(
         return TableCounts()
     table = schema_table(table_name)
     keys = key_columns(table)
-    content = [c for c in content_columns(table) if c in batch.column_names]
     types = types or sql_types(table_name)
     has_seen = "first_seen_at" in types
-    con.register("_incoming", batch)
-    try:
-        casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in content)
-        key_list = ", ".join(_q(k) for k in keys)
-        if _keys_unique(batch, keys):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM _incoming")
-        else:
-            # Last occurrence of a key in the batch wins (rows come in the order the service sent them).
-            con.execute(
-                f"CREATE OR REPLACE TEMP TABLE _stage AS SELECT {casts} FROM "
-                f"(SELECT *, row_number() OVER () AS _n FROM _incoming) "
-                f"QUALIFY row_number() OVER (PARTITION BY {key_list} ORDER BY _n DESC) = 1"
-            )
-    finally:
-        con.unregister("_incoming")
+    content = stage(con, table_name, batch, types)
     join = " AND ".join(f"t.{_q(k)} = s.{_q(k)}" for k in keys)
     non_keys = [c for c in content if c not in keys]
-    differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys) or "FALSE"
+    differs = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in non_keys if c not in STAMPS) or "FALSE"
+    # Data older than what the row holds never replaces it (a row without a stamp takes anything).
+    fresh = f"(t.{FRESHNESS} IS NULL OR s.{FRESHNESS} >= t.{FRESHNESS})" if FRESHNESS in content else "TRUE"
     row = con.execute(
         f"SELECT count(*) FILTER (WHERE t.{_q(keys[0])} IS NULL), "
-        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND ({differs})), count(*) "
+        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND {fresh} AND ({differs})), "
+        f"count(*) FILTER (WHERE t.{_q(keys[0])} IS NOT NULL AND NOT {fresh}), count(*) "
         f"FROM _stage s LEFT JOIN {_q(table_name)} t ON {join}"
     ).fetchone()
     assert row is not None
-    inserted, updated, total = int(row[0]), int(row[1]), int(row[2])
+    inserted, updated, stale, total = int(row[0]), int(row[1]), int(row[2]), int(row[3])
+    # Rows inserted or changed are logged for publishing (stamps moved on unchanged rows below).
+    if inserted + updated == total:
+        changes.record_rows(con, table_name, "SELECT * FROM _stage")
+    elif inserted + updated:
+        first_key = _q(keys[0])
+        changed = (
+            f"SELECT s.* FROM _stage s LEFT JOIN {_q(table_name)} t ON {join} WHERE t.{first_key} IS NULL OR ({fresh} AND ({differs}))"
+        )
+        changes.record_rows(con, table_name, changed)
     extra_cols = ["_synced_at", "_run_id"] + (["first_seen_at", "last_changed_at"] if has_seen else [])
     extra_vals = ["$1", "$2"] + (["$1", "$1"] if has_seen else [])
     if inserted:
@@ -158,11 +209,21 @@ def upsert(
         if has_seen:
             sets.append("last_changed_at = $1")
         con.execute(
-            f"UPDATE {_q(table_name)} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND ({differs})",
+            f"UPDATE {_q(table_name)} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND {fresh} AND ({differs})",
             [synced_at, run_id],
         )
+    if FRESHNESS in content:
+        # The same content seen again, later: the row is as new as that sighting (content untouched).
+        stamps = ", ".join(f"{_q(c)} = s.{_q(c)}" for c in STAMPS if c in content)
+        moved = f"{join} AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
+        # Logged for publishing too: the published copy carries the stamp.
+        changes.record_rows(con, table_name, f"SELECT s.* FROM _stage s JOIN {_q(table_name)} t ON {moved}")
+        con.execute(f"UPDATE {_q(table_name)} AS t SET {stamps} FROM _stage s WHERE {moved}")
     con.execute("DROP TABLE IF EXISTS _stage")
-    return TableCounts(inserted=inserted, updated=updated, unchanged=total - inserted - updated)
+    refresh = refresh_derived_sql(table_name)
+    if refresh and (inserted or updated):
+        con.execute(refresh)
+    return TableCounts(inserted=inserted, updated=updated, unchanged=total - inserted - updated - stale, stale=stale)
 
 
 def replace_links(
@@ -180,16 +241,15 @@ def replace_links(
     if not owners:
         return counts
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
-    con.register("_owners", pa.table({"owner": pa.array(list(owners), pa.string())}))
-    con.register("_links", batch.select([owner_column, other]))
-    try:
+    with (
+        staged(con, "_owners", pa.table({"owner": pa.array(list(owners), pa.string())})),
+        staged(con, "_links", batch.select([owner_column, other])),
+    ):
         row = con.execute(
             f"DELETE FROM {_q(table_name)} t WHERE t.{_q(owner_column)} IN (SELECT owner FROM _owners) "
             f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{_q(owner_column)} = t.{_q(owner_column)} "
-            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING 1"
+            f"AND l.{_q(other)} = t.{_q(other)}) RETURNING {changes.slot_sql(table_name, None)}"
         ).fetchall()
-    finally:
-        con.unregister("_owners")
-        con.unregister("_links")
+    changes.record_slots(con, table_name, (r[0] for r in row))
     counts.deleted += len(row)
     return counts

@@ -1,32 +1,47 @@
-"""`events load`: the spool into the event log, exactly once.
+"""`events load`: the spool into the event log, exactly once, and never stopped by one record.
 
-Each batch of records is written in one transaction together with the new spool checkpoint, so a
-crash at any point leaves either the batch and its checkpoint or neither. A notification id seen
-before is skipped (the same body) or kept as a conflict (a different body). Included tracking
-requests, shipments and containers refresh their tables only when the event is newer than what the
-row holds, so deliveries out of order never roll state back. Consumed segments are archived.
+Records are read in batches bounded by count and by bytes (`SpoolSizes`), so memory stays flat
+whatever the bodies. Each batch is written in one transaction together with its spool checkpoint,
+so a crash at any point leaves either the batch and its checkpoint or neither. A notification id
+seen before is skipped (the same body) or kept as a conflict (a different body).
+
+Dead letters: a record that is not a notification, or that the warehouse refuses, goes to
+`webhook_dead_letters` with the reason and its body as delivered, and the checkpoint moves past it.
+When a batch fails on its data, it is split in halves and each is loaded on its own, down to the
+one record at fault: the records around it load as if it were not there. Consumed segments nobody
+holds any more are archived.
 """
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
-import orjson
-import pyarrow as pa
 
+from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect, transaction
-from shipsync.warehouse.load import write_batch_with
-from shipsync.warehouse.normalize import Batch, dumps, related_columns, tracking_request_columns
-from shipsync.webhooks.spool import SpoolRecord, is_finished, read_records, segments
+from shipsync.webhooks.framing import SpoolRecord, read_records
+from shipsync.webhooks.load_entities import refresh_entities
+from shipsync.webhooks.load_steps import (
+    DeadLetter,
+    dedupe,
+    insert_conflicts,
+    insert_dead_letters,
+    insert_events,
+    insert_resources,
+    parse_records,
+    save_checkpoints,
+)
+from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
 
-BATCH_RECORDS = 20_000
-ENTITY_TABLES = {"tracking_request": "tracking_requests", "shipment": "shipments", "container": "containers"}
+log = logging.getLogger("shipsync.webhooks")
+# Failures of a record's data, not of the machine: the warehouse refusing a value, or a shape no
+# step foresaw. Anything else (a full disk, a lock) stops the load with the batch rolled back.
+DATA_ERRORS = (duckdb.DataError, duckdb.InvalidInputException, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 
 
 @dataclass
@@ -34,218 +49,126 @@ class LoadReport:
     loaded: int = 0
     duplicates: int = 0
     conflicts: int = 0
-    unreadable: int = 0
+    dead_letters: int = 0
     entities_refreshed: int = 0
     stale_ignored: int = 0
     archived: list[str] = field(default_factory=list)
 
+    def add(self, other: LoadReport) -> None:
+        for name in ("loaded", "duplicates", "conflicts", "dead_letters", "entities_refreshed", "stale_ignored"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
 
 @dataclass
-class Parsed:
-    notification_id: str
-    event: str | None
-    created_at: str | None
-    record: SpoolRecord
-    document: dict[str, Any]
-    canonical: str
+class Batch:
+    records: list[SpoolRecord]
+
+    @property
+    def progress(self) -> dict[str, int]:
+        """Where each segment's checkpoint moves once this batch is in: past its last record."""
+        return {record.segment: record.end_offset for record in self.records}
+
+    def halves(self) -> tuple[Batch, Batch]:
+        middle = len(self.records) // 2
+        return Batch(self.records[:middle]), Batch(self.records[middle:])
 
 
-def _parse(record: SpoolRecord) -> Parsed | None:
-    try:
-        document = orjson.loads(record.body)
-        data = document["data"]
-        notification_id = str(data["id"])
-    except (ValueError, KeyError, TypeError):
-        return None
-    attributes = data.get("attributes") or {}
-    # The body as delivered is the payload: the service's retries resend the same bytes, so there
-    # is no need to re-serialize every notification just to recognise its duplicates.
-    return Parsed(notification_id, attributes.get("event"), attributes.get("created_at"), record, document, record.body.decode())
-
-
-def _batches(spool: Path, checkpoints: dict[str, int]) -> Iterator[tuple[list[SpoolRecord], dict[str, int]]]:
-    batch: list[SpoolRecord] = []
-    progress: dict[str, int] = {}
+def read_batches(spool: Path, checkpoints: dict[str, int], sizes: SpoolSizes) -> Iterator[Batch]:
+    records: list[SpoolRecord] = []
+    size = 0
     for path in segments(spool):
         for record in read_records(path, checkpoints.get(path.name, 0)):
-            batch.append(record)
-            progress[path.name] = record.end_offset
-            if len(batch) >= BATCH_RECORDS:
-                yield batch, progress
-                batch, progress = [], {}
-    if batch:
-        yield batch, progress
+            records.append(record)
+            size += len(record.body)
+            if len(records) >= sizes.load_records or size >= sizes.load_bytes:
+                yield Batch(records)
+                records, size = [], 0
+    if records:
+        yield Batch(records)
 
 
-def _ref(document: dict[str, Any], name: str) -> tuple[str | None, str | None]:
-    rel = ((document.get("data") or {}).get("relationships") or {}).get(name) or {}
-    data = rel.get("data") if isinstance(rel, dict) else None
-    if isinstance(data, dict):
-        return data.get("type"), (str(data["id"]) if data.get("id") is not None else None)
-    return None, None
-
-
-def _existing(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, str]:
-    if not ids:
-        return {}
-    con.register("_ids", pa.table({"id": pa.array(list(ids), pa.string())}))
-    try:
-        rows = con.execute("SELECT notification_id, payload FROM webhook_events WHERE notification_id IN (SELECT id FROM _ids)").fetchall()
-    finally:
-        con.unregister("_ids")
-    return {r[0]: r[1] for r in rows}
-
-
-def _entity_batch(con: duckdb.DuckDBPyConnection, fresh: list[Parsed], report: LoadReport) -> Batch:
-    """Newest event per entity, and only where newer than the row's last event."""
-    newest: dict[tuple[str, str], tuple[tuple[str, str], dict[str, Any]]] = {}
-    for parsed in fresh:
-        stamp = (parsed.created_at or "", parsed.notification_id)
-        for resource in parsed.document.get("included") or []:
-            if not isinstance(resource, dict) or resource.get("type") not in ENTITY_TABLES or resource.get("id") is None:
-                continue
-            key = (resource["type"], str(resource["id"]))
-            if key not in newest or newest[key][0] < stamp:
-                newest[key] = (stamp, resource)
-    batch: Batch = {}
-    for type_, table in ENTITY_TABLES.items():
-        candidates = {k[1]: v for k, v in newest.items() if k[0] == type_}
-        if not candidates:
-            continue
-        con.register("_ids", pa.table({"id": pa.array(list(candidates), pa.string())}))
-        try:
-            held = {
-                row[0]: (row[1], row[2])
-                for row in con.execute(
-                    f"SELECT id, strftime(last_event_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ'), last_event_id FROM {table} "
-                    "WHERE id IN (SELECT id FROM _ids) AND last_event_at IS NOT NULL"
-                ).fetchall()
-            }
-        finally:
-            con.unregister("_ids")
-        keep = []
-        for entity_id, (stamp, resource) in candidates.items():
-            current = held.get(entity_id)
-            if current is not None and (current[0] or "", current[1] or "") >= (_utc(stamp[0]), stamp[1]):
-                report.stale_ignored += 1
-                continue
-            keep.append((stamp, resource))
-        if not keep:
-            continue
-        resources = [r for _, r in keep]
-        columns = tracking_request_columns(resources)[table] if type_ == "tracking_request" else related_columns(resources)
-        columns["last_event_at"] = [s[0] or None for s, _ in keep]
-        columns["last_event_id"] = [s[1] for s, _ in keep]
-        batch[table] = columns
-        report.entities_refreshed += len(keep)
-    return batch
-
-
-def _utc(stamp: str) -> str:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except ValueError:
-        return stamp
-
-
-def _write(con: duckdb.DuckDBPyConnection, records: list[SpoolRecord], progress: dict[str, int], report: LoadReport) -> None:
-    parsed = [p for r in records if (p := _parse(r)) is not None]
-    report.unreadable += len(records) - len(parsed)
-    known = _existing(con, [p.notification_id for p in parsed])
-    fresh: list[Parsed] = []
-    conflicts: list[Parsed] = []
-    seen: dict[str, str] = {}
-    for p in parsed:
-        previous = seen.get(p.notification_id, known.get(p.notification_id))
-        if previous is None:
-            fresh.append(p)
-            seen[p.notification_id] = p.canonical
-        elif previous == p.canonical or orjson.loads(previous) == p.document:
-            report.duplicates += 1
-        else:
-            conflicts.append(p)
+def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> LoadReport:
+    """Every step of one batch, on an open transaction; what it did."""
     now = datetime.now(UTC)
+    parsed, dead = parse_records(batch.records)
+    fresh, duplicates, conflicts = dedupe(con, parsed)
+    insert_events(con, fresh, now)
+    insert_resources(con, fresh)
+    refreshed, stale = refresh_entities(con, fresh, now)
+    insert_conflicts(con, conflicts, now)
+    insert_dead_letters(con, dead, now)
+    save_checkpoints(con, batch.progress, now)
+    _record_changes(con, fresh=bool(fresh), conflicts=bool(conflicts), dead=bool(dead), progress=batch.progress)
+    return LoadReport(len(fresh), duplicates, len(conflicts), len(dead), refreshed, stale)
+
+
+def _record_changes(con: duckdb.DuckDBPyConnection, *, fresh: bool, conflicts: bool, dead: bool, progress: dict[str, int]) -> None:
+    """Tell the publisher what this batch wrote with its own SQL (upserts log their own rows)."""
     if fresh:
-        events = pa.table(
-            {
-                "notification_id": [p.notification_id for p in fresh],
-                "event": [p.event for p in fresh],
-                "delivery_status": [((p.document.get("data") or {}).get("attributes") or {}).get("delivery_status") for p in fresh],
-                "created_at": [p.created_at for p in fresh],
-                "webhook_id": [_ref(p.document, "webhook")[1] for p in fresh],
-                "reference_type": [_ref(p.document, "reference_object")[0] for p in fresh],
-                "reference_id": [_ref(p.document, "reference_object")[1] for p in fresh],
-                "received_at": [p.record.received_at for p in fresh],
-                "payload": [p.canonical for p in fresh],
-            }
-        )
-        con.register("_events", events)
-        con.execute(
-            "INSERT INTO webhook_events SELECT notification_id, event, delivery_status, CAST(created_at AS TIMESTAMPTZ), webhook_id, "
-            "reference_type, reference_id, CAST(received_at AS TIMESTAMPTZ), CAST(payload AS JSON), ? FROM _events",
-            [now],
-        )
-        con.unregister("_events")
-        resources: dict[str, list[Any]] = {"notification_id": [], "type": [], "id": [], "attributes": [], "relationships": []}
-        for p in fresh:
-            unique = {
-                (r.get("type"), str(r.get("id"))): r
-                for r in p.document.get("included") or []
-                if isinstance(r, dict) and r.get("type") and r.get("id") is not None
-            }
-            for (type_, id_), r in unique.items():
-                resources["notification_id"].append(p.notification_id)
-                resources["type"].append(type_)
-                resources["id"].append(id_)
-                resources["attributes"].append(dumps(r.get("attributes") or {}))
-                resources["relationships"].append(dumps(r.get("relationships") or {}))
-        if resources["id"]:
-            con.register("_resources", pa.table(resources))
-            con.execute(
-                "INSERT INTO webhook_event_resources SELECT notification_id, type, id, CAST(attributes AS JSON), "
-                "CAST(relationships AS JSON) FROM _resources"
-            )
-            con.unregister("_resources")
-        entity_batch = _entity_batch(con, fresh, report)
-        if entity_batch:
-            write_batch_with(con, entity_batch, run_id="events-load", synced_at=now)
-    for p in conflicts:
-        con.execute(
-            "INSERT INTO webhook_event_conflicts VALUES (?, CAST(? AS TIMESTAMPTZ), CAST(? AS JSON), ?)",
-            [p.notification_id, p.record.received_at, p.canonical, now],
-        )
-    report.conflicts += len(conflicts)
-    report.loaded += len(fresh)
-    for segment, offset in progress.items():
-        con.execute("DELETE FROM webhook_spool_checkpoints WHERE segment = ?", [segment])
-        con.execute("INSERT INTO webhook_spool_checkpoints VALUES (?, ?, false, ?)", [segment, offset, now])
+        changes.record(con, "webhook_events", changes.APPENDED)
+        changes.record(con, "webhook_event_resources", changes.APPENDED)
+    if conflicts:
+        changes.record(con, "webhook_event_conflicts", changes.APPENDED)
+    if dead:
+        changes.record(con, "webhook_dead_letters", changes.APPENDED)
+    if progress:
+        changes.record_rows(con, "webhook_spool_checkpoints", "SELECT unnest(?::VARCHAR[]) AS segment", [list(progress)])
 
 
-def load_events(warehouse: Path, spool: Path) -> LoadReport:
+def _dead_letter(con: duckdb.DuckDBPyConnection, record: SpoolRecord, error: Exception) -> LoadReport:
+    parsed, _ = parse_records([record])
+    reason = f"cannot be loaded: {type(error).__name__}: {error}"
+    log.warning("events load: spool record %s@%d dead-lettered: %s", record.segment, record.end_offset, reason)
+    now = datetime.now(UTC)
+    insert_dead_letters(con, [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], now)
+    save_checkpoints(con, Batch([record]).progress, now)
+    _record_changes(con, fresh=False, conflicts=False, dead=True, progress=Batch([record]).progress)
+    return LoadReport(dead_letters=1)
+
+
+def load_batch(con: duckdb.DuckDBPyConnection, batch: Batch, report: LoadReport) -> None:
+    """Load a batch in one transaction; on a data failure, its halves one by one, down to the
+    one record at fault, which becomes a dead letter."""
+    try:
+        with transaction(con):
+            done = write_batch(con, batch)
+    except DATA_ERRORS as error:
+        if len(batch.records) > 1:
+            for half in batch.halves():
+                load_batch(con, half, report)
+            return
+        with transaction(con):
+            done = _dead_letter(con, batch.records[0], error)
+    report.add(done)
+
+
+def load_events(warehouse: Path, spool: Path, sizes: SpoolSizes | None = None) -> LoadReport:
     """Load everything new in the spool; safe to run at any time, and again after any crash."""
     report = LoadReport()
     if not spool.exists():
         return report
-    with connect(warehouse) as con:
-        checkpoints = dict(con.execute('SELECT segment, "offset" FROM webhook_spool_checkpoints').fetchall())
-        for records, progress in _batches(spool, checkpoints):
-            with transaction(con):
-                _write(con, records, progress, report)
-            checkpoints.update(progress)
-    report.archived = archive_consumed(spool, checkpoints)
+    folder = SpoolFolder(spool)  # checks the folder is ours before trusting what is in it
+    try:
+        with connect(warehouse, records_changes=True) as con:  # every write below is logged for publishing
+            checkpoints: dict[str, int] = dict(con.execute('SELECT segment, "offset" FROM webhook_spool_checkpoints').fetchall())
+            for batch in read_batches(spool, checkpoints, sizes or SpoolSizes()):
+                load_batch(con, batch, report)
+                checkpoints.update(batch.progress)
+        report.archived = archive_consumed(folder, checkpoints)
+    finally:
+        folder.close()
     return report
 
 
-def archive_consumed(spool: Path, checkpoints: dict[str, int]) -> list[str]:
+def archive_consumed(folder: SpoolFolder, checkpoints: dict[str, int]) -> list[str]:
     """Move loaded segments that no receiver holds any more to `archive/`.
 
     Loading read every complete record, so a finished segment is consumed; anything past its
     checkpoint is the zero-filled tail or a record cut by a crash, never acknowledged."""
-    archive = spool / "archive"
-    moved = []
-    for path in segments(spool):
-        if is_finished(path) and not any(True for _ in read_records(path, checkpoints.get(path.name, 0))):
-            archive.mkdir(exist_ok=True)
-            shutil.move(str(path), archive / path.name)
-            moved.append(path.name)
-    return moved
+    consumed = [
+        path.name
+        for path in segments(folder.path)
+        if is_finished(path) and not any(True for _ in read_records(path, checkpoints.get(path.name, 0)))
+    ]
+    folder.archive(consumed)
+    return consumed

@@ -1,55 +1,97 @@
-"""The local secrets store: webhook secrets in a 0600 file beside the warehouse (or from the
-environment), readable by the receiver and never written to logs, artifacts or the warehouse."""
+"""The local secrets store: webhook secrets by webhook id, in a private file of the user's
+configuration (`~/.config/shipsync/secrets.json`, mode 0600 in a 0700 folder; SHIPSYNC_SECRETS_FILE
+to choose another), readable by the receiver and never written to logs, artifacts or the warehouse.
+
+The store used to sit beside the warehouse, in a folder analysts share: a `secrets.json` found
+there is moved into the store the first time the store is used, and removed.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import stat
 from pathlib import Path
 
 from shipsync.config import Settings
 from shipsync.errors import ConfigError
 from shipsync.redaction import register_secret
+from shipsync.safe_files import check_own_folder, private_folder, write_file
+
+log = logging.getLogger("shipsync.webhooks")
+# Shorter secrets are refused by the receiver: a key that short could be guessed, and a secret
+# left empty by an unset variable would make every body "signed" by anyone.
+MIN_SECRET_LENGTH = 16
+LEGACY_NAME = "secrets.json"
 
 
 def store_path(settings: Settings) -> Path:
-    return settings.warehouse.parent / "secrets.json"
+    return settings.secrets_file_path
 
 
-def _read(path: Path) -> dict[str, str]:
-    if not path.exists():
-        return {}
+def _parse(path: Path, text: bytes) -> dict[str, str]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(text)
+    except ValueError:
         raise ConfigError(f"{path}: the webhook secrets store is unreadable") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the webhook secrets store is not a JSON object")
     return {str(k): str(v) for k, v in data.items()}
 
 
+def _read(path: Path) -> dict[str, str]:
+    if not path.exists():
+        return {}
+    check_own_folder(path.parent)  # nobody else could have put the file (or a link) there
+    try:
+        return _parse(path, path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{path}: the webhook secrets store is unreadable ({exc.strerror})") from None
+
+
 def _write(path: Path, secrets: dict[str, str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump(secrets, out)
-        out.flush()
-        os.fsync(out.fileno())
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)
+    private_folder(path.parent)
+    write_file(path, json.dumps(secrets).encode())
+
+
+def move_legacy_store(settings: Settings) -> Path | None:
+    """Move a `secrets.json` beside the warehouse into the store; the path moved from, if any.
+
+    Only a regular file of this user's is read: a link or someone else's file in a shared folder
+    is left alone (with a warning), as it may be planted."""
+    legacy, store = settings.warehouse.parent / LEGACY_NAME, store_path(settings)
+    try:
+        info = os.lstat(legacy)
+    except FileNotFoundError:
+        return None
+    if legacy.absolute() == store.absolute():
+        return None  # configured to stay there
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        log.warning("%s is a link or not yours: not moved into the webhook secrets store %s (remove it)", legacy, store)
+        return None
+    moved = _parse(legacy, legacy.read_bytes())
+    _write(store, {**moved, **_read(store)})
+    legacy.unlink()
+    log.warning("moved the webhook secrets store from %s (a folder analysts may share) to %s", legacy, store)
+    return legacy
+
+
+def _store(settings: Settings) -> Path:
+    move_legacy_store(settings)
+    return store_path(settings)
 
 
 def save_secret(settings: Settings, webhook_id: str, secret: str) -> None:
     register_secret(secret)
-    path = store_path(settings)
+    path = _store(settings)
     secrets = _read(path)
     secrets[webhook_id] = secret
     _write(path, secrets)
 
 
 def forget_secret(settings: Settings, webhook_id: str) -> None:
-    path = store_path(settings)
+    path = _store(settings)
     secrets = _read(path)
     if secrets.pop(webhook_id, None) is not None:
         _write(path, secrets)
@@ -60,7 +102,17 @@ def load_secrets(settings: Settings, extra: list[str] | None = None) -> list[str
     secrets = list(extra or [])
     if settings.webhook_secrets is not None:
         secrets += [s.strip() for s in settings.webhook_secrets.get_secret_value().split(",") if s.strip()]
-    secrets += list(_read(store_path(settings)).values())
+    secrets += list(_read(_store(settings)).values())
     for secret in secrets:
         register_secret(secret)
     return list(dict.fromkeys(secrets))
+
+
+def check_secrets(secrets: list[str]) -> None:
+    """Refuse empty and short secrets (ConfigError naming the position, never the value)."""
+    for position, secret in enumerate(secrets, 1):
+        if len(secret) < MIN_SECRET_LENGTH:
+            raise ConfigError(
+                f"webhook secret #{position} is {len(secret)} characters long; the receiver needs at least "
+                f"{MIN_SECRET_LENGTH} (an unset variable gives an empty one)"
+            )

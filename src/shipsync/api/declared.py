@@ -1,0 +1,48 @@
+"""The base of resources declared once: a pydantic class that is the client model and, through
+`shipsync.warehouse.members`, the table and the normalizer.
+
+A declaration lists the resource's members with their types (`X | None`: the service may answer
+any member null). Attributes are plain fields; a field typed `Ref | None` is a to-one relationship
+(a column `<name>_id`), `list[Ref]` a to-many one (a column `<singular>_ids`). Adding a member is
+one line. Members the declaration does not list are not dropped: the warehouse keeps them in the
+row's `leftovers`, the client model in `raw`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shipsync.api.models import ApiModel
+
+
+class Struct(BaseModel):
+    """A nested object member (a hold, a fee, the import deadlines): a STRUCT in the warehouse."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+def polymorphic(*types: str) -> Any:
+    """A to-one relationship that may point at several types: the table also gets `<name>_type`."""
+    return Field(default=None, json_schema_extra={"types": list(types)})
+
+
+class Derived(BaseModel):
+    """A column computed in SQL from the row's other columns after every write (e.g. `has_holds`)."""
+
+    sql_type: str
+    expression: str
+
+
+class Declared(ApiModel):
+    """A resource whose members are declared once. Subclasses set the ClassVars below."""
+
+    # The JSON:API types this declaration reads (a table may hold several, e.g. terminals).
+    resource_types: ClassVar[tuple[str, ...]] = ()
+    table_name: ClassVar[str] = ""
+    # Store the JSON:API type in a `kind` column (when the table holds several types).
+    kind_column: ClassVar[bool] = False
+    derived: ClassVar[dict[str, Derived]] = {}
+    # One line for the data dictionary: what a row is.
+    row_is: ClassVar[str] = ""

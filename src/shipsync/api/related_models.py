@@ -1,0 +1,48 @@
+"""Related records of a document, declared once (see `api.declared`): the email a document
+arrived with and its extraction."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from shipsync.api.declared import Declared
+from shipsync.api.models import Ref
+
+
+class EmailSubmission(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("email_submission",)
+    table_name: ClassVar[str] = "email_submissions"
+    row_is: ClassVar[str] = "One row per email that brought documents."
+
+    subject: str | None = None
+    body: str | None = None
+    # `from` is a Python keyword: the field is `from_`, the member and the column `from`.
+    from_: str | None = Field(default=None, alias="from")
+    to: list[str] | None = None
+    cc: list[str] | None = None
+    references: list[str] | None = None
+    sent_at: datetime | None = None
+    message_id: str | None = None
+    in_reply_to: str | None = None
+    content_type: str | None = None
+    documents_count: int | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    account: Ref | None = None
+    user: Ref | None = None
+    documents: list[Ref] = Field(default_factory=list)
+
+
+class DocumentRepresentation(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("document_representation",)
+    table_name: ClassVar[str] = "document_representations"
+    row_is: ClassVar[str] = "One row per extraction of a document."
+
+    # The public version of the document schema it follows (as in `document_schemas.schema_version`).
+    schema_version: str | None = None
+    payload: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None

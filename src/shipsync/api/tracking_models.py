@@ -1,0 +1,202 @@
+"""Shipments, containers and the events of their journeys, declared once (see `api.declared`).
+
+Members as the service's reference names them (`docs/tracking-model.md`). Enumerations are
+`Literal`s of the values known today; the service may send others, which the warehouse keeps as
+text and the client model leaves at None (the value stays in `raw`).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from shipsync.api.declared import Declared, Derived, Struct, polymorphic
+from shipsync.api.models import Ref
+
+ContainerStatus = Literal[
+    "new",
+    "on_ship",
+    "available",
+    "not_available",
+    "grounded",
+    "on_rail",
+    "picked_up",
+    "off_dock",
+    "delivered",
+    "dropped",
+    "loaded",
+    "empty_returned",
+    "awaiting_inland_transfer",
+]
+EquipmentType = Literal["dry", "reefer", "open top", "flat rack", "bulk", "tank"]
+EquipmentHeight = Literal["standard", "high_cube"]
+HoldStatus = Literal["pending", "hold"]
+FeeType = Literal["demurrage", "exam", "extended_dwell_time", "other", "total"]
+DataSource = Literal["shipping_line", "terminal", "ais"]
+
+
+class Shipment(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("shipment",)
+    table_name: ClassVar[str] = "shipments"
+    row_is: ClassVar[str] = "One row per shipment (a bill of lading)."
+
+    bill_of_lading_number: str | None = None
+    normalized_number: str | None = None
+    ref_numbers: list[str] | None = None
+    tags: list[str] | None = None
+    customer_name: str | None = None
+    created_at: datetime | None = None
+    shipping_line_scac: str | None = None
+    shipping_line_name: str | None = None
+    shipping_line_short_name: str | None = None
+    port_of_lading_locode: str | None = None
+    port_of_lading_name: str | None = None
+    port_of_discharge_locode: str | None = None
+    port_of_discharge_name: str | None = None
+    destination_locode: str | None = None
+    destination_name: str | None = None
+    pod_vessel_name: str | None = None
+    pod_vessel_imo: str | None = None
+    pod_voyage_number: str | None = None
+    pol_etd_at: datetime | None = None
+    pol_atd_at: datetime | None = None
+    pod_eta_at: datetime | None = None
+    pod_original_eta_at: datetime | None = None
+    pod_ata_at: datetime | None = None
+    destination_eta_at: datetime | None = None
+    destination_ata_at: datetime | None = None
+    pol_timezone: str | None = None
+    pod_timezone: str | None = None
+    destination_timezone: str | None = None
+    line_tracking_last_attempted_at: datetime | None = None
+    line_tracking_last_succeeded_at: datetime | None = None
+    line_tracking_stopped_at: datetime | None = None
+    line_tracking_stopped_reason: str | None = None
+    port_of_lading: Ref | None = None
+    port_of_discharge: Ref | None = None
+    destination: Ref | None = polymorphic("port", "metro_area")
+    pod_terminal: Ref | None = None
+    destination_terminal: Ref | None = polymorphic("terminal", "rail_terminal")
+    containers: list[Ref] = Field(default_factory=list)
+    line_tracking_stopped_by_user: Ref | None = None
+
+
+class Hold(Struct):
+    name: str | None = None
+    status: HoldStatus | None = None
+    description: str | None = None
+
+
+class Fee(Struct):
+    type: FeeType | None = None
+    amount: float | None = None
+    currency_code: str | None = None
+
+
+class ImportDeadlines(Struct):
+    pickup_lfd_terminal: datetime | None = None
+    pickup_lfd_rail: datetime | None = None
+    pickup_lfd_line: datetime | None = None
+
+
+# A hold counts while the terminal reports it as `hold` (a `pending` one is listed, not counted).
+HAS_HOLDS = (
+    "CASE WHEN holds_at_pod_terminal IS NULL THEN NULL "
+    "ELSE coalesce(list_bool_or(list_transform(holds_at_pod_terminal, lambda h: h.status = 'hold')), false) END"
+)
+# The terminal's own `total` line when it sends one, else the sum of the other lines (one currency assumed).
+FEE_TOTAL = (
+    "coalesce(list_sum(list_transform(list_filter(fees_at_pod_terminal, lambda f: f.type = 'total'), lambda f: f.amount)), "
+    "list_sum(list_transform(list_filter(fees_at_pod_terminal, lambda f: f.type IS DISTINCT FROM 'total'), lambda f: f.amount)))"
+)
+
+
+class Container(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("container",)
+    table_name: ClassVar[str] = "containers"
+    row_is: ClassVar[str] = "One row per container (ISO 6346 number), where it is and what it costs."
+    derived: ClassVar[dict[str, Derived]] = {
+        "has_holds": Derived(sql_type="BOOLEAN", expression=HAS_HOLDS),
+        "fee_total": Derived(sql_type="DOUBLE", expression=FEE_TOTAL),
+    }
+
+    number: str | None = None
+    seal_number: str | None = None
+    ref_numbers: list[str] | None = None
+    created_at: datetime | None = None
+    equipment_type: EquipmentType | None = None
+    equipment_length: int | None = None
+    equipment_height: EquipmentHeight | None = None
+    weight_in_lbs: float | None = None
+    current_status: ContainerStatus | None = None
+    pod_arrived_at: datetime | None = None
+    pod_discharged_at: datetime | None = None
+    availability_known: bool | None = None
+    available_for_pickup: bool | None = None
+    pickup_lfd: datetime | None = None
+    pickup_appointment_at: datetime | None = None
+    pod_full_out_at: datetime | None = None
+    pod_full_out_chassis_number: str | None = None
+    location_at_pod_terminal: str | None = None
+    terminal_checked_at: datetime | None = None
+    holds_at_pod_terminal: list[Hold] | None = None
+    fees_at_pod_terminal: list[Fee] | None = None
+    pod_timezone: str | None = None
+    pod_rail_carrier_scac: str | None = None
+    ind_rail_carrier_scac: str | None = None
+    pod_rail_loaded_at: datetime | None = None
+    pod_rail_departed_at: datetime | None = None
+    ind_eta_at: datetime | None = None
+    ind_ata_at: datetime | None = None
+    ind_rail_unloaded_at: datetime | None = None
+    ind_facility_lfd_on: date | None = None
+    final_destination_full_out_at: datetime | None = None
+    final_destination_timezone: str | None = None
+    empty_terminated_at: datetime | None = None
+    empty_terminated_timezone: str | None = None
+    import_deadlines: ImportDeadlines | None = None
+    pod_last_tracking_request_at: datetime | None = None
+    shipment_last_tracking_request_at: datetime | None = None
+    shipment: Ref | None = None
+    pod_terminal: Ref | None = None
+    pickup_facility: Ref | None = None
+    transport_events: list[Ref] = Field(default_factory=list)
+    raw_events: list[Ref] = Field(default_factory=list)
+
+
+class TransportEvent(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("transport_event",)
+    table_name: ClassVar[str] = "transport_events"
+    row_is: ClassVar[str] = "One row per transport event id: a past milestone of one container."
+
+    event: str | None = None
+    timestamp: datetime | None = None
+    timezone: str | None = None
+    location_locode: str | None = None
+    voyage_number: str | None = None
+    data_source: DataSource | None = None
+    created_at: datetime | None = None
+    container: Ref | None = None
+    shipment: Ref | None = None
+    location: Ref | None = polymorphic("port", "metro_area")
+    terminal: Ref | None = polymorphic("terminal", "rail_terminal")
+    vessel: Ref | None = None
+
+
+class EstimatedEvent(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("estimated_event",)
+    table_name: ClassVar[str] = "estimated_events"
+    row_is: ClassVar[str] = "One row per estimated event id: a new estimate (e.g. of arrival) for a shipment."
+
+    event: str | None = None
+    estimated_timestamp: datetime | None = None
+    location_locode: str | None = None
+    timezone: str | None = None
+    voyage_number: str | None = None
+    data_source: DataSource | None = None
+    created_at: datetime | None = None
+    shipment: Ref | None = None
+    port: Ref | None = None
+    vessel: Ref | None = None

@@ -1,0 +1,38 @@
+"""`shipsync report`: the warehouse as one self-contained HTML page of charts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+
+from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.errors import InputError
+
+
+def _as_of(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--as-of {text!r} is not a date or time: use ISO 8601, such as 2026-11-30 or 2026-11-30T18:00Z") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@one_line_errors
+def report(
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write (replaced whole)."),
+    days: int = typer.Option(30, "--days", min=1, max=3660, help="Days of history the time series cover."),
+    as_of: str | None = typer.Option(None, "--as-of", help="The report's 'now' (ISO 8601, UTC unless given); default: now."),
+) -> None:
+    """Charts of the fleet, its journeys and the sync's health, in one HTML file that opens offline."""
+    from shipsync.report import build_report
+
+    settings = settings_from_env()
+    result = build_report(settings.warehouse, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir)
+    if result.first_steps:
+        console.print(result.first_steps, markup=False)
+    drawn = f"{result.drawn} of {len(result.outcomes)} charts drawn"
+    console.print(f"report written to {result.path} ({drawn}, {result.seconds:.1f} s)", markup=False)

@@ -1,0 +1,121 @@
+"""The report's one HTML file: inline CSS for screen and print, inline SVG charts, no script.
+
+A Content-Security-Policy in the page itself forbids every request (only inline styles and
+`data:` images are allowed), so even a browser that opens it online fetches nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from html import escape
+from pathlib import Path
+
+from shipsync.report.model import ChartOutcome, Section
+from shipsync.report.window import Window
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+CSS = """
+:root { --ink: #1b1f24; --muted: #545d68; --rule: #d0d7de; --panel: #f6f8fa; --accent: #005a9c; --warn: #8a4b00; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--ink); background: #fff; line-height: 1.45;
+       font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1080px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
+header h1 { margin: 0 0 .25rem; font-size: 1.7rem; }
+header p { margin: .2rem 0; color: var(--muted); }
+nav ol { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; padding: 0; margin: 1rem 0 0; list-style: none; }
+nav a { color: var(--accent); }
+h2 { margin: 2.2rem 0 .3rem; padding-top: .6rem; border-top: 2px solid var(--rule); font-size: 1.3rem; }
+section > p.intro { margin: 0 0 1rem; color: var(--muted); }
+figure { margin: 0 0 1.6rem; padding: .8rem 1rem 1rem; border: 1px solid var(--rule); border-radius: 6px; }
+figcaption { font-weight: 600; font-size: 1.02rem; }
+figcaption .unit { display: block; font-weight: 400; font-size: .86rem; color: var(--muted); }
+svg.chart { display: block; width: 100%; height: auto; margin-top: .5rem; }
+.banner { margin: 1.2rem 0; padding: .8rem 1rem; border-left: 4px solid var(--warn); background: #fff8ef; }
+p.empty { margin: .6rem 0 .2rem; padding: .6rem .8rem; background: var(--panel); border-radius: 4px; }
+p.note { font-size: .86rem; color: var(--muted); margin: .4rem 0 0; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
+details { margin-top: .7rem; }
+summary { cursor: pointer; color: var(--accent); font-size: .88rem; }
+pre { overflow-x: auto; padding: .7rem .8rem; background: var(--panel); border-radius: 4px; white-space: pre; }
+.table-wrap { overflow-x: auto; margin-top: .5rem; }
+table { border-collapse: collapse; width: 100%; font-size: .86rem; }
+th, td { padding: .3rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; white-space: nowrap; }
+td:last-child { white-space: normal; min-width: 12em; }
+th { background: var(--panel); position: sticky; top: 0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; }
+@media (max-width: 700px) { body { font-size: 14px; } main { padding: 1rem .6rem; } }
+@media print {
+  @page { size: A4; margin: 14mm 12mm; }
+  body { font-size: 10pt; }
+  main { max-width: none; padding: 0; }
+  nav, summary { display: none; }
+  h2 { break-after: avoid; }
+  figure { break-inside: avoid; border-color: #bbb; }
+  th { position: static; }
+  a { color: inherit; text-decoration: none; }
+}
+"""
+
+
+def _with_code(text: str) -> str:
+    """Escaped text whose `backticked` commands read as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def _outcome_html(outcome: ChartOutcome) -> str:
+    chart = outcome.chart
+    body = outcome.html if outcome.state == "drawn" else f'<p class="empty">{_with_code(outcome.message)}</p>'
+    return (
+        f'<figure id="{chart.key}">'
+        f'<figcaption id="{chart.key}-caption">{escape(chart.title)}<span class="unit">{escape(chart.unit)}</span></figcaption>'
+        f"{body}"
+        f"<details><summary>The SQL behind it</summary><pre><code>{escape(outcome.sql)}</code></pre></details>"
+        "</figure>"
+    )
+
+
+def render_page(
+    sections: Sequence[Section], outcomes: Sequence[ChartOutcome], window: Window, warehouse: Path, first_steps: str, built_at: datetime
+) -> str:
+    by_key = {o.chart.key: o for o in outcomes}
+    toc = "".join(f'<li><a href="#{s.key}">{escape(s.heading)}</a></li>' for s in sections)
+    parts = []
+    for section in sections:
+        figures = "".join(_outcome_html(by_key[c.key]) for c in section.charts)
+        parts.append(
+            f'<section id="{section.key}" aria-labelledby="{section.key}-heading">'
+            f'<h2 id="{section.key}-heading">{escape(section.heading)}</h2><p class="intro">{escape(section.intro)}</p>{figures}</section>'
+        )
+    banner = f'<p class="banner" role="status">{_with_code(first_steps)}</p>' if first_steps else ""
+    since, until = window.since.strftime("%Y-%m-%d %H:%M"), window.as_of.strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="shipsync report">
+<title>shipsync report, {escape(window.as_of.strftime("%Y-%m-%d"))}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<main>
+<header>
+<h1>shipsync report</h1>
+<p>As of {escape(until)}; time series cover the last {window.days} days (from {escape(since)}).</p>
+<p>Warehouse: <code>{escape(str(warehouse))}</code>. Each chart's SQL runs as is on that file
+(<code>duckdb -readonly {escape(str(warehouse))}</code>).</p>
+<nav aria-label="Sections"><ol>{toc}</ol></nav>
+</header>
+{banner}
+{"".join(parts)}
+<footer>Built by <code>shipsync report</code> at {escape(built_at.strftime("%Y-%m-%d %H:%M:%S UTC"))}.
+Charts drawn with matplotlib (colour-blind-safe palette "tableau-colorblind10"); this file makes no requests.</footer>
+</main>
+</body>
+</html>
+"""

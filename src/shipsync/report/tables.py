@@ -1,0 +1,88 @@
+"""Rows as an HTML table (escaped), and rows reshaped for the charts (one series per category)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from html import escape
+from typing import Any
+
+from shipsync.report.model import Chart, Rows
+from shipsync.report.window import Window
+
+MAX_TABLE_ROWS = 50  # the most urgent fit on a page or two; the SQL lists the rest
+
+
+def cell(value: Any) -> str:
+    """A value as a reader wants it: times to the minute in UTC, lists joined, numbers grouped."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M") + (" UTC" if value.utcoffset() is not None and not value.utcoffset() else "")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float | Decimal):
+        return f"{value:,.1f}"
+    if isinstance(value, list | tuple):
+        return ", ".join(cell(v) for v in value)
+    return str(value)
+
+
+def html_table(key: str, rows: Sequence[dict[str, Any]], numeric: Sequence[str] = ()) -> str:
+    """A captioned-by-id table; at most MAX_TABLE_ROWS rows, saying how many were left out."""
+    if not rows:
+        return ""
+    columns = list(rows[0])
+    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
+    body = []
+    for row in rows[:MAX_TABLE_ROWS]:
+        cells = "".join(
+            f'<td class="{"num" if c in numeric or isinstance(row[c], int | float | Decimal) else ""}">{escape(cell(row[c]))}</td>'
+            for c in columns
+        )
+        body.append(f"<tr>{cells}</tr>")
+    more = ""
+    if len(rows) > MAX_TABLE_ROWS:
+        more = f'<p class="note">The first {MAX_TABLE_ROWS} of {len(rows):,} rows; the query below lists them all.</p>'
+    return (
+        f'<div class="table-wrap"><table aria-labelledby="{key}-caption"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>{more}"
+    )
+
+
+def as_table(chart: Chart, rows: Rows, window: Window) -> str:
+    """The Draw of charts that are tables (a list to act on reads better than a picture of it)."""
+    return html_table(chart.key, rows)
+
+
+def pivot(
+    rows: Sequence[dict[str, Any]], x: str, series: str, value: str, xs: Sequence[Any] | None = None
+) -> tuple[list[Any], dict[str, list[float]]]:
+    """Long rows (x, series, value) as x values (`xs`, or those the rows have) and one list per series.
+
+    Rows whose x is not among `xs` are left out; an x no row has gets zeros.
+    """
+    keys = list(xs) if xs is not None else sorted({row[x] for row in rows})
+    position = {v: i for i, v in enumerate(keys)}
+    out: dict[str, list[float]] = {}
+    for row in rows:
+        values = out.setdefault(str(row[series]), [0.0] * len(keys))
+        if row[x] in position:
+            values[position[row[x]]] += float(row[value] or 0)
+    return keys, out
+
+
+def by_day(rows: Sequence[dict[str, Any]], days: Sequence[Any], names: Sequence[str]) -> dict[str, list[float]]:
+    """Wide rows keyed by `day` as one list per named column over `days` (zeros where no row)."""
+    at = {row["day"]: row for row in rows}
+    return {name: [float((at[d][name] if d in at else 0) or 0) for d in days] for name in names}
+
+
+def columns(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, list[float]]:
+    """Wide rows as one list of values per named column."""
+    return {name: [float(row[name] or 0) for row in rows] for name in names}

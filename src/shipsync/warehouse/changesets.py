@@ -1,0 +1,76 @@
+"""`container.updated` changesets applied to `containers`: each changed member that the container
+declaration knows is set to its new value, only where the change is at least as new as the row
+(the freshness rule of every typed table), oldest change first. A changeset about a container the
+warehouse does not hold yet changes nothing (the event log keeps it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from shipsync.api.tracking_models import Container
+from shipsync.warehouse import changes
+from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
+from shipsync.warehouse.members import MISFIT, members_of
+
+
+@dataclass(frozen=True)
+class Changeset:
+    container_id: str
+    at: str  # ISO 8601: the change's timestamp, else the notification's created_at
+    changes: dict[str, Any]  # member -> [old, new], as sent
+    notification_id: str
+
+
+def changesets_of(notification_id: str, created_at: str | None, document: dict[str, Any]) -> list[Changeset]:
+    """The changesets a delivery carries (its `container_updated_event` resources)."""
+    found = []
+    for resource in document.get("included") or []:
+        if not isinstance(resource, dict) or resource.get("type") != "container_updated_event":
+            continue
+        attributes = resource.get("attributes")
+        attributes = attributes if isinstance(attributes, dict) else {}
+        container = ((resource.get("relationships") or {}).get("container") or {}).get("data")
+        changes = attributes.get("changeset")
+        at = attributes.get("timestamp") if isinstance(attributes.get("timestamp"), str) else created_at
+        if isinstance(container, dict) and container.get("id") is not None and isinstance(changes, dict) and at:
+            found.append(Changeset(str(container["id"]), at, changes, notification_id))
+    return found
+
+
+def apply_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset], synced_at: datetime) -> int:
+    """Apply each change where it is not older than the row; returns how many rows changed."""
+    members = {m.name: m for m in members_of(Container) if m.kind not in ("ref", "refs")}
+    changed: list[str] = []
+    for change in sorted(changesets, key=lambda c: (c.at, c.notification_id)):
+        sets, values = [], []
+        for name, pair in change.changes.items():
+            member = members.get(name)
+            if member is None or not isinstance(pair, list) or len(pair) != 2:
+                continue
+            value = None if pair[1] is None else member.coerce(pair[1])
+            if value is MISFIT:
+                continue
+            struct = member.sql_type.startswith("STRUCT")
+            cast = f"CAST(CAST(? AS JSON) AS {member.sql_type})" if struct else f"CAST(? AS {member.sql_type})"
+            sets.append(f'"{member.column}" = {cast}')
+            values.append(value)
+        if not sets:
+            continue
+        rows = con.execute(
+            f"UPDATE containers SET {', '.join(sets)}, {FRESHNESS} = CAST(? AS TIMESTAMPTZ), last_event_id = ?, "
+            f"_synced_at = ?, last_changed_at = ? WHERE id = ? AND ({FRESHNESS} IS NULL OR {FRESHNESS} <= CAST(? AS TIMESTAMPTZ)) "
+            "RETURNING id",
+            [*values, change.at, change.notification_id, synced_at, synced_at, change.container_id, change.at],
+        ).fetchall()
+        changed += [r[0] for r in rows]
+    if changed:
+        refresh = refresh_derived_sql("containers")
+        if refresh:
+            con.execute(refresh)
+        changes.record_rows(con, "containers", "SELECT unnest(?::VARCHAR[]) AS id", [changed])
+    return len(changed)

@@ -1,0 +1,50 @@
+"""Values that fit their column's type, or NULL: one member of an unexpected type (a flag that reads
+`"perhaps"`, a count that is a string, a time that is not one) must not fail a whole batch. Used
+where the source is kept whole beside the row (the webhook event log keeps every body).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+_INTEGER_RANGES = {"INTEGER": (-(2**31), 2**31 - 1), "BIGINT": (-(2**63), 2**63 - 1)}
+
+
+def utc_timestamp(value: object) -> str | None:
+    """An ISO-8601 time as a UTC ISO string DuckDB casts to TIMESTAMPTZ; None for anything else
+    (a number, an object, a string that is not a time or is out of range). No offset means UTC."""
+    if not isinstance(value, str) or not 10 <= len(value) <= 40:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).isoformat()
+    except (ValueError, OverflowError):
+        return None
+
+
+def fit(sql_type: str, value: Any) -> Any:
+    """`value` if it fits a column of `sql_type` (as the staging Arrow types expect it), else None."""
+    if value is None:
+        return None
+    if sql_type == "BOOLEAN":
+        return value if isinstance(value, bool) else None
+    if sql_type in _INTEGER_RANGES:
+        low, high = _INTEGER_RANGES[sql_type]
+        return value if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high else None
+    if sql_type in ("DOUBLE", "DOUBLE PRECISION"):
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if sql_type.startswith("TIMESTAMP"):
+        return utc_timestamp(value)
+    if sql_type == "VARCHAR[]":
+        return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+    if sql_type == "VARCHAR":
+        return value if isinstance(value, str) else None
+    return value  # JSON columns hold text serialized by the caller
+
+
+def fit_columns(columns: Mapping[str, Sequence[Any]], sql_types: Mapping[str, str]) -> dict[str, list[Any]]:
+    return {name: [fit(sql_types[name], value) for value in values] for name, values in columns.items()}

@@ -1,0 +1,145 @@
+"""Normalize resources of a declared type into its table's columns, dropping nothing.
+
+Each member goes to its column when it has the declared type; anything else the resource carries
+(members nobody declared, a member of an unexpected type, extra links, relationship metadata,
+top-level members) goes to `leftovers`, a partial resource in the same JSON:API shape. So the
+resource as sent is the typed columns plus the leftovers, and no value can fail a load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from shipsync.api.declared import Declared
+from shipsync.api.jsonapi import JsonObject
+from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE, FRESHNESS
+from shipsync.warehouse.members import MISFIT, Member, dumps, members_of
+
+Columns = dict[str, list[Any]]
+Batch = dict[str, Columns]
+_ENVELOPE = frozenset({"id", "type", "attributes", "relationships", "links"})
+
+
+def observed_now() -> str:
+    """A freshness stamp for data about to be read from the service."""
+    return datetime.now(UTC).isoformat()
+
+
+def _relationship(member: Member, rel: Any, left: dict[str, Any]) -> tuple[Any, str | None]:
+    """(column value, pointed-at type) of a relationship; what does not fit goes to `left`."""
+    if not isinstance(rel, dict):
+        left[member.name] = rel
+        return None, None
+    extra = {k: v for k, v in rel.items() if k != "data"}
+    data = rel.get("data")
+    value: Any
+    type_: str | None
+    if member.kind == "ref":
+        if data is None:
+            value, type_ = None, None
+        elif isinstance(data, dict) and isinstance(data.get("id"), str | int) and not isinstance(data.get("id"), bool):
+            value, type_ = str(data["id"]), data.get("type") if isinstance(data.get("type"), str) else None
+        else:
+            value, type_ = None, None
+            extra["data"] = data
+    else:
+        items = data if isinstance(data, list) else None
+        ids = [str(i["id"]) for i in items or [] if isinstance(i, dict) and isinstance(i.get("id"), str | int)]
+        value, type_ = (ids if items is not None and len(ids) == len(items) else None), None
+        if value is None and "data" in rel:
+            extra["data"] = data
+    if extra:
+        left[member.name] = extra
+    return value, type_
+
+
+def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str, Any]:
+    """One row (column -> value) of a resource; `leftovers` is canonical JSON or None."""
+    attributes = resource.get("attributes")
+    attributes = attributes if isinstance(attributes, dict) else {}
+    relationships = resource.get("relationships")
+    relationships = relationships if isinstance(relationships, dict) else {}
+    links = resource.get("links")
+    links = links if isinstance(links, dict) else {}
+    resource_id = str(resource["id"])
+    row: dict[str, Any] = {"id": resource_id}
+    if declaration.kind_column:
+        row["kind"] = resource.get("type")
+    left_attributes: dict[str, Any] = {}
+    left_relationships: dict[str, Any] = {}
+    for member in members_of(declaration):
+        if member.kind in ("ref", "refs"):
+            if member.name in relationships:
+                value, type_ = _relationship(member, relationships[member.name], left_relationships)
+            else:
+                value, type_ = None, None
+            row[member.column] = value
+            if member.polymorphic:
+                row[f"{member.name}_type"] = type_
+            continue
+        raw = attributes.get(member.name)
+        value = None if raw is None else member.coerce(raw)
+        if value is MISFIT:
+            left_attributes[member.name] = raw
+            value = None
+        row[member.column] = value
+    named = {m.name for m in members_of(declaration)}
+    for name, value in attributes.items():
+        if name not in named and not (name == "id" and str(value) == resource_id):
+            left_attributes[name] = value
+    for name, value in relationships.items():
+        if name not in named:
+            left_relationships[name] = value
+    self_link = links.get("self")
+    row["self_link"] = self_link if isinstance(self_link, str) else None
+    leftovers: dict[str, Any] = {k: v for k, v in resource.items() if k not in _ENVELOPE}
+    other_links = {k: v for k, v in links.items() if k != "self" or not isinstance(v, str)}
+    for key, part in (("attributes", left_attributes), ("relationships", left_relationships), ("links", other_links)):
+        if part:
+            leftovers[key] = part
+    for key in ("attributes", "relationships", "links"):
+        if key in resource and not isinstance(resource[key], dict | None):
+            leftovers[key] = resource[key]
+    row["leftovers"] = dumps(leftovers) if leftovers else None
+    return row
+
+
+def declared_columns(
+    declaration: type[Declared],
+    resources: Sequence[JsonObject],
+    *,
+    observed_at: Sequence[str | None] | str | None = None,
+    event_ids: Sequence[str | None] | None = None,
+) -> Columns:
+    """Columns of a batch of one declared type; `observed_at` per resource or one for all."""
+    rows = [declared_row(declaration, r) for r in resources]
+    names = list(rows[0]) if rows else ["id"]
+    columns: Columns = {name: [row[name] for row in rows] for name in names}
+    stamps = [observed_at] * len(rows) if observed_at is None or isinstance(observed_at, str) else list(observed_at)
+    columns[FRESHNESS] = stamps
+    columns["last_event_id"] = list(event_ids) if event_ids is not None else [None] * len(rows)
+    return columns
+
+
+def declared_batch(
+    resources: Iterable[JsonObject],
+    *,
+    observed_at: str | None,
+    event_id: str | None = None,
+) -> Batch:
+    """Every resource of a declared type, grouped into its table (the last copy of an id wins)."""
+    by_table: dict[type[Declared], dict[str, JsonObject]] = {}
+    for resource in resources:
+        if not isinstance(resource, dict) or resource.get("id") is None:
+            continue
+        declaration = DECLARED_BY_TYPE.get(str(resource.get("type")))
+        if declaration is not None:
+            by_table.setdefault(declaration, {})[str(resource["id"])] = resource
+    return {
+        declaration.table_name: declared_columns(
+            declaration, list(found.values()), observed_at=observed_at, event_ids=[event_id] * len(found) if event_id else None
+        )
+        for declaration, found in by_table.items()
+    }

@@ -1,0 +1,98 @@
+"""The tables of declared resources, built from their declarations (one table per declaration).
+
+Columns: `id` (key), `kind` where a table holds several types, one column per member (relationships
+as `<name>_id`, `<name>_type` where they may point at several types, `<singular>_ids` for lists),
+derived columns, `self_link`, `leftovers` (JSON: every member the declaration does not know or
+that came with another type than declared), and the bookkeeping columns below.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, String, Table
+from sqlalchemy.types import UserDefinedType
+from sqlmodel import SQLModel
+
+from shipsync.api.declared import Declared
+from shipsync.api.place_models import Port, ShippingLine, Terminal, Vessel
+from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
+from shipsync.api.tracking_models import Container, EstimatedEvent, Shipment, TransportEvent
+from shipsync.warehouse.members import members_of
+
+DECLARED: tuple[type[Declared], ...] = (
+    Shipment,
+    Container,
+    TransportEvent,
+    EstimatedEvent,
+    Port,
+    Terminal,
+    Vessel,
+    ShippingLine,
+    EmailSubmission,
+    DocumentRepresentation,
+)
+# JSON:API type -> its declaration.
+DECLARED_BY_TYPE: dict[str, type[Declared]] = {t: d for d in DECLARED for t in d.resource_types}
+DECLARED_BY_TABLE: dict[str, type[Declared]] = {d.table_name: d for d in DECLARED}
+# When the data a row holds was current at the service: the time a pull asked, or the `created_at`
+# of the delivery that brought it. A row is only ever replaced by data at least as new.
+FRESHNESS = "observed_at"
+# Columns that say where a row came from: written with a change, never a change themselves.
+STAMPS = (FRESHNESS, "last_event_id")
+
+
+class SqlType(UserDefinedType[Any]):
+    """A DuckDB type written as DuckDB spells it (STRUCT lists, arrays, ...)."""
+
+    cache_ok = True
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return self.spec
+
+
+def _timestamp(name: str) -> Column[Any]:
+    return Column(name, DateTime(timezone=True))
+
+
+@cache
+def declared_table(declaration: type[Declared]) -> Table:
+    columns: list[Column[Any]] = [Column("id", String, primary_key=True)]
+    if declaration.kind_column:
+        columns.append(Column("kind", String))
+    for member in members_of(declaration):
+        columns.append(Column(member.column, SqlType(member.sql_type)))
+        if member.polymorphic:
+            columns.append(Column(f"{member.name}_type", String))
+    for name, derived in declaration.derived.items():
+        columns.append(Column(name, SqlType(derived.sql_type)))
+    columns += [
+        Column("self_link", String),
+        Column("leftovers", JSON),
+        _timestamp(FRESHNESS),
+        Column("last_event_id", String),
+        _timestamp("first_seen_at"),
+        _timestamp("last_changed_at"),
+        _timestamp("_synced_at"),
+        Column("_run_id", String),
+    ]
+    return Table(declaration.table_name, SQLModel.metadata, *columns)
+
+
+def create_declared_tables() -> None:
+    for declaration in DECLARED:
+        declared_table(declaration)
+
+
+def refresh_derived_sql(table_name: str) -> str | None:
+    """The UPDATE that recomputes a table's derived columns where they are out of date."""
+    declaration = DECLARED_BY_TABLE.get(table_name)
+    if declaration is None or not declaration.derived:
+        return None
+    sets = ", ".join(f'"{name}" = {d.expression}' for name, d in declaration.derived.items())
+    stale = " OR ".join(f'"{name}" IS DISTINCT FROM ({d.expression})' for name, d in declaration.derived.items())
+    return f'UPDATE "{table_name}" SET {sets} WHERE {stale}'

@@ -1,0 +1,192 @@
+"""What a declared resource's members are as columns: name, SQL type, and the coercion that keeps
+a value of the declared type or refuses it (the member then goes to the row's `leftovers`).
+
+Derived once per declaration from its field annotations (see `shipsync.api.declared`).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import cache
+from typing import Any, Literal, Union, get_args, get_origin
+
+import orjson
+from pydantic import BaseModel
+
+from shipsync.api.declared import Declared, Struct
+from shipsync.api.models import Ref
+from shipsync.warehouse.coerce import utc_timestamp
+
+Kind = Literal["text", "bool", "int", "float", "timestamp", "date", "texts", "struct", "structs", "json", "ref", "refs"]
+
+
+class Misfit:
+    """A value that does not fit its member's type (kept in leftovers, the column left NULL)."""
+
+
+MISFIT = Misfit()
+Coerce = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str  # as the service names it (attribute or relationship)
+    column: str
+    kind: Kind
+    sql_type: str
+    coerce: Coerce
+    polymorphic: bool = False  # a to-one relationship that also gets `<name>_type`
+
+
+def _text(value: Any) -> Any:
+    return value if isinstance(value, str) else MISFIT
+
+
+def _bool(value: Any) -> Any:
+    return value if isinstance(value, bool) else MISFIT
+
+
+def _int(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return MISFIT
+
+
+def _float(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool) and float(value) == float(value):
+        return float(value)
+    return MISFIT
+
+
+def _timestamp(value: Any) -> Any:
+    """An ISO 8601 instant, re-written in UTC (a time without offset is taken as UTC)."""
+    instant = utc_timestamp(value)
+    return MISFIT if instant is None else instant
+
+
+def _date(value: Any) -> Any:
+    if not isinstance(value, str):
+        return MISFIT
+    try:
+        return date.fromisoformat(value[:10]).isoformat() if len(value) >= 10 else MISFIT
+    except ValueError:
+        return MISFIT
+
+
+def _texts(value: Any) -> Any:
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else MISFIT
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON (sorted keys) so that unchanged content compares equal as text."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _json(value: Any) -> Any:
+    return dumps(value)
+
+
+def _struct_of(model: type[BaseModel]) -> tuple[str, Callable[[Any], Any]]:
+    """SQL STRUCT type and a coercion to a complete dict (every field present: DuckDB's JSON cast needs them)."""
+    fields = [(name, _analyse(field.annotation)) for name, field in model.model_fields.items()]
+    sql = "STRUCT(" + ", ".join(f'"{name}" {sql_type}' for name, (_, sql_type, _) in fields) + ")"
+
+    def coerce(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return MISFIT
+        out = {}
+        for name, (_, _, sub) in fields:
+            item = value.get(name)
+            out[name] = None if item is None else sub(item)
+            if out[name] is MISFIT:
+                return MISFIT
+        return out
+
+    return sql, coerce
+
+
+def _structs_coerce(one: Coerce) -> Coerce:
+    def coerce(value: Any) -> Any:
+        if not isinstance(value, list):
+            return MISFIT
+        items = [one(v) for v in value]
+        return MISFIT if any(i is MISFIT for i in items) else items
+
+    return coerce
+
+
+def _nested_json(coerce: Coerce) -> Coerce:
+    """Structs travel to DuckDB as JSON text, cast there to the STRUCT type."""
+
+    def to_json(value: Any) -> Any:
+        out = coerce(value)
+        return out if out is MISFIT else dumps(out)
+
+    return to_json
+
+
+_SCALARS: dict[Any, tuple[Kind, str, Coerce]] = {
+    str: ("text", "VARCHAR", _text),
+    bool: ("bool", "BOOLEAN", _bool),
+    int: ("int", "BIGINT", _int),
+    float: ("float", "DOUBLE", _float),
+    datetime: ("timestamp", "TIMESTAMP WITH TIME ZONE", _timestamp),
+    date: ("date", "DATE", _date),
+}
+
+
+def _analyse(annotation: Any) -> tuple[Kind, str, Coerce]:
+    """(kind, SQL type, coercion) of a field annotation; nested structs coerce to dicts."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        (inner,) = [a for a in get_args(annotation) if a is not type(None)]
+        return _analyse(inner)
+    if origin is Literal:
+        return "text", "VARCHAR", _text  # any value is kept: the service may add to the set
+    if annotation in _SCALARS:
+        return _SCALARS[annotation]
+    if annotation is Ref:
+        return "ref", "VARCHAR", _text
+    if isinstance(annotation, type) and issubclass(annotation, Struct):
+        sql, coerce = _struct_of(annotation)
+        return "struct", sql, coerce
+    if origin is list:
+        (item,) = get_args(annotation)
+        if item is str:
+            return "texts", "VARCHAR[]", _texts
+        if item is Ref:
+            return "refs", "VARCHAR[]", _texts
+        if isinstance(item, type) and issubclass(item, Struct):
+            sql, coerce = _struct_of(item)
+            return "structs", f"{sql}[]", _structs_coerce(coerce)
+    return "json", "JSON", _json
+
+
+def _singular(name: str) -> str:
+    return name[:-1] if name.endswith("s") else name
+
+
+@cache
+def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
+    """Every declared member of a resource, in declaration order (base fields `id`, `type`, `self_link` aside)."""
+    found = []
+    for field_name, field in declaration.model_fields.items():
+        if field_name in ("id", "type", "self_link"):
+            continue
+        name = field.alias or field_name
+        kind, sql_type, coerce = _analyse(field.annotation)
+        if kind == "ref":
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            found.append(Member(name, f"{name}_id", kind, sql_type, coerce, polymorphic=bool(extra.get("types"))))
+        elif kind == "refs":
+            found.append(Member(name, f"{_singular(name)}_ids", kind, sql_type, coerce))
+        elif kind in ("struct", "structs"):
+            found.append(Member(name, name, kind, sql_type, _nested_json(coerce)))
+        else:
+            found.append(Member(name, name, kind, sql_type, coerce))
+    return tuple(found)

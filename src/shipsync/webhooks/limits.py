@@ -1,0 +1,29 @@
+"""The receiver's limits, each with a default and a `webhooks serve` flag.
+
+The service sends small bodies (a few KB) with a handful of headers, on a few connections at a
+time; anything far beyond that is a fault or an attack, and must cost the receiver little.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shipsync.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ReceiverLimits:
+    max_body: int = 1024 * 1024  # bytes of one body (413 beyond)
+    body_timeout_s: float = 10.0  # from the end of the headers to the end of the body (408)
+    header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers (408)
+    idle_timeout_s: float = 5.0  # a connection with no request under way is closed after this
+    max_header_bytes: int = 16 * 1024  # bytes of request line and headers (431 beyond)
+    max_headers: int = 100  # header fields of one request (431 beyond)
+    # Open connections. At the limit a new connection closes the longest-idle one (no request
+    # under way), so idle or slow connections cannot lock deliveries out; 503 when none is idle.
+    max_connections: int = 1000
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if value <= 0:
+                raise ConfigError(f"receiver limit {name} must be positive, not {value}")

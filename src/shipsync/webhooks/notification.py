@@ -1,0 +1,96 @@
+"""What a webhook notification is: the one parser the receiver and the loader share.
+
+A body is a notification when it is JSON whose `data` is an object of type `webhook_notification`
+with a non-empty string `id`. The receiver answers 200 to a signed notification once it is spooled
+(400 to any other signed body, kept in quarantine); the loader loads every notification it finds in
+the spool. Every other member is read tolerantly, because the service may one day send any member
+null, absent or of another type: a member of unexpected type reads as absent (an `event` that is an
+object, `attributes` that are a list, a relationship that is a list, `included` that is a number,
+a `created_at` that is not a time), never as an error, and the body is kept whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from shipsync.warehouse.coerce import utc_timestamp
+
+JsonObject = dict[str, Any]
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _identifier(value: object) -> str | None:
+    """Ids are strings; a number is read as its digits, anything else as absent."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(slots=True)
+class Notification:
+    id: str
+    data: JsonObject
+    document: JsonObject
+
+    @property
+    def attributes(self) -> JsonObject:
+        attributes = self.data.get("attributes")
+        return attributes if isinstance(attributes, dict) else {}
+
+    @property
+    def event(self) -> str | None:
+        return _text(self.attributes.get("event"))
+
+    @property
+    def delivery_status(self) -> str | None:
+        return _text(self.attributes.get("delivery_status"))
+
+    @property
+    def created_at(self) -> str | None:
+        return utc_timestamp(self.attributes.get("created_at"))
+
+    def related(self, name: str) -> tuple[str | None, str | None]:
+        """(type, id) of the to-one relationship `name`, or (None, None)."""
+        relationships = self.data.get("relationships")
+        relationship = relationships.get(name) if isinstance(relationships, dict) else None
+        linkage = relationship.get("data") if isinstance(relationship, dict) else None
+        if not isinstance(linkage, dict):
+            return None, None
+        return _text(linkage.get("type")), _identifier(linkage.get("id"))
+
+    def included(self) -> dict[tuple[str, str], JsonObject]:
+        """The included resources with a string type and an id, by (type, id); the last one of a
+        (type, id) given twice wins. Anything else in `included` is not a resource and is skipped."""
+        included = self.document.get("included")
+        if not isinstance(included, list):
+            return {}
+        resources: dict[tuple[str, str], JsonObject] = {}
+        for resource in included:
+            if not isinstance(resource, dict) or not isinstance(type_ := resource.get("type"), str) or not type_:
+                continue
+            if (resource_id := _identifier(resource.get("id"))) is not None:
+                resources[type_, resource_id] = resource
+        return resources
+
+
+def parse_notification(body: bytes) -> Notification | str:
+    """The notification in `body`, or the reason it is not one."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return "body is not JSON"
+    data = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(data, dict):
+        return "no data object"
+    if data.get("type") != "webhook_notification":
+        return f"data.type is {str(data.get('type'))[:60]!r}, not webhook_notification"
+    notification_id = data.get("id")
+    if not isinstance(notification_id, str) or not notification_id:
+        return "no data.id"
+    return Notification(notification_id, data, document)

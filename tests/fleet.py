@@ -1,0 +1,65 @@
+"""A warehouse filled the way a user fills it, for the report's tests: a sandbox pulled whole, and
+signed webhook deliveries of simulated journeys received over HTTP, spooled and loaded; plus one
+conflicting redelivery and one quarantined body, so every delivery-health series has data."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import orjson
+
+from conftest import K1
+from shipsync.config import Settings, load_settings
+from shipsync.pull.everything import pull_all
+from shipsync.sandbox import SandboxOptions, create_app
+from shipsync.serving import BackgroundServer
+from shipsync.webhooks.load import load_events
+from shipsync.webhooks.receiver import Receiver
+from shipsync.webhooks.registration import register_webhook
+from shipsync.webhooks.signature import sign
+from shipsync.webhooks.writer import SpoolWriter
+
+ADMIN = {"Authorization": f"Token {K1}"}
+
+
+def _post(url: str, secret: str, body: bytes) -> int:
+    headers = {"Content-Type": "application/json", "X-T49-Webhook-Signature": sign(secret, body)}
+    return httpx.post(f"{url}/webhook", content=body, headers=headers, timeout=10).status_code
+
+
+def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Settings:
+    """Pull a sandbox into `root/shipsync.duckdb` and load `containers` journeys of deliveries."""
+    sandbox = create_app(SandboxOptions(api_keys=(K1,), documents=documents, rate_limit=None, delivery_retry_base_s=0.05))
+    writer = SpoolWriter(root / "spool")
+    receiver = Receiver(writer, [])
+    with BackgroundServer(sandbox) as service, BackgroundServer(receiver) as hooks:
+        settings = load_settings(
+            api_url=f"{service.url}/v2", api_key=K1, rate_limit="0", warehouse=root / "shipsync.duckdb", spool=root / "spool"
+        )
+        webhook = register_webhook(settings, f"{hooks.url}/webhook", [], all_events=True)
+        assert webhook.secret
+        receiver.secrets.append(webhook.secret)
+        pull_all(settings)
+        httpx.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{service.url}/_admin/deliveries", headers=ADMIN, timeout=30).json()["pending"]:
+            assert time.monotonic() < deadline, "the sandbox did not deliver in time"
+            time.sleep(0.1)
+        load_events(settings.warehouse, settings.spool_dir)
+        # A redelivery under a known id with another body (a conflict), and a signed body that is
+        # not a notification at all (quarantined by the receiver).
+        import duckdb
+
+        con = duckdb.connect(str(settings.warehouse), read_only=True)
+        known = con.execute("SELECT CAST(payload AS VARCHAR) FROM webhook_events LIMIT 1").fetchone()
+        con.close()
+        assert known is not None
+        changed = orjson.loads(known[0])
+        changed["data"]["attributes"]["delivery_status"] = "succeeded-again"
+        assert _post(hooks.url, webhook.secret, orjson.dumps(changed)) == 200
+        assert _post(hooks.url, webhook.secret, b'{"not": "a notification"}') == 400
+    writer.close()
+    load_events(settings.warehouse, settings.spool_dir)
+    return settings

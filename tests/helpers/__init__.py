@@ -1,0 +1,1 @@
+"""Small programs the end-to-end tests run as separate processes."""

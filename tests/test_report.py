@@ -1,0 +1,179 @@
+"""`shipsync report` on a warehouse filled from the sandbox, on an empty one and on none at all:
+every chart drawn from rows its own SQL gives, that SQL runnable as the page shows it, and a page
+that says what to run when there is nothing to draw."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from fleet import build_fleet
+from shipsync.cli import app
+from shipsync.report import build_report
+from shipsync.report.sections import SECTIONS
+from shipsync.warehouse.connection import connect
+
+CHARTS = [chart for section in SECTIONS for chart in section.charts]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_fleet(tmp_path_factory.mktemp("fleet")).warehouse
+
+
+def dead_letters_kept(warehouse: Path) -> bool:
+    """Whether this version's `events load` keeps dead letters (the delivery-health chart reads them)."""
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'webhook_dead_letters'").fetchone()[0])  # type: ignore[index]
+    finally:
+        con.close()
+
+
+def at_risk(warehouse: Path) -> int:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return int(con.execute("SELECT count(*) FROM pickup_risk").fetchone()[0])  # type: ignore[index]
+    finally:
+        con.close()
+
+
+def shown_sql(page: str) -> dict[str, str]:
+    """Each figure's SQL as the page shows it, unescaped, by the figure's id."""
+    found = re.findall(r'<figure id="([^"]+)">.*?<pre><code>(.*?)</code></pre>', page, flags=re.S)
+    return {key: html.unescape(sql) for key, sql in found}
+
+
+def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> None:
+    # The sandbox's journeys run from January to July 2026: a year up to now covers them and the runs.
+    result = build_report(fleet, tmp_path / "report.html", days=365)
+    page = result.path.read_text()
+    not_drawn = {o.chart.key for o in result.outcomes if o.state != "drawn"}
+    expected = (set() if dead_letters_kept(fleet) else {"delivery_health"}) | (set() if at_risk(fleet) else {"pickup_risk"})
+    assert not_drawn == expected
+    sql = shown_sql(page)
+    assert set(sql) == {c.key for c in CHARTS}
+    con = duckdb.connect(str(fleet), read_only=True)
+    try:
+        for outcome in result.outcomes:
+            if outcome.chart.key in not_drawn:
+                continue
+            rows = con.execute(sql[outcome.chart.key]).fetchall()  # copied from the page, run as is
+            assert len(rows) == outcome.rows > 0, outcome.chart.key
+    finally:
+        con.close()
+    tables = {"pickup_risk", "freshness"}
+    svgs = [o.chart.key for o in result.outcomes if o.html.startswith("<svg")]
+    assert page.count('<svg role="img"') == len(svgs) and set(svgs) == {c.key for c in CHARTS} - tables - not_drawn
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
+
+
+def test_charts_count_what_the_warehouse_holds(fleet: Path, tmp_path: Path) -> None:
+    result = build_report(fleet, tmp_path / "report.html", days=365)
+    page = result.path.read_text()
+    con = duckdb.connect(str(fleet), read_only=True)
+    try:
+        flows = con.execute("SELECT count(DISTINCT flow) FROM sync_runs").fetchone()
+        conflicts = con.execute("SELECT count(*) FROM webhook_event_conflicts").fetchone()
+        statuses = con.execute("SELECT count(DISTINCT coalesce(current_status, '')) FROM containers").fetchone()
+        ports = con.execute(
+            "SELECT count(DISTINCT s.port_of_discharge_locode) FROM containers c JOIN shipments s ON s.id = c.shipment_id"
+        ).fetchone()
+    finally:
+        con.close()
+    by_key = {o.chart.key: o for o in result.outcomes}
+    assert flows and by_key["runs_per_flow"].rows == flows[0]
+    assert statuses and by_key["containers_by_status"].rows == statuses[0]
+    assert ports and by_key["containers_by_port"].rows == min(25, ports[0])
+    assert "Los Angeles" in by_key["containers_by_port"].html or "Long Beach" in by_key["containers_by_port"].html  # metro names
+    assert conflicts == (1,)
+    # Each figure has its title, the unit of its numbers, and its SQL folded away.
+    for chart in CHARTS:
+        assert f'<figcaption id="{chart.key}-caption">{html.escape(chart.title)}<span class="unit">{html.escape(chart.unit)}' in page
+    if dead_letters_kept(fleet):
+        assert "conflicts (same id, other body)" in by_key["delivery_health"].html
+        assert "quarantined (signed, not a notification)" in by_key["delivery_health"].html
+
+
+def test_a_window_without_data_says_so_per_chart(fleet: Path, tmp_path: Path) -> None:
+    long_ago = datetime(2020, 1, 1, tzinfo=UTC)
+    result = build_report(fleet, tmp_path / "old.html", days=7, as_of=long_ago)
+    windowed = {"events_per_day", "runs_per_flow", "requests_per_day", "trouble_per_day", "arrivals_per_week", "dwell", "eta_slippage"}
+    windowed |= {"delivery_health"} if dead_letters_kept(fleet) else set()
+    for outcome in result.outcomes:
+        if outcome.chart.key in windowed:
+            assert outcome.state == "empty" and outcome.message == outcome.chart.empty
+    assert "As of 2020-01-01 00:00 UTC" in result.path.read_text()
+
+
+def test_no_warehouse_gives_a_page_that_says_what_to_run_first(tmp_path: Path) -> None:
+    result = build_report(tmp_path / "nothing" / "shipsync.duckdb", tmp_path / "report.html")
+    page = result.path.read_text()
+    assert result.drawn == 0 and "<svg" not in page
+    assert "shipsync pull all" in result.first_steps and html.escape("shipsync pull all") in page
+    assert not (tmp_path / "nothing").exists()  # the report never creates a warehouse
+
+
+def test_an_empty_warehouse_names_the_command_that_fills_each_chart(tmp_path: Path) -> None:
+    warehouse = tmp_path / "shipsync.duckdb"
+    with connect(warehouse):
+        pass  # the schema, no rows
+    result = build_report(warehouse, tmp_path / "report.html")
+    assert result.drawn == 0 and result.first_steps
+    page = result.path.read_text()
+    for outcome in result.outcomes:
+        assert outcome.state == "missing"
+        assert f"`{outcome.chart.query.filled_by}`" in outcome.message
+        assert f"<code>{outcome.chart.query.filled_by}</code>" in page
+
+
+def test_the_page_replaces_the_previous_one_whole(fleet: Path, tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    target.write_text("an older report")
+    build_report(fleet, target)
+    assert target.read_text().startswith("<!DOCTYPE html>") and target.read_text().rstrip().endswith("</html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_cli_report(fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(fleet))
+    runner = CliRunner()
+    done = runner.invoke(app, ["report", "--output", str(tmp_path / "r.html"), "--days", "10"])
+    assert done.exit_code == 0, done.output
+    assert f"report written to {tmp_path / 'r.html'}" in done.output and "charts drawn" in done.output
+    assert "the last 10 days" in (tmp_path / "r.html").read_text()
+    bad = runner.invoke(app, ["report", "--as-of", "yesterday"])
+    assert bad.exit_code == 1 and "--as-of 'yesterday' is not a date" in bad.output and "Traceback" not in bad.output
+    assert runner.invoke(app, ["report", "--days", "0"]).exit_code == 2
+
+
+@pytest.mark.slow
+def test_report_flow_leaves_a_link_and_a_summary(prefect_harness: None, fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from flows.report import report
+    from prefect.client.orchestration import get_client
+
+    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(fleet))
+    written = Path(asyncio.run(report(days=365)))
+    assert written == fleet.parent / "report.html" and written.read_text().startswith("<!DOCTYPE html>")
+
+    async def artifacts(key: str) -> list[dict[str, object]]:
+        async with get_client() as client:
+            # Posted directly: this Prefect client sends null for absent filters, which its server refuses.
+            response = await client._client.post("/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 5})
+            response.raise_for_status()
+        found: list[dict[str, object]] = response.json()
+        return found
+
+    link = asyncio.run(artifacts("report"))
+    summary = asyncio.run(artifacts("report-summary"))
+    # Prefect 3.8 keeps a link artifact as markdown: [text](link).
+    assert link and f"]({written.resolve().as_uri()})" in str(link[0]["data"])
+    assert summary and "| Containers by current status |" in str(summary[0]["data"]) and "drawn" in str(summary[0]["data"])

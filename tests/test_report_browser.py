@@ -1,0 +1,73 @@
+"""The report in a real browser (headless Chromium over CDP): no console errors, no request but the
+file itself, every chart drawn as a non-empty SVG, printable to PDF, and a screenshot of the top.
+
+`SHIPSYNC_REPORT_SCREENSHOT=docs/report-top.png uv run pytest tests/test_report_browser.py` also
+writes the screenshot the README shows.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from browser import INSTALL, chromium_path, open_page
+from fleet import build_fleet
+from shipsync.report import build_report
+from shipsync.report.tables import MAX_TABLE_ROWS
+
+pytestmark = pytest.mark.slow
+
+# Per chart figure: its id, and how many drawn shapes its SVG holds and how tall it renders.
+PROBE = """({
+  figures: [...document.querySelectorAll('figure')].map(f => {
+    const svg = f.querySelector('svg.chart');
+    const box = svg ? svg.getBoundingClientRect() : null;
+    return {id: f.id, shapes: svg ? svg.querySelectorAll('path, rect, use, text').length : 0,
+            width: box ? box.width : 0, height: box ? box.height : 0,
+            table: f.querySelectorAll('table tbody tr').length, empty: !!f.querySelector('p.empty')};
+  }),
+  title: document.title,
+  overflow: document.documentElement.scrollWidth > window.innerWidth,
+})"""
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = chromium_path()
+    if path is None:
+        pytest.skip(f"chromium is not installed: {INSTALL}")
+    return path
+
+
+def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
+    warehouse = build_fleet(tmp_path / "fleet", documents=200, containers=12).warehouse
+    result = build_report(warehouse, tmp_path / "report.html", days=365)
+    visit = open_page(result.path, PROBE)
+    assert visit.console_errors == []
+    assert visit.requests == [result.path.resolve().as_uri()]
+    figures = {f["id"]: f for f in visit.probe["figures"]}
+    assert set(figures) == {o.chart.key for o in result.outcomes}
+    for outcome in result.outcomes:
+        shown = figures[outcome.chart.key]
+        if outcome.state != "drawn":
+            assert shown["empty"], outcome.chart.key
+        elif outcome.html.startswith("<svg"):
+            assert shown["shapes"] > 10 and shown["width"] > 300 and shown["height"] > 100, (outcome.chart.key, shown)
+        else:
+            assert shown["table"] == min(outcome.rows, MAX_TABLE_ROWS), outcome.chart.key
+    assert not visit.probe["overflow"]  # nothing wider than a laptop's window
+    assert visit.pdf.startswith(b"%PDF-") and visit.pdf.count(b"/Type /Page\n") + visit.pdf.count(b"/Type /Page ") >= 2
+    assert visit.screenshot_png.startswith(b"\x89PNG")
+    (tmp_path / "report-top.png").write_bytes(visit.screenshot_png)
+    if target := os.environ.get("SHIPSYNC_REPORT_SCREENSHOT"):
+        Path(target).write_bytes(visit.screenshot_png)
+
+
+def test_an_empty_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
+    result = build_report(tmp_path / "none.duckdb", tmp_path / "report.html")
+    visit = open_page(result.path, PROBE)
+    assert visit.console_errors == [] and visit.requests == [result.path.resolve().as_uri()]
+    assert all(f["empty"] and f["shapes"] == 0 for f in visit.probe["figures"])
+    assert visit.pdf.startswith(b"%PDF-")

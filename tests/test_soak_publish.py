@@ -1,0 +1,141 @@
+"""Soak, with real processes: analysts read while every kind of scheduled work runs.
+
+One analyst process holds a read-only connection for the whole test; another opens, queries and
+closes every 0.5 s. Meanwhile the sandbox delivers webhooks to a receiver, `events load` runs
+every 5 s, and `pull all` and a bulk apply run. Every run must succeed, no analyst query may fail
+or see a notification without its resources, and a reader never sees a state older than the last
+run that had finished when it opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from shipsync.bench.processes import SandboxProcess
+from shipsync.demo import example_files
+from shipsync.serving import free_port, wait_until_answers
+
+SOAK_S = 60.0
+ANALYST = str(Path(__file__).parent / "helpers" / "analyst.py")
+
+
+class Runs:
+    """Every CLI run of the test: its exit code, output, and the state published when it ended."""
+
+    def __init__(self, env: dict[str, str], published: Path) -> None:
+        self.env, self.published = env, published
+        self.done: list[dict[str, object]] = []
+        self.lock = threading.Lock()
+
+    def run(self, *args: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "shipsync", *args], env=self.env, capture_output=True, text=True, timeout=300)
+        generation = json.loads(self.published.read_text())["generation"]  # written after the analysts' file was replaced
+        with self.lock:
+            self.done.append(
+                {
+                    "args": args,
+                    "code": done.returncode,
+                    "out": done.stdout + done.stderr,
+                    "read_at": time.time(),
+                    "gen": generation,
+                }
+            )
+
+
+def _observations(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse" / "shipsync.duckdb"
+    sheets = example_files(tmp_path)
+    with SandboxProcess("--rate-limit", "0", "--documents", "60") as sandbox:
+        env = {
+            **os.environ,
+            "SHIPSYNC_API_URL": sandbox.api_url,
+            "SHIPSYNC_API_KEY": "sandbox-key-1",
+            "SHIPSYNC_WAREHOUSE": str(warehouse),
+            "SHIPSYNC_RATE_LIMIT": "0",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        }
+        runs = Runs(env, warehouse.parent / "shipsync.published" / "current.json")
+        port = free_port()
+        runs.run("pull", "all")
+        runs.run("webhooks", "register", "--url", f"http://127.0.0.1:{port}/webhook", "--all-events")
+        receiver = subprocess.Popen(
+            [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL
+        )
+        analysts = []
+        try:
+            wait_until_answers(f"http://127.0.0.1:{port}/healthz", receiver, timeout_s=30)
+            for mode, interval in (("hold", 1.0), ("poll", 0.5)):
+                out = tmp_path / f"{mode}.jsonl"
+                process = subprocess.Popen(
+                    [sys.executable, ANALYST, mode, str(warehouse), str(out), str(SOAK_S), str(interval)], stdout=subprocess.PIPE, text=True
+                )
+                assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+                analysts.append((process, out))
+            started = time.time()
+
+            def deliveries() -> None:
+                for seed in range(1, 8):
+                    httpx.post(
+                        f"{sandbox.url}/_admin/simulate",
+                        params={"containers": 4, "seed": seed},
+                        headers={"Authorization": "Token sandbox-key-1"},
+                        timeout=30,
+                    ).raise_for_status()
+                    time.sleep(4)
+
+            def other_work() -> None:
+                time.sleep(8)
+                runs.run("pull", "all", "--force")
+                runs.run("apply", "custom-field-definitions", str(sheets / "custom-field-definitions.csv"))
+                runs.run("apply", "custom-fields", str(sheets / "container-tags.csv"))
+                runs.run("pull", "tracking-requests")
+
+            workers = [threading.Thread(target=deliveries), threading.Thread(target=other_work)]
+            for worker in workers:
+                worker.start()
+            loading: threading.Thread | None = None
+            while time.time() - started < SOAK_S - 6:
+                # Every 5 s, as the deployment; like Prefect's limit of one, none starts while one runs.
+                if loading is None or not loading.is_alive():
+                    loading = threading.Thread(target=runs.run, args=("events", "load"))
+                    loading.start()
+                time.sleep(5)
+            if loading is not None:
+                loading.join(timeout=120)
+            for worker in workers:
+                worker.join(timeout=120)
+            for process, _ in analysts:
+                process.wait(timeout=60)
+        finally:
+            receiver.terminate()
+            receiver.wait(timeout=30)
+            for process, _ in analysts:
+                process.kill()
+    failed = [r for r in runs.done if r["code"] != 0]
+    assert not failed, failed
+    loads = [r for r in runs.done if r["args"] == ("events", "load")]
+    assert len(loads) >= 2  # started every 5 s unless one still runs (it waits while a pull writes the pipeline file)
+    held, polled = (_observations(out) for _, out in analysts)
+    assert len(held) >= SOAK_S * 0.6 and len(polled) >= SOAK_S
+    errors = [o for o in held + polled if "error" in o]
+    assert not errors, errors[:5]
+    assert all(o["inconsistent"] == 0 for o in held + polled)
+    assert len({o["generation"] for o in held}) == 1  # the held connection keeps its state
+    assert polled[-1]["events"] > 0  # deliveries arrived and were loaded
+    for observation in polled:
+        finished = [r["gen"] for r in runs.done if float(r["read_at"]) < float(observation["opened"])]  # type: ignore[arg-type]
+        assert observation["generation"] >= max(finished, default=0), observation  # type: ignore[operator]

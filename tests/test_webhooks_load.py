@@ -1,0 +1,163 @@
+"""`events load` step by step: dead letters that never block the records after them, conflicts
+judged on the bodies' JSON and not on Python equality, batches bounded by bytes with memory flat
+whatever the bodies, and registered webhooks that keep their headers' names only."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from conftest import RunningSandbox, settings_for
+from shipsync.cli import app
+from shipsync.warehouse.connection import connect
+from shipsync.webhooks import load as load_module
+from shipsync.webhooks.framing import encode_record
+from shipsync.webhooks.load import load_events
+from shipsync.webhooks.load_steps import same_body
+from shipsync.webhooks.registration import register_webhook
+from shipsync.webhooks.spool import SpoolSizes
+
+
+def notification(notification_id: str, **attributes: Any) -> bytes:
+    data = {"id": notification_id, "type": "webhook_notification", "attributes": {"event": "container.updated", **attributes}}
+    return orjson.dumps({"data": data, "included": []})
+
+
+def spool_of(tmp_path: Path, bodies: list[bytes]) -> Path:
+    spool = tmp_path / "spool"
+    spool.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with (spool / f"segment-{len(list(spool.iterdir())):020d}-1.spool").open("wb") as segment:
+        segment.write(b"".join(encode_record(body, 0) for body in bodies))
+    return spool
+
+
+def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_path: Path) -> None:
+    bodies = [notification("n-1"), b"not json at all", b'{"data": {"type": "webhook_notification"}}', notification("n-2")]
+    spool, warehouse = spool_of(tmp_path, bodies), tmp_path / "w.duckdb"
+    report = load_events(warehouse, spool)
+    assert (report.loaded, report.dead_letters) == (2, 2)
+    dead = rows(warehouse, "SELECT reason, body, notification_id FROM webhook_dead_letters ORDER BY end_offset")
+    assert dead == [("body is not JSON", b"not json at all", None), ("no data.id", bodies[2], None)]
+    assert load_events(warehouse, spool).dead_letters == 0  # once, like everything else
+    assert rows(warehouse, "SELECT count(*) FROM webhook_events") == [(2,)]
+    status = CliRunner().invoke(app, ["status"], env={"SHIPSYNC_WAREHOUSE": str(warehouse), "COLUMNS": "200"})
+    assert status.exit_code == 0 and "2 webhook notification(s) could not be loaded" in status.output
+
+
+def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stands for a shape nobody anticipated: the warehouse or a step fails on one notification."""
+    refresh = load_module.refresh_entities
+
+    def fails_on_one(con: duckdb.DuckDBPyConnection, fresh: list[Any], now: Any) -> tuple[int, int]:
+        if any(p.notification_id == "n-13" for p in fresh):
+            raise TypeError("an unforeseen shape")
+        return refresh(con, fresh, now)
+
+    monkeypatch.setattr(load_module, "refresh_entities", fails_on_one)
+    spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w.duckdb"
+    report = load_events(warehouse, spool, SpoolSizes(load_records=25))
+    assert (report.loaded, report.dead_letters) == (39, 1)
+    assert rows(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters") == [
+        ("n-13", "cannot be loaded: TypeError: an unforeseen shape")
+    ]
+    assert rows(warehouse, "SELECT count(*) FROM webhook_events WHERE notification_id <> 'n-13'") == [(39,)]
+    spool_of(tmp_path, [notification("n-40")])
+    assert load_events(warehouse, spool).loaded == 1  # the checkpoint moved past it
+
+
+def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> None:
+    def body(flag: str, spacing: str = "") -> bytes:
+        return b'{"data": {"id": "same", "type": "webhook_notification", "attributes": {"flag": %s}},%s"included": []}' % (
+            flag.encode(),
+            spacing.encode(),
+        )
+
+    # true, 1 and 1.0 are equal in Python and three different bodies in JSON; spacing and key
+    # order are not differences.
+    reordered = b'{"included": [], "data": {"attributes": {"flag": true}, "type": "webhook_notification", "id": "same"}}'
+    spool, warehouse = spool_of(tmp_path, [body("true"), body("1"), body("1.0"), body("true", "   "), reordered]), tmp_path / "w.duckdb"
+    report = load_events(warehouse, spool)
+    assert (report.loaded, report.conflicts, report.duplicates) == (1, 2, 2)
+    assert sorted(r[0] for r in rows(warehouse, "SELECT payload->'$.data.attributes.flag' FROM webhook_event_conflicts")) == ["1", "1.0"]
+    assert same_body(b'{"a": 1.0}', b'{"a":1.00}') and not same_body(b'{"a": 1}', b'{"a": 1.0}')
+
+
+def test_batches_are_bounded_by_bytes(tmp_path: Path) -> None:
+    bodies = [notification(f"n-{n}", padding="x" * 10_000) for n in range(30)]
+    spool = spool_of(tmp_path, bodies)
+    batches = list(load_module.read_batches(spool, {}, SpoolSizes(load_records=1000, load_bytes=50_000)))
+    assert [len(b.records) for b in batches] == [5] * 6
+    assert batches[-1].progress == {batches[-1].records[-1].segment: batches[-1].records[-1].end_offset}
+
+
+MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import resource, sys
+    from pathlib import Path
+    from shipsync.webhooks.load import load_events
+    report = load_events(Path(sys.argv[1]), Path(sys.argv[2]))
+    assert report.loaded == int(sys.argv[3]), report
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    """
+)
+
+
+@pytest.mark.slow
+def test_memory_stays_flat_with_1_mib_bodies_of_empty_objects(tmp_path: Path) -> None:
+    """A 1 MiB signed body of `{}`s parses into ~37 MB of objects: 60 of them cost 2.4 GB when a
+    batch held every parsed body."""
+    envelope = notification("x")[:-2]  # up to `"included":[`
+    filler = b"{}," * ((1024 * 1024 - len(envelope)) // 3)
+    peaks = {}
+    for count in (10, 60):
+        bodies = [envelope.replace(b'"x"', b'"m-%d"' % n) + filler[:-1] + b"]}" for n in range(count)]
+        assert all(len(b) > 1_000_000 for b in bodies)
+        spool = spool_of(tmp_path / str(count), bodies)
+        script = [sys.executable, "-c", MEMORY_SCRIPT, str(tmp_path / f"w{count}.duckdb"), str(spool), str(count)]
+        peaks[count] = int(subprocess.run(script, capture_output=True, text=True, check=True).stdout)
+    assert peaks[60] - peaks[10] < 100, peaks  # MB: flat in the number of records
+    assert peaks[60] < 500, peaks
+
+
+def test_webhooks_keep_their_headers_names_only(sandbox: RunningSandbox, warehouse: Path) -> None:
+    settings = settings_for(sandbox, warehouse)
+    register_webhook(settings, "http://127.0.0.1:9/hook", ["container.updated"], headers=[("Authorization", "Bearer tok-9f2e71")])
+    assert rows(warehouse, "SELECT headers FROM webhooks") == [('[{"name":"Authorization"}]',)]
+    assert b"tok-9f2e71" not in warehouse.read_bytes()
+
+
+def test_an_older_file_loses_its_header_values_when_first_opened(tmp_path: Path) -> None:
+    warehouse = tmp_path / "w.duckdb"
+    with connect(warehouse) as con:  # a file as version 6 wrote it
+        headers = '[{"name": "Authorization", "value": "Bearer old-value-1"}, {"name": "X-Env", "value": "prod"}]'
+        con.execute("INSERT INTO webhooks (id, url, headers) VALUES ('w-1', 'http://x', CAST(? AS JSON))", [headers])
+        con.execute("INSERT INTO webhooks (id, url, headers) VALUES ('w-2', 'http://y', NULL)")
+        con.execute("DELETE FROM _shipsync_schema")
+        con.execute("INSERT INTO _shipsync_schema VALUES (6, now())")
+    with connect(warehouse) as con:
+        assert con.execute("SELECT id, headers FROM webhooks ORDER BY id").fetchall() == [
+            ("w-1", '[{"name":"Authorization"},{"name":"X-Env"}]'),
+            ("w-2", None),
+        ]
+
+
+def test_a_new_warehouse_folder_is_private(tmp_path: Path) -> None:
+    with connect(tmp_path / "fresh" / "w.duckdb"):
+        pass
+    assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o700

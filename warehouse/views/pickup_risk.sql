@@ -1,0 +1,32 @@
+-- Containers at risk of demurrage. `containers_awaiting_pickup` (named to sort between the view it
+-- reads and the one that reads it: the published copy creates views in name order): every container discharged or available and not
+-- picked up, with its last free day, holds and why it may be at risk. `pickup_risk`: those on hold
+-- or with a last free day passed or within 3 days (for another horizon, filter `containers_awaiting_pickup`:
+-- `WHERE days_until_lfd <= 7 OR has_holds`). Plain views, so the published copy has them too.
+CREATE OR REPLACE VIEW containers_awaiting_pickup AS
+SELECT
+    container_number,
+    bill_of_lading,
+    carrier,
+    pod_locode,
+    pod_terminal,
+    current_status,
+    available_for_pickup,
+    pickup_lfd,
+    days_until_lfd,
+    has_holds,
+    holds,
+    fee_total,
+    concat_ws('; ',
+        CASE WHEN days_until_lfd < 0 THEN 'last free day passed ' || -days_until_lfd || ' days ago'
+             WHEN days_until_lfd IS NOT NULL THEN 'last free day in ' || days_until_lfd || ' days' END,
+        CASE WHEN has_holds THEN 'on hold: ' || array_to_string(holds, ', ') END) AS risk
+FROM container_status
+WHERE (pod_discharged_at IS NOT NULL OR available_for_pickup)
+  AND pod_full_out_at IS NULL
+  AND coalesce(current_status, '') NOT IN ('picked_up', 'delivered', 'empty_returned', 'off_dock', 'on_rail', 'dropped');
+
+CREATE OR REPLACE VIEW pickup_risk AS
+SELECT * FROM containers_awaiting_pickup
+WHERE days_until_lfd <= 3 OR has_holds
+ORDER BY days_until_lfd NULLS LAST, container_number;
