@@ -239,12 +239,18 @@ def fresh_workdir(workdir: str) -> Path:
     # shipsync.published/ the states analysts read.
     for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
         shutil.rmtree(root / folder, ignore_errors=True)
-    target = root / "spreadsheets"
-    target.mkdir()
+    example_files(root)
+    return root
+
+
+def example_files(workdir: Path) -> Path:
+    """The demo's example spreadsheets, copied into `workdir/spreadsheets` (their results land there)."""
+    target = workdir / "spreadsheets"
+    target.mkdir(parents=True, exist_ok=True)
     for item in resources.files("shipsync.demo_data").iterdir():
         if item.name.endswith(".csv"):
             (target / item.name).write_bytes(item.read_bytes())
-    return root
+    return target
 
 
 def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
