@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from conftest import SandboxFactory
-from shipsync.serving import free_port, wait_until_answers
+from shipsync.serving import free_port, stop_and_read, wait_until_answers
 from shipsync.webhooks.signature import sign
 
 KEY = "logcanary-api-key-7d3f1a"
@@ -52,8 +52,7 @@ def test_the_receiver_masks_a_secret_in_its_delivery_log(tmp_path: Path) -> None
         assert response.status_code == 200
         time.sleep(0.3)  # the delivery log is written every 50 ms
     finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=20)
+        _, stderr = stop_and_read(process)
     assert "delivery event=x id=id-with-*** -> 200 stored" in stderr and SECRET not in stderr
 
 
@@ -66,8 +65,7 @@ def test_the_sandbox_masks_its_keys_in_its_access_log(tmp_path: Path) -> None:
         httpx.get(f"http://127.0.0.1:{port}/v2/documents/{KEY}", headers={"Authorization": f"Token {KEY}"})
         time.sleep(0.3)
     finally:
-        process.terminate()
-        stdout, stderr = process.communicate(timeout=20)
+        stdout, stderr = stop_and_read(process)
     assert "GET /v2/documents/*** 404" in stdout and KEY not in stdout.split("keys:")[-1].split("\n", 1)[-1] + stderr
 
 

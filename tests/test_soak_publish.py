@@ -22,7 +22,7 @@ import pytest
 
 from shipsync.bench.processes import SandboxProcess
 from shipsync.demo import example_files
-from shipsync.serving import free_port, wait_until_answers
+from shipsync.serving import free_port, stop_process, wait_until_answers
 
 SOAK_S = 60.0
 ANALYST = str(Path(__file__).parent / "helpers" / "analyst.py")
@@ -121,8 +121,7 @@ def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> N
             for process, _ in analysts:
                 process.wait(timeout=60)
         finally:
-            receiver.terminate()
-            receiver.wait(timeout=30)
+            stop_process(receiver)
             for process, _ in analysts:
                 process.kill()
     failed = [r for r in runs.done if r["code"] != 0]

@@ -18,7 +18,7 @@ import httpx
 import orjson
 import pytest
 
-from shipsync.serving import free_port, wait_until_answers
+from shipsync.serving import free_port, stop_process, wait_until_answers
 from shipsync.webhooks.signature import sign
 
 SECRET = "whsec-limits-test-0001"
@@ -53,8 +53,7 @@ def serve(tmp: Path, *flags: str) -> Iterator[Served]:
         wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=30)
         yield Served(port, process)
     finally:
-        process.terminate()
-        process.wait(timeout=20)
+        stop_process(process)
 
 
 @pytest.fixture(scope="module")

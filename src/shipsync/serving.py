@@ -115,6 +115,17 @@ def stop_process(process: subprocess.Popen[Any], grace_s: float = STOP_GRACE_S, 
     return stopped
 
 
+def stop_and_read(process: subprocess.Popen[str], grace_s: float = STOP_GRACE_S) -> tuple[str, str]:
+    """`stop_process` for a process whose output is piped: its stdout and stderr, read while it stops
+    (waiting without reading could leave it blocked on a full pipe). Never raises for a slow stop."""
+    process.terminate()
+    try:
+        return process.communicate(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate()
+
+
 def _signal(process: subprocess.Popen[Any], signum: int, group: bool) -> None:
     try:
         if group:

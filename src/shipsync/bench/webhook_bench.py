@@ -21,7 +21,7 @@ import orjson
 import uvloop
 
 from shipsync.bench.results import BenchResult, at_least, under
-from shipsync.serving import free_port, wait_until_answers
+from shipsync.serving import free_port, stop_process, wait_until_answers
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
@@ -119,8 +119,7 @@ def _measure_interleaved(servers: dict[str, tuple[list[str], int]], env: dict[st
                     measured[name].latencies.extend(latencies)
     finally:
         for process in processes.values():
-            process.terminate()
-            process.wait(timeout=10)
+            stop_process(process)
     return measured
 
 
