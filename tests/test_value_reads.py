@@ -20,6 +20,7 @@ from shipsync.pull.documents import pull_documents
 from shipsync.sandbox.routes_custom_fields import custom_field_resource
 from shipsync.sandbox.seed import definition_resource
 from shipsync.sandbox.world import Account
+from test_bulk_apply import container_numbers
 
 EXTRA_FIELDS = 40  # short-text container fields, each with a value on every container
 
@@ -120,8 +121,7 @@ def test_a_small_account_is_read_whole_in_one_request(
     sandbox = make_sandbox(documents=30)
     settings = settings_for(sandbox, warehouse)
     pull_documents(settings, all_documents=True)
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        numbers = [r[0] for r in con.execute("SELECT attributes->>'number' FROM containers").fetchall()]
+    numbers = container_numbers(warehouse, 10_000)
     rows = [[number, f"PO-{i}", "high"] for i, number in enumerate(numbers)]
     file = _file(tmp_path / "small.csv", ["container_number", "po_number", "priority"], rows)
     caplog.set_level(logging.INFO)
