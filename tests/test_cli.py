@@ -128,6 +128,7 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     spool.mkdir()
     deliveries = list(spooled_journeys(document_pages(10), containers=2))
     half = len(deliveries) // 2
+    assert half > 0
     (spool / "segment-00000000000000000000-1.spool").write_bytes(b"".join(deliveries[:half]))
     assert f"events load: {half} loaded" in ok("events", "load")
     held_generation = publication_status(warehouse).generation  # type: ignore[union-attr]

@@ -20,6 +20,7 @@ import orjson
 
 from shipsync.bench.results import BenchResult, at_most
 from shipsync.sandbox.deliver import envelope
+from shipsync.sandbox.journey_plan import PlanBook
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.stream import document_pages
 from shipsync.sandbox.world import Account
@@ -43,9 +44,14 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
         records.append(encode_record(orjson.dumps(envelope("wh-bench", kind, reference, included, at)), 0))
 
     for number, page in enumerate(pages, start=1):
-        account = Account(id="bench", company_name="bench")
+        plans = PlanBook()
+        account = Account(id="bench", company_name="bench", plans=plans)
         for resource in page["included"]:
             account.add_related(resource)
+        for shipment in account.of_type("shipment"):  # each shipment's journey, as the sandbox plans it
+            container_ids = [c["id"] for c in ((shipment.get("relationships") or {}).get("containers") or {}).get("data") or []]
+            account.shipment_of.update(dict.fromkeys(container_ids, shipment["id"]))
+            plans.register(shipment, container_ids)
         simulate(account, emit, containers=containers, seed=number if seed is None else seed)
         yield from records
         records.clear()
