@@ -14,7 +14,7 @@ import pytest
 
 from shipsync.demo import STEPS
 
-FLOW_RUNS_PER_DEMO = 11  # every step but the receiver's start and the simulation
+FLOW_RUNS_PER_DEMO = len(STEPS) - 2  # every step but the receiver's start and the simulation
 
 
 @pytest.mark.slow
