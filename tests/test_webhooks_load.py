@@ -108,12 +108,19 @@ def test_batches_are_bounded_by_bytes(tmp_path: Path) -> None:
 
 MEMORY_SCRIPT = textwrap.dedent(
     """
-    import resource, sys
+    import re, sys
     from pathlib import Path
+    from shipsync.warehouse.connection import connect
+    from shipsync.warehouse.publishing import publishing
     from shipsync.webhooks.load import load_events
-    report = load_events(Path(sys.argv[1]), Path(sys.argv[2]))
-    assert report.loaded == int(sys.argv[3]), report
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    warehouse = Path(sys.argv[1])
+    with connect(warehouse):  # the warehouse exists (and its empty state is published) first
+        pass
+    with publishing(warehouse):  # so the publish of what was loaded comes after the measure
+        report = load_events(warehouse, Path(sys.argv[2]))
+        assert report.loaded == int(sys.argv[3]), report
+        # VmHWM, not ru_maxrss: the latter keeps the RSS of the parent that forked this process.
+        print(int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) // 1024)
     """
 )
 
@@ -121,7 +128,9 @@ MEMORY_SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 def test_memory_stays_flat_with_1_mib_bodies_of_empty_objects(tmp_path: Path) -> None:
     """A 1 MiB signed body of `{}`s parses into ~37 MB of objects: 60 of them cost 2.4 GB when a
-    batch held every parsed body."""
+    batch held every parsed body. Measured: the load, without the publish that follows it (whose
+    memory follows the rows it exports); DuckDB's own checkpoints still grow a little with the
+    event log's last row group."""
     envelope = notification("x")[:-2]  # up to `"included":[`
     filler = b"{}," * ((1024 * 1024 - len(envelope)) // 3)
     peaks = {}
