@@ -43,8 +43,7 @@ class RunningSandbox:
 SandboxFactory = Callable[..., RunningSandbox]
 
 
-@pytest.fixture
-def make_sandbox() -> Iterator[SandboxFactory]:
+def _sandboxes() -> Iterator[SandboxFactory]:
     servers: list[BackgroundServer] = []
 
     def factory(**options: object) -> RunningSandbox:
@@ -61,6 +60,31 @@ def make_sandbox() -> Iterator[SandboxFactory]:
         server.stop()
 
 
+@pytest.fixture
+def make_sandbox() -> Iterator[SandboxFactory]:
+    yield from _sandboxes()
+
+
+@pytest.fixture(scope="module")
+def make_module_sandbox() -> Iterator[SandboxFactory]:
+    """Sandboxes that live as long as the test module: for a module whose tests only read one
+    pulled warehouse (see `module_env`)."""
+    yield from _sandboxes()
+
+
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """For a module-scoped fixture, what the function-scoped autouse fixtures set for a test:
+    publishes verified, published states read-only, a secrets store of its own. Returns a folder
+    of the module's own."""
+    root = tmp_path_factory.mktemp("module")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SHIPSYNC_PUBLISH_VERIFY", "1")
+        env.setenv("SHIPSYNC_SECRETS_FILE", str(root / "config" / "shipsync" / "secrets.json"))
+        _refuse_writing_published_states(env)
+        yield root
+
+
 @pytest.fixture(autouse=True)
 def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every publish, in this process or a CLI it starts, checks each published table against the
@@ -72,6 +96,10 @@ def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
 def refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test (or the code it runs) that opens an analysts' file read-write fails loudly: only the
     publisher writes those, and readers of a state must never meet a writer's lock."""
+    _refuse_writing_published_states(monkeypatch)
+
+
+def _refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
     import duckdb
 
     from shipsync.warehouse.layout import is_published_catalog

@@ -69,6 +69,8 @@ def everything_text(root: Path, warehouse: Path, skip: set[Path]) -> str:
     return "\n".join(parts)
 
 
+# Slow (pull, apply, webhooks end to end with DEBUG logs): test_secrets_store keeps the redaction in the fast tier.
+@pytest.mark.slow
 def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     planted_key = "canary-api-key-3f9c1e"
     admin = {"Authorization": f"Token {planted_key}"}

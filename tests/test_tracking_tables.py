@@ -10,6 +10,7 @@ from typing import Any
 
 import duckdb
 import orjson
+import pytest
 
 from conftest import RunningSandbox, settings_for
 from shipsync.api.tracking_models import Container
@@ -69,6 +70,8 @@ def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
     return checked
 
 
+# Slow (a whole pull_all, every column of >1000 resources): test_pull and test_data_dictionary run pull_all in the fast tier.
+@pytest.mark.slow
 def test_pull_all_fills_every_new_table_with_what_was_served(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     records = pull_all(settings)
