@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,32 +15,9 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 _prefect_home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-"))
 os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
 
-from shipsync.api import AsyncShipsyncClient  # noqa: E402
-from shipsync.api.retry import RetryPolicy  # noqa: E402
-from shipsync.config import RateLimit  # noqa: E402
-from shipsync.sandbox import SandboxApp, SandboxOptions, create_app  # noqa: E402
+from shipsync.sandbox import SandboxOptions, create_app  # noqa: E402
 from shipsync.serving import BackgroundServer  # noqa: E402
-
-K1, K2 = "test-key-one", "test-key-two"
-
-
-class RunningSandbox:
-    def __init__(self, app: SandboxApp, server: BackgroundServer) -> None:
-        self.app = app
-        self.server = server
-        self.api_url = f"{server.url}/v2"
-
-    @property
-    def state(self):  # type: ignore[no-untyped-def]
-        return self.app.state
-
-    def client(self, key: str = K1, **kwargs: object) -> AsyncShipsyncClient:
-        kwargs.setdefault("rate_limit", None)
-        kwargs.setdefault("policy", RetryPolicy(max_retries=6, base_delay=0.01, max_delay=0.2))
-        return AsyncShipsyncClient(self.api_url, key, **kwargs)  # type: ignore[arg-type]
-
-
-SandboxFactory = Callable[..., RunningSandbox]
+from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory  # noqa: E402
 
 
 def _sandboxes() -> Iterator[SandboxFactory]:
@@ -117,25 +94,6 @@ def _refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def sandbox(make_sandbox: SandboxFactory) -> RunningSandbox:
     return make_sandbox()
-
-
-__all__ = ["K1", "K2", "RateLimit", "RunningSandbox", "SandboxFactory"]
-
-
-def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **overrides: object):  # type: ignore[no-untyped-def]
-    """Settings pointing at a sandbox and a warehouse file, with fast retries."""
-    from shipsync.config import load_settings
-
-    values: dict[str, object] = {
-        "api_url": sandbox.api_url,
-        "api_key": key,
-        "warehouse": warehouse,
-        "rate_limit": "0",
-        "retry_base_delay": 0.01,
-        "max_retries": 6,
-    }
-    values.update(overrides)
-    return load_settings(**values)
 
 
 @pytest.fixture(autouse=True)

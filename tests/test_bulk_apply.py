@@ -14,35 +14,20 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import K1, RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.documents import pull_documents
 from shipsync.warehouse.layout import pipeline_file
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, service_values, settings_for
+from support.warehouse_rows import container_numbers
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as out:
         csv.writer(out).writerows(rows)
     return path
-
-
-def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
-    account = sandbox.state.world.accounts[K1]
-    return {
-        (cf["relationships"]["entity"]["data"]["id"], cf["attributes"]["api_slug"]): cf["attributes"]["value"]
-        for cf in account.custom_fields.values()
-    }
-
-
-def container_numbers(warehouse: Path, limit: int) -> list[str]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
-    finally:
-        con.close()
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from conftest import K1, RunningSandbox
 from shipsync.cli import app
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
+from support.sandboxes import K1, RunningSandbox
 
 runner = CliRunner()
 ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data

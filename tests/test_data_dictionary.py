@@ -10,7 +10,6 @@ import duckdb
 import orjson
 import pytest
 
-from conftest import SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.pull.everything import pull_all
 from shipsync.sandbox.deliver import envelope
@@ -18,6 +17,7 @@ from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.schema import tables
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
+from support.sandboxes import SandboxFactory, settings_for
 from test_tracking_views import world
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"

@@ -12,7 +12,6 @@ import duckdb
 import httpx
 import pytest
 
-from conftest import RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.config import load_settings
 from shipsync.pull.documents import pull_documents
@@ -23,6 +22,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
+from support.sandboxes import RunningSandbox, SandboxFactory, settings_for
 
 CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host

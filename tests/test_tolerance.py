@@ -23,8 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import K1
-from sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.api.webhooks import secret_of
@@ -35,6 +33,8 @@ from shipsync.errors import InputError
 from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
+from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
+from support.sandboxes import K1
 
 IDENTITY = ("id", "type")
 RUNS = itertools.count()

@@ -11,7 +11,7 @@ import duckdb
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
-from test_tracking_tables import rows
+from support.warehouse_rows import rows
 
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
