@@ -15,9 +15,10 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 _prefect_home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-"))
 os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
 
+from shipsync.config import Settings  # noqa: E402
 from shipsync.sandbox import SandboxOptions, create_app  # noqa: E402
 from shipsync.serving import BackgroundServer  # noqa: E402
-from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory  # noqa: E402
+from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, pulled_sandbox  # noqa: E402
 
 
 def _sandboxes() -> Iterator[SandboxFactory]:
@@ -94,6 +95,12 @@ def _refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def sandbox(make_sandbox: SandboxFactory) -> RunningSandbox:
     return make_sandbox()
+
+
+@pytest.fixture
+def pulled(sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSandbox, Settings]:
+    """A sandbox (30 documents) and the settings of a warehouse that pulled them: for bulk writes."""
+    return pulled_sandbox(sandbox, warehouse)
 
 
 @pytest.fixture(autouse=True)

@@ -15,9 +15,6 @@ from shipsync.bulk.progress import Advance, RequestBudget
 from shipsync.config import Settings
 from support.sandboxes import RunningSandbox, service_values
 from support.warehouse_rows import container_numbers
-from test_bulk_apply import pulled
-
-__all__ = ["pulled"]  # the fixture, shared with test_bulk_apply
 
 
 class Stages:

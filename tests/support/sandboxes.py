@@ -49,6 +49,15 @@ def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **over
     return load_settings(**values)
 
 
+def pulled_sandbox(sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSandbox, Settings]:
+    """The sandbox and settings of a warehouse that pulled all its documents (and their containers)."""
+    from shipsync.pull.documents import pull_documents
+
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)
+    return sandbox, settings
+
+
 def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
     """The custom field values the sandbox holds for K1, by (entity id, field slug)."""
     account = sandbox.state.world.accounts[K1]
