@@ -17,8 +17,8 @@ from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.schema import tables
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
+from support.analyst_world import world
 from support.sandboxes import SandboxFactory, settings_for
-from test_tracking_views import world
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"
 

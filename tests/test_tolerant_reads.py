@@ -29,9 +29,9 @@ from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_metro_areas
 from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
+from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from support.sandboxes import K1
-from test_tolerance import MUTATIONS, Mutator
 
 _FROM_SETTINGS = AsyncShipsyncClient.from_settings.__func__  # type: ignore[attr-defined]
 
