@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,36 +15,13 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 _prefect_home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-"))
 os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
 
-from shipsync.api import AsyncShipsyncClient  # noqa: E402
-from shipsync.api.retry import RetryPolicy  # noqa: E402
-from shipsync.config import RateLimit  # noqa: E402
-from shipsync.sandbox import SandboxApp, SandboxOptions, create_app  # noqa: E402
+from shipsync.config import Settings  # noqa: E402
+from shipsync.sandbox import SandboxOptions, create_app  # noqa: E402
 from shipsync.serving import BackgroundServer  # noqa: E402
-
-K1, K2 = "test-key-one", "test-key-two"
-
-
-class RunningSandbox:
-    def __init__(self, app: SandboxApp, server: BackgroundServer) -> None:
-        self.app = app
-        self.server = server
-        self.api_url = f"{server.url}/v2"
-
-    @property
-    def state(self):  # type: ignore[no-untyped-def]
-        return self.app.state
-
-    def client(self, key: str = K1, **kwargs: object) -> AsyncShipsyncClient:
-        kwargs.setdefault("rate_limit", None)
-        kwargs.setdefault("policy", RetryPolicy(max_retries=6, base_delay=0.01, max_delay=0.2))
-        return AsyncShipsyncClient(self.api_url, key, **kwargs)  # type: ignore[arg-type]
+from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, pulled_sandbox  # noqa: E402
 
 
-SandboxFactory = Callable[..., RunningSandbox]
-
-
-@pytest.fixture
-def make_sandbox() -> Iterator[SandboxFactory]:
+def _sandboxes() -> Iterator[SandboxFactory]:
     servers: list[BackgroundServer] = []
 
     def factory(**options: object) -> RunningSandbox:
@@ -61,6 +38,31 @@ def make_sandbox() -> Iterator[SandboxFactory]:
         server.stop()
 
 
+@pytest.fixture
+def make_sandbox() -> Iterator[SandboxFactory]:
+    yield from _sandboxes()
+
+
+@pytest.fixture(scope="module")
+def make_module_sandbox() -> Iterator[SandboxFactory]:
+    """Sandboxes that live as long as the test module: for a module whose tests only read one
+    pulled warehouse (see `module_env`)."""
+    yield from _sandboxes()
+
+
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """For a module-scoped fixture, what the function-scoped autouse fixtures set for a test:
+    publishes verified, published states read-only, a secrets store of its own. Returns a folder
+    of the module's own."""
+    root = tmp_path_factory.mktemp("module")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SHIPSYNC_PUBLISH_VERIFY", "1")
+        env.setenv("SHIPSYNC_SECRETS_FILE", str(root / "config" / "shipsync" / "secrets.json"))
+        _refuse_writing_published_states(env)
+        yield root
+
+
 @pytest.fixture(autouse=True)
 def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every publish, in this process or a CLI it starts, checks each published table against the
@@ -72,6 +74,10 @@ def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
 def refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test (or the code it runs) that opens an analysts' file read-write fails loudly: only the
     publisher writes those, and readers of a state must never meet a writer's lock."""
+    _refuse_writing_published_states(monkeypatch)
+
+
+def _refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
     import duckdb
 
     from shipsync.warehouse.layout import is_published_catalog
@@ -91,23 +97,10 @@ def sandbox(make_sandbox: SandboxFactory) -> RunningSandbox:
     return make_sandbox()
 
 
-__all__ = ["K1", "K2", "RateLimit", "RunningSandbox", "SandboxFactory"]
-
-
-def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **overrides: object):  # type: ignore[no-untyped-def]
-    """Settings pointing at a sandbox and a warehouse file, with fast retries."""
-    from shipsync.config import load_settings
-
-    values: dict[str, object] = {
-        "api_url": sandbox.api_url,
-        "api_key": key,
-        "warehouse": warehouse,
-        "rate_limit": "0",
-        "retry_base_delay": 0.01,
-        "max_retries": 6,
-    }
-    values.update(overrides)
-    return load_settings(**values)
+@pytest.fixture
+def pulled(sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSandbox, Settings]:
+    """A sandbox (30 documents) and the settings of a warehouse that pulled them: for bulk writes."""
+    return pulled_sandbox(sandbox, warehouse)
 
 
 @pytest.fixture(autouse=True)

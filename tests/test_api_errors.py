@@ -11,7 +11,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from conftest import K1, RunningSandbox, SandboxFactory
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.retry import RetryPolicy
 from shipsync.errors import (
@@ -26,6 +25,7 @@ from shipsync.errors import (
     ValidationError,
 )
 from shipsync.serving import BackgroundServer, free_port
+from support.sandboxes import K1, RunningSandbox, SandboxFactory
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
 

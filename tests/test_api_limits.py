@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 
-from conftest import K1, K2, RunningSandbox, SandboxFactory
 from shipsync.api.ratelimit import RollingWindowLimiter
 from shipsync.api.retry import RetryPolicy
 from shipsync.config import RateLimit
 from shipsync.errors import NotFoundError, OutcomeUnknownError, ShipsyncError
+from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory
 
 
 async def test_pull_longer_than_window_gets_no_429(make_sandbox: SandboxFactory) -> None:

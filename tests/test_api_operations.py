@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import K1, RunningSandbox
 from shipsync.api.documents import ALL_INCLUDES
 from shipsync.api.jsonapi import IncludedIndex
 from shipsync.errors import NotFoundError, ValidationError
+from support.sandboxes import K1, RunningSandbox
 
 
 async def test_documents_with_every_include(sandbox: RunningSandbox) -> None:

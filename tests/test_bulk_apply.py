@@ -14,13 +14,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import K1, RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.documents import pull_documents
 from shipsync.warehouse.layout import pipeline_file
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, pulled_sandbox, service_values, settings_for
+from support.warehouse_rows import container_numbers
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
@@ -29,35 +30,11 @@ def write_csv(path: Path, rows: list[list[str]]) -> Path:
     return path
 
 
-def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
-    account = sandbox.state.world.accounts[K1]
-    return {
-        (cf["relationships"]["entity"]["data"]["id"], cf["attributes"]["api_slug"]): cf["attributes"]["value"]
-        for cf in account.custom_fields.values()
-    }
-
-
-def container_numbers(warehouse: Path, limit: int) -> list[str]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
-    finally:
-        con.close()
-
-
-@pytest.fixture
-def pulled(make_sandbox: SandboxFactory, warehouse: Path) -> tuple[RunningSandbox, Settings]:
-    sandbox = make_sandbox(documents=200)
-    settings = settings_for(sandbox, warehouse)
-    pull_documents(settings, all_documents=True)
-    return sandbox, settings
-
-
 @pytest.mark.slow
 def test_wide_file_tags_hundreds_of_containers_then_rerun_sends_nothing_then_undo(
-    pulled: tuple[RunningSandbox, Settings], tmp_path: Path
+    make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path
 ) -> None:
-    sandbox, settings = pulled
+    sandbox, settings = pulled_sandbox(make_sandbox(documents=200), warehouse)
     numbers = container_numbers(settings.warehouse, 150)
     assert len(numbers) == 150
     rows = [["Container Number", "PO Number", "Priority", "Hazardous", "Handling Flags"]]

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from conftest import K1, RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
 from shipsync.errors import ValidationError
 from shipsync.pull.documents import pull_documents
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 
 HEADER = ["entity_type", "api_slug", "display_name", "data_type", "description", "max_length", "options"]
 

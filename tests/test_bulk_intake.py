@@ -9,14 +9,12 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 
-from conftest import RunningSandbox
 from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.progress import Advance, RequestBudget
 from shipsync.config import Settings
-from test_bulk_apply import container_numbers, pulled, service_values
-
-__all__ = ["pulled"]  # the fixture, shared with test_bulk_apply
+from support.sandboxes import RunningSandbox, service_values
+from support.warehouse_rows import container_numbers
 
 
 class Stages:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from openpyxl import Workbook
 
-from hostile_files import write_ods
 from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.cells import Cell, cell_text, cell_value, parse_number, split_list
 from shipsync.bulk.lookup import Knowledge
@@ -21,6 +20,7 @@ from shipsync.bulk.reader import read_sheet
 from shipsync.bulk.results_cells import safe_cell
 from shipsync.errors import InputError
 from shipsync.values import FieldRules, ValueProblem
+from support.hostile_files import write_ods
 
 ROWS = "Container Number;PO Number\nCSQU3054383;Über-1\n"
 

@@ -12,12 +12,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from conftest import K1, RunningSandbox
 from shipsync.cli import app
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
+from support.sandboxes import K1, RunningSandbox
 
 runner = CliRunner()
 ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
@@ -44,6 +44,8 @@ def ok(*args: str) -> str:
     return result.output
 
 
+# Slow: every command in turn; test_pull, test_bulk_templates and test_bulk_apply cover each in the fast tier.
+@pytest.mark.slow
 def test_pulls_status_templates_and_apply(env: Path) -> None:
     assert "pull_documents completed" in ok("pull", "all")
     assert "0 inserted, 0 updated" in ok("pull", "documents", "--all")
@@ -158,6 +160,8 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     assert "published: state" in ok("status")
 
 
+# Slow (real rate windows of a sandbox process): test_bench_suite covers the table and the quick verdicts.
+@pytest.mark.slow
 def test_bench_command_writes_its_table_as_json(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
     printed = ok("bench", "--quick", "--only", "budget", "--output", str(output))

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import K1, RunningSandbox, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
 from shipsync.bulk.undo import undo_run
 from shipsync.errors import NotFoundError, ValidationError
 from shipsync.pull.documents import pull_documents
+from support.sandboxes import K1, RunningSandbox, settings_for
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:

@@ -10,7 +10,6 @@ import duckdb
 import orjson
 import pytest
 
-from conftest import RunningSandbox, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.pull.everything import pull_all
 from shipsync.sandbox.deliver import envelope
@@ -18,7 +17,8 @@ from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.schema import tables
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from test_tracking_views import world
+from support.analyst_world import world
+from support.sandboxes import SandboxFactory, settings_for
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"
 
@@ -38,8 +38,10 @@ def test_every_table_is_documented() -> None:
             assert table.name in text, table.name
 
 
-@pytest.fixture
-def pulled(sandbox: RunningSandbox, warehouse: Path) -> Path:
+@pytest.fixture(scope="module")
+def pulled(make_module_sandbox: SandboxFactory, module_env: Path) -> Path:
+    """One pulled warehouse for every example query (they only read it)."""
+    sandbox, warehouse = make_module_sandbox(), module_env / "warehouse" / "shipsync.duckdb"
     # Make one invoice's extraction follow an old schema version (its public version, as the service
     # names it) so that query has an answer.
     account = next(iter(sandbox.state.world.accounts.values()))

@@ -10,13 +10,13 @@ from typing import Any
 
 import orjson
 
-from conftest import RunningSandbox
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from test_tracking_tables import assert_rows_hold, rows, write_container
+from support.sandboxes import RunningSandbox
+from support.warehouse_rows import assert_rows_hold, rows, write_container
 
 TABLES = ("shipments", "containers", "transport_events", "estimated_events", "ports", "vessels")
 

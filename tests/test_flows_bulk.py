@@ -10,7 +10,7 @@ import pytest
 from flows.bulk import apply_spreadsheet, undo_apply
 from flows.pull import pull_documents
 
-from conftest import RunningSandbox
+from support.sandboxes import RunningSandbox
 
 
 @pytest.mark.slow

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
 from shipsync import patterns
 from shipsync.bulk import intake_limits
 from shipsync.bulk.reader import read_sheet
@@ -24,6 +23,7 @@ from shipsync.bulk.templates import write_template
 from shipsync.errors import InputError
 from shipsync.safe_files import replacing, write_bytes
 from shipsync.values import FieldRules, ValueProblem, check_value
+from support.hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
 
 READ_IN_CHILD = """
 import re, sys

@@ -15,9 +15,9 @@ import httpx
 import orjson
 import pytest
 
-from conftest import SandboxFactory
 from shipsync.serving import free_port, stop_and_read, wait_until_answers
 from shipsync.webhooks.signature import sign
+from support.sandboxes import SandboxFactory
 
 KEY = "logcanary-api-key-7d3f1a"
 SECRET = "whsec-logcanary-5e8c2b91"

@@ -14,7 +14,7 @@ from shipsync.warehouse.declared_tables import DECLARED_BY_TABLE
 from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.schema import SCHEMA_VERSION
-from test_tracking_tables import rows
+from support.warehouse_rows import rows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema_8.sql"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from prefect_up import ROOT, up_env
 from shipsync.bench.postgres import TemporaryPostgres, postgres_bin
 from shipsync.bench.processes import PrefectServerProcess, UpProcess, prefect_load
+from support.prefect_up import ROOT, up_env
 
 pytestmark = [
     pytest.mark.slow,

@@ -10,9 +10,9 @@ import duckdb
 import orjson
 import pytest
 
-from conftest import RunningSandbox, settings_for
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.reference import pull_document_schemas, schema_id
+from support.sandboxes import RunningSandbox, settings_for
 
 
 def query(warehouse: Path, sql: str) -> list[tuple[object, ...]]:

@@ -12,7 +12,6 @@ import duckdb
 import httpx
 import pytest
 
-from conftest import RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.config import load_settings
 from shipsync.pull.documents import pull_documents
@@ -23,6 +22,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
+from support.sandboxes import RunningSandbox, SandboxFactory, settings_for
 
 CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
@@ -69,6 +69,8 @@ def everything_text(root: Path, warehouse: Path, skip: set[Path]) -> str:
     return "\n".join(parts)
 
 
+# Slow (pull, apply, webhooks end to end with DEBUG logs): test_secrets_store keeps the redaction in the fast tier.
+@pytest.mark.slow
 def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     planted_key = "canary-api-key-3f9c1e"
     admin = {"Authorization": f"Token {planted_key}"}

@@ -13,11 +13,11 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from fleet import build_fleet
 from shipsync.cli import app
 from shipsync.report import build_report
 from shipsync.report.sections import SECTIONS
 from shipsync.warehouse.connection import connect
+from support.fleet import build_fleet
 
 CHARTS = [chart for section in SECTIONS for chart in section.charts]
 

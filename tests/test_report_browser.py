@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from browser import INSTALL, chromium_path, open_page
-from fleet import build_fleet
 from shipsync.report import build_report
 from shipsync.report.tables import MAX_TABLE_ROWS
+from support.browser import INSTALL, chromium_path, open_page
+from support.fleet import build_fleet
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import K1
 from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
 from shipsync.sandbox.advance import Changes, advance
 from shipsync.sandbox.views import container_view
+from support.sandboxes import K1
 
 AUTH = {"Authorization": f"Token {K1}"}
 

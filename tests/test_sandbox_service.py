@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import K1, K2, RunningSandbox
+from support.sandboxes import K1, K2, RunningSandbox
 
 AUTH = {"Authorization": f"Token {K1}"}
 

@@ -21,8 +21,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import K1
-from sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from shipsync.api import AsyncShipsyncClient
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings, load_settings
@@ -31,7 +29,9 @@ from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_metro_areas
 from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
-from test_tolerance import MUTATIONS, Mutator
+from support.mutations import MUTATIONS, Mutator
+from support.sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
+from support.sandboxes import K1
 
 _FROM_SETTINGS = AsyncShipsyncClient.from_settings.__func__  # type: ignore[attr-defined]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from conftest import RunningSandbox
 from shipsync.api.jsonapi import Page
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.errors import NotFoundError
+from support.sandboxes import RunningSandbox
 
 
 def run(sandbox: RunningSandbox, operation: Any) -> Any:

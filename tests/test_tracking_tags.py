@@ -10,7 +10,6 @@ from typing import Any
 import duckdb
 import orjson
 
-from conftest import K1, RunningSandbox, settings_for
 from shipsync.bulk.undo import undo_run
 from shipsync.pull.tracking_requests import pull_tracking_requests
 from shipsync.sandbox.deliver import envelope
@@ -20,6 +19,7 @@ from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.schema import SCHEMA_VERSION
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
+from support.sandboxes import K1, RunningSandbox, settings_for
 
 
 def rows(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:

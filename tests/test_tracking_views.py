@@ -2,85 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
-from shipsync.warehouse.declared_rows import declared_batch
-from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
-from test_tracking_tables import rows
-
-TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def day(offset: float) -> str:
-    return (TODAY + timedelta(days=offset)).isoformat()
-
-
-def box(id_: str, number: str, **attributes: Any) -> dict[str, Any]:
-    return {
-        "id": id_,
-        "type": "container",
-        "attributes": {"number": number, **attributes},
-        "relationships": {
-            "shipment": {"data": {"type": "shipment", "id": "s-1"}},
-            "pod_terminal": {"data": {"type": "terminal", "id": "t-1"}},
-        },
-    }
-
-
-def world(warehouse: Path) -> None:
-    hold = [{"name": "customs", "status": "hold", "description": None}]
-    resources = [
-        {
-            "id": "s-1",
-            "type": "shipment",
-            "attributes": {
-                "bill_of_lading_number": "MAEU1",
-                "shipping_line_scac": "MAEU",
-                "port_of_discharge_locode": "USLAX",
-                "pol_atd_at": day(-30),
-                "pod_original_eta_at": day(-12),
-                "pod_eta_at": day(-10),
-                "pod_ata_at": day(-9),
-            },
-        },
-        {"id": "t-1", "type": "terminal", "attributes": {"name": "Pier 400"}},
-        # Due tomorrow, discharged, available: at risk.
-        box("c-1", "MSKU0000001", current_status="available", pod_discharged_at=day(-5), available_for_pickup=True, pickup_lfd=day(1)),
-        # Last free day passed, on hold: at risk, both reasons.
-        box(
-            "c-2", "MSKU0000002", current_status="not_available", pod_discharged_at=day(-8), pickup_lfd=day(-2), holds_at_pod_terminal=hold
-        ),
-        # Due in 10 days, no holds: not at risk within 3 days (but within 10).
-        box(
-            "c-3",
-            "MSKU0000003",
-            current_status="available",
-            pod_discharged_at=day(-1),
-            available_for_pickup=True,
-            pickup_lfd=day(10),
-            a_member_not_declared_yet="kept in leftovers",
-        ),
-        # Picked up: never at risk; dwelt 2.5 days.
-        box("c-4", "MSKU0000004", current_status="picked_up", pod_discharged_at=day(-6), pod_full_out_at=day(-3.5), pickup_lfd=day(-4)),
-        {
-            "id": "te-1",
-            "type": "transport_event",
-            "attributes": {"event": "container.transport.vessel_discharged", "timestamp": day(-5), "location_locode": "USLAX"},
-            "relationships": {"container": {"data": {"type": "container", "id": "c-1"}}},
-        },
-        {
-            "id": "ee-1",
-            "type": "estimated_event",
-            "attributes": {"event": "shipment.estimated.arrival", "estimated_timestamp": day(-10), "created_at": day(-20)},
-            "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}},
-        },
-    ]
-    write_batch(warehouse, declared_batch(resources, observed_at=day(0)), run_id="test")
+from support.analyst_world import world
+from support.warehouse_rows import rows
 
 
 def test_views_answer_the_analysts_questions(warehouse: Path) -> None:

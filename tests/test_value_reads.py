@@ -13,14 +13,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import K1, RunningSandbox, SandboxFactory, settings_for
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings
 from shipsync.pull.documents import pull_documents
 from shipsync.sandbox.routes_custom_fields import custom_field_resource
 from shipsync.sandbox.seed import definition_resource
 from shipsync.sandbox.world import Account
-from test_bulk_apply import container_numbers
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
+from support.warehouse_rows import container_numbers
 
 EXTRA_FIELDS = 40  # short-text container fields, each with a value on every container
 

@@ -12,14 +12,14 @@ import duckdb
 import httpx
 import pytest
 
-from conftest import K1, K2, RunningSandbox, SandboxFactory, settings_for
-from sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from shipsync.api.event_kinds import EVENT_KINDS, NEWER_EVENT_KINDS, SPEC_EVENT_KINDS
 from shipsync.config import load_settings
 from shipsync.errors import InputError
 from shipsync.sandbox import SandboxOptions, create_app
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
+from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
+from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, settings_for
 
 
 def stored_secrets(warehouse: Path) -> dict[str, str]:

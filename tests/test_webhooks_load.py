@@ -15,7 +15,6 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from conftest import RunningSandbox, settings_for
 from shipsync.cli import app
 from shipsync.warehouse.connection import connect
 from shipsync.webhooks import load as load_module
@@ -24,6 +23,7 @@ from shipsync.webhooks.load import load_events
 from shipsync.webhooks.load_steps import same_body
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.spool import SpoolSizes
+from support.sandboxes import RunningSandbox, settings_for
 
 
 def notification(notification_id: str, **attributes: Any) -> bytes:

@@ -11,12 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import K1
 from shipsync.sandbox import SandboxOptions, create_app
 from shipsync.sandbox.journey_plan import DAY, parse
 from shipsync.sandbox.journeys import simulate
 from shipsync.sandbox.views import container_view, shipment_view
 from shipsync.sandbox.world import World, build_world
+from support.sandboxes import K1
 
 TRANSPORT_ORDER = (
     "container.transport.empty_out",

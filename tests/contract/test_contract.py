@@ -15,8 +15,6 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from conftest import K1
-from sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
@@ -24,6 +22,8 @@ from shipsync.config import RateLimit
 from shipsync.errors import ApiError
 from shipsync.sandbox import SandboxOptions, create_app
 from shipsync.sandbox.journeys import simulate
+from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
+from support.sandboxes import K1
 
 SCHEMAS = Path(__file__).parent / "schemas"
 BASE = "https://shipsync.test/schemas/"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+
+CONTEXT = "(context"
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,11 @@ class BenchResult:
     ratio: float | None
     goal: str
     passed: bool
+
+    @property
+    def judged(self) -> bool:
+        """False for a context row: a figure printed beside the others without a verdict."""
+        return not self.goal.startswith(CONTEXT)
 
     def as_json(self) -> dict[str, object]:
         row = asdict(self)
@@ -49,6 +56,14 @@ def under(name: str, figure: float, unit: str, limit: float) -> BenchResult:
     return BenchResult(name, figure, unit, "limit", limit, figure / limit if limit else None, f"< {limit:g} {unit}", figure < limit)
 
 
+def as_context(result: BenchResult, why: str) -> BenchResult:
+    """The row without a verdict, its goal kept in the text: e.g. a limit sized for the full run,
+    which a quick run's small sizes would pass (or fail) whatever the full run says."""
+    if not result.judged:
+        return result
+    return replace(result, goal=f"{CONTEXT} {why}; full run: {result.goal})", passed=True)
+
+
 def print_table(results: list[BenchResult], console: Console | None = None) -> None:
     table = Table(title="shipsync bench")
     for column in ("benchmark", "figure", "peer or limit", "ratio", "goal", "pass"):
@@ -61,7 +76,7 @@ def print_table(results: list[BenchResult], console: Console | None = None) -> N
             peer,
             f"{r.ratio:.2f}" if r.ratio is not None else "-",
             r.goal,
-            "[green]pass[/green]" if r.passed else "[red]FAIL[/red]",
+            "context" if not r.judged else "[green]pass[/green]" if r.passed else "[red]FAIL[/red]",
         )
     (console or Console()).print(table)
 

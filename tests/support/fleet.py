@@ -10,7 +10,6 @@ from pathlib import Path
 import httpx
 import orjson
 
-from conftest import K1
 from shipsync.config import Settings, load_settings
 from shipsync.pull.everything import pull_all
 from shipsync.sandbox import SandboxOptions, create_app
@@ -20,6 +19,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
+from support.sandboxes import K1
 
 ADMIN = {"Authorization": f"Token {K1}"}
 

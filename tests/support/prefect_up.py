@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "sandbox-key-1"
 
 RUN = """

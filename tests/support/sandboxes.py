@@ -1,0 +1,67 @@
+"""A sandbox on a loopback port as the tests see it, its API keys, and settings pointing at it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.retry import RetryPolicy
+from shipsync.config import Settings
+from shipsync.sandbox import SandboxApp
+from shipsync.serving import BackgroundServer
+
+K1, K2 = "test-key-one", "test-key-two"
+
+
+class RunningSandbox:
+    def __init__(self, app: SandboxApp, server: BackgroundServer) -> None:
+        self.app = app
+        self.server = server
+        self.api_url = f"{server.url}/v2"
+
+    @property
+    def state(self):  # type: ignore[no-untyped-def]
+        return self.app.state
+
+    def client(self, key: str = K1, **kwargs: object) -> AsyncShipsyncClient:
+        kwargs.setdefault("rate_limit", None)
+        kwargs.setdefault("policy", RetryPolicy(max_retries=6, base_delay=0.01, max_delay=0.2))
+        return AsyncShipsyncClient(self.api_url, key, **kwargs)  # type: ignore[arg-type]
+
+
+SandboxFactory = Callable[..., RunningSandbox]
+
+
+def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **overrides: object) -> Settings:
+    """Settings pointing at a sandbox and a warehouse file, with fast retries."""
+    from shipsync.config import load_settings
+
+    values: dict[str, object] = {
+        "api_url": sandbox.api_url,
+        "api_key": key,
+        "warehouse": warehouse,
+        "rate_limit": "0",
+        "retry_base_delay": 0.01,
+        "max_retries": 6,
+    }
+    values.update(overrides)
+    return load_settings(**values)
+
+
+def pulled_sandbox(sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSandbox, Settings]:
+    """The sandbox and settings of a warehouse that pulled all its documents (and their containers)."""
+    from shipsync.pull.documents import pull_documents
+
+    settings = settings_for(sandbox, warehouse)
+    pull_documents(settings, all_documents=True)
+    return sandbox, settings
+
+
+def service_values(sandbox: RunningSandbox) -> dict[tuple[str, str], object]:
+    """The custom field values the sandbox holds for K1, by (entity id, field slug)."""
+    account = sandbox.state.world.accounts[K1]
+    return {
+        (cf["relationships"]["entity"]["data"]["id"], cf["attributes"]["api_slug"]): cf["attributes"]["value"]
+        for cf in account.custom_fields.values()
+    }

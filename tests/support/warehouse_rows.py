@@ -1,0 +1,75 @@
+"""Reading a test's warehouse: rows as dicts, typed columns against what the service sent."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+
+from shipsync.api.tracking_models import Container
+from shipsync.warehouse.declared_rows import declared_columns
+from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.members import members_of
+
+
+def rows(warehouse: Path, sql: str) -> list[dict[str, Any]]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        cursor = con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+def same(column: Any, sent: Any) -> bool:
+    """A typed value equals what the service sent (instants compared as instants)."""
+    if isinstance(column, datetime):
+        return column == datetime.fromisoformat(sent)
+    if isinstance(column, date):
+        return column.isoformat() == sent[:10]
+    if isinstance(column, dict) and isinstance(sent, dict):
+        return all(same(column[k], sent.get(k)) for k in column)
+    if isinstance(column, list) and isinstance(sent, list):
+        return len(column) == len(sent) and all(same(c, s) for c, s in zip(column, sent, strict=True))
+    if isinstance(column, str) and not isinstance(sent, str):  # JSON columns
+        return bool(orjson.loads(column) == sent)
+    return bool(column == sent)
+
+
+def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
+    checked = 0
+    for resource in resources:
+        declaration = DECLARED_BY_TYPE[resource["type"]]
+        (row,) = rows(warehouse, f"SELECT * FROM {declaration.table_name} WHERE id = '{resource['id']}'")
+        for member in members_of(declaration):
+            if member.kind in ("ref", "refs"):
+                data = (resource.get("relationships") or {}).get(member.name, {}).get("data")
+                expected = [d["id"] for d in data] if isinstance(data, list) else (data or {}).get("id")
+                assert row[member.column] == expected, (resource["type"], member.name)
+            else:
+                sent = (resource.get("attributes") or {}).get(member.name)
+                assert (row[member.column] is None and sent is None) or same(row[member.column], sent), (resource["type"], member.name)
+                checked += sent is not None
+        # Leftovers hold only members the declaration does not name (none of them a misfit of a declared one).
+        leftovers = orjson.loads(row["leftovers"]) if row["leftovers"] else {}
+        named = {m.name for m in members_of(declaration)}
+        assert not named & {*leftovers.get("attributes", {}), *leftovers.get("relationships", {})}, (resource["type"], leftovers)
+    return checked
+
+
+def write_container(warehouse: Path, resource: dict[str, Any], observed_at: str) -> Any:
+    columns = declared_columns(Container, [resource], observed_at=observed_at)
+    return write_batch(warehouse, {"containers": columns}, run_id="test")["containers"]
+
+
+def container_numbers(warehouse: Path, limit: int) -> list[str]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
+    finally:
+        con.close()

@@ -1,0 +1,103 @@
+"""Unit tests of `warehouse.normalize` and `warehouse.declared_rows`: resources as the service may
+send them (members null, absent, of the wrong shape, unknown) become columns without failing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from shipsync.api.tracking_models import Container
+from shipsync.warehouse.declared_rows import declared_row
+from shipsync.warehouse.members import members_of
+from shipsync.warehouse.normalize import (
+    custom_field_columns,
+    dumps,
+    merge,
+    tracking_request_columns,
+    webhook_columns,
+)
+
+
+def test_dumps_is_canonical_so_unchanged_content_compares_equal() -> None:
+    assert dumps({"b": 1, "a": [2]}) == dumps({"a": [2], "b": 1}) == '{"a":[2],"b":1}'
+    assert dumps(None) is None
+
+
+def test_tracking_requests_take_tags_from_either_member_and_survive_null_parts() -> None:
+    batch = tracking_request_columns(
+        [
+            {"id": 1, "attributes": {"tags": ["a", "b"], "shipment_tags": ["ignored"]}},
+            {"id": "2", "attributes": {"shipment_tags": ["c"]}, "relationships": {"tracked_object": {"data": None}}},
+            {"id": "3", "attributes": None, "relationships": None},
+        ]
+    )["tracking_requests"]
+    assert batch["id"] == ["1", "2", "3"]
+    assert batch["tags"] == [["a", "b"], ["c"], None]
+    assert batch["tracked_object_id"] == [None, None, None] and batch["tracked_object_type"] == [None, None, None]
+
+
+def test_custom_fields_keep_the_value_as_json_and_the_entity_it_belongs_to() -> None:
+    (columns,) = custom_field_columns(
+        [
+            {
+                "id": "cf-1",
+                "attributes": {"api_slug": "po_number", "value": ["PO-1", "PO-2"], "display_value": "PO-1, PO-2"},
+                "relationships": {"entity": {"data": {"type": "container", "id": "c-1"}}, "definition": {"data": {"id": "d-1"}}},
+            }
+        ]
+    ).values()
+    assert orjson.loads(columns["value"][0]) == ["PO-1", "PO-2"]
+    assert (columns["entity_type"], columns["entity_id"], columns["definition_id"]) == (["container"], ["c-1"], ["d-1"])
+
+
+def test_a_webhooks_header_values_and_secret_never_become_columns() -> None:
+    resource = {
+        "id": "w-1",
+        "attributes": {"url": "https://x", "secret": "s3cret-value", "headers": [{"name": "Authorization", "value": "Token k"}]},
+    }
+    columns = webhook_columns([resource])["webhooks"]
+    assert "secret" not in columns
+    assert "s3cret-value" not in repr(columns) and "Token k" not in repr(columns)
+    assert orjson.loads(columns["headers"][0]) == [{"name": "Authorization"}]
+
+
+def test_merge_appends_batches_table_by_table() -> None:
+    into: dict[str, dict[str, list[Any]]] = {"t": {"id": ["1"], "x": [1]}}
+    merge(into, {"t": {"id": ["2"], "x": [2]}, "u": {"id": ["9"]}})
+    assert into == {"t": {"id": ["1", "2"], "x": [1, 2]}, "u": {"id": ["9"]}}
+
+
+def column_of(name: str) -> str:
+    return next(m.column for m in members_of(Container) if m.name == name)
+
+
+def test_a_declared_row_keeps_misfits_and_unknown_members_in_leftovers() -> None:
+    row = declared_row(
+        Container,
+        {
+            "id": "c-1",
+            "type": "container",
+            "attributes": {"number": "MSCU1234565", "weight_in_lbs": "heavy", "brand_new_member": {"x": 1}},
+            "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}, "new_link": {"data": None}},
+            "links": {"self": "/v2/containers/c-1"},
+        },
+    )
+    assert row["id"] == "c-1" and row[column_of("number")] == "MSCU1234565"
+    assert row[column_of("weight_in_lbs")] is None  # a misfit is not a value...
+    leftovers = orjson.loads(row["leftovers"])
+    assert leftovers["attributes"] == {"weight_in_lbs": "heavy", "brand_new_member": {"x": 1}}  # ...and is not lost
+    assert leftovers["relationships"] == {"new_link": {"data": None}}
+    assert row[column_of("shipment")] == "s-1" and row["self_link"] == "/v2/containers/c-1"
+
+
+def test_a_declared_row_of_a_bare_resource_is_all_empty_and_has_no_leftovers() -> None:
+    for bare in ({"id": "c-2", "type": "container"}, {"id": "c-2", "type": "container", "attributes": None, "relationships": None}):
+        row = declared_row(Container, bare)
+        assert row["leftovers"] is None and row["self_link"] is None
+        assert all(row[m.column] is None for m in members_of(Container))
+
+
+def test_members_of_the_wrong_shape_are_kept_whole() -> None:
+    row = declared_row(Container, {"id": "c-3", "type": "container", "attributes": ["not", "an", "object"]})
+    assert orjson.loads(row["leftovers"]) == {"attributes": ["not", "an", "object"]}
