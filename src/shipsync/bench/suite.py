@@ -8,7 +8,17 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from shipsync.bench import bulk_bench, client_bench, load_bench, prefect_bench, prefect_db_bench, publish_bench, report_bench, webhook_bench
+from shipsync.bench import (
+    bulk_bench,
+    client_bench,
+    load_bench,
+    prefect_bench,
+    prefect_db_bench,
+    publish_bench,
+    report_bench,
+    request_bounds,
+    webhook_bench,
+)
 from shipsync.bench.results import BenchResult
 from shipsync.errors import InputError
 
@@ -46,6 +56,7 @@ BENCHMARKS: list[Benchmark] = [
         lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(500),
     ),
     Benchmark("report", lambda: report_bench.report_build(100_000, 300_000), lambda: report_bench.report_build(10_000, 30_000, rounds=2)),
+    Benchmark("bounds", lambda: request_bounds.request_bounds(quick=False), lambda: request_bounds.request_bounds(quick=True)),
 ]
 
 
