@@ -245,5 +245,5 @@ def request_bounds(*, quick: bool) -> list[BenchResult]:
     such as a few probing reads, weigh more against a small bound: the full size judges those)."""
     if quick:
         results = custom_fields(5_000, 1_000, (20, 3), (500, 8)) + daily_sync(5_000, 1_000)
-        return [dataclasses.replace(r, name=f"[quick] {r.name}") for r in results]
+        return [dataclasses.replace(r, name=f"quick size: {r.name}") for r in results]
     return custom_fields(100_000, 20_000, (20, 3), (10_000, 8)) + daily_sync(100_000, 20_000)
