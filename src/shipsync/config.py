@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     concurrency: int = Field(default=8, ge=1, le=64)
     max_retries: int = Field(default=5, ge=0, le=20)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
+    # An incremental documents pull re-reads documents created this many days before its mark:
+    # the service may still change their extraction (later changes: the weekly full pass).
+    document_recheck_days: float = Field(default=3.0, ge=0, le=365)
     webhook_secrets: SecretStr | None = None
     # The webhook secrets store; default: the user's configuration folder (see `secrets_file_path`).
     secrets_file: Path | None = None

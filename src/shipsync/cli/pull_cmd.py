@@ -49,9 +49,12 @@ def report(records: list[RunRecord]) -> None:
 def documents(
     ids: list[str] = IDS,
     ids_file: Path | None = IDS_FILE,
-    all_documents: bool = typer.Option(False, "--all", help="Every document, through the listing."),
+    all_documents: bool = typer.Option(
+        False, "--all", help="Every document, through the listing (the full pass). Default without ids: new and recent documents."
+    ),
 ) -> None:
-    """Documents with every related resource (shipments, containers, account, user, ...)."""
+    """Documents with every related resource (shipments, containers, account, user, ...): by id, all
+    (--all), or by default those created since the last listing run's newest, plus a re-check window."""
     from shipsync.pull.documents import pull_documents
 
     wanted = _ids(ids, ids_file)

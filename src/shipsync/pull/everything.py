@@ -17,7 +17,7 @@ def pull_all(
     settings: Settings, *, force: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
 ) -> list[RunRecord]:
     return [
-        pull_documents(settings, all_documents=True, runner=runner, progress=progress),
+        pull_documents(settings, runner=runner, progress=progress),  # incremental: new and recent documents
         pull_tracking_requests(settings, runner=runner, progress=progress),
         pull_shipments(settings, runner=runner, progress=progress),
         pull_containers(settings, runner=runner, progress=progress),

@@ -64,8 +64,11 @@ async def fetch_each(settings: Settings, ids: Sequence[str], get_one: GetOne) ->
 ListPages = Callable[[AsyncShipsyncClient], AsyncIterator[Page]]
 
 
-async def fetch_pages(settings: Settings, list_pages: ListPages, start: str | None, max_pages: int) -> Fetched:
-    """Up to `max_pages` pages of a listing, from its first page or from a `links.next` cursor."""
+async def fetch_pages(
+    settings: Settings, list_pages: ListPages, start: str | None, max_pages: int, last: Callable[[Page], bool] | None = None
+) -> Fetched:
+    """Up to `max_pages` pages of a listing, from its first page or from a `links.next` cursor;
+    `last(page)` true ends the listing after that page (an incremental walk reached what it knows)."""
     fetched = Fetched()
     async with AsyncShipsyncClient.from_settings(settings) as client:
         if start is None:
@@ -76,10 +79,12 @@ async def fetch_pages(settings: Settings, list_pages: ListPages, start: str | No
             page = await client.transport.get_page(start)
         fetched.add_page(page)
         seen = 1
-        while page.next_link and seen < max_pages:
+        ended = last is not None and last(page)
+        while page.next_link and seen < max_pages and not ended:
             page = await client.transport.get_page(page.next_link)
             fetched.add_page(page)
             seen += 1
-        fetched.next_link = page.next_link
+            ended = last is not None and last(page)
+        fetched.next_link = None if ended else page.next_link
         fetched.stats = client.stats
     return fetched

@@ -44,6 +44,7 @@ class BatchOutcome:
     failed: list[str] = field(default_factory=list)
     fetched: int = 0
     next_link: str | None = None
+    newest_created_at: str | None = None  # the newest `created_at` read (a pull's high-water mark)
 
 
 def outcome_of(fetched: Fetched, counts: dict[str, TableCounts]) -> BatchOutcome:
@@ -59,13 +60,15 @@ def absorb(record: RunRecord, outcome: BatchOutcome) -> None:
 
 def page_through(
     record: RunRecord, runner: StepRunner, progress: Progress, name: str, batch: Callable[..., BatchOutcome], *args: Any
-) -> None:
+) -> list[BatchOutcome]:
     """Run `batch(*args, cursor, run_id)` as steps, following each outcome's `links.next` cursor to the end."""
     cursor: str | None = None
+    outcomes = []
     while True:
         outcome = runner(name, batch, *args, cursor, record.run_id)
         absorb(record, outcome)
         progress(outcome.fetched)
+        outcomes.append(outcome)
         cursor = outcome.next_link
         if cursor is None:
-            return
+            return outcomes

@@ -83,7 +83,7 @@ def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
         _record(con, record.run_id)
         con.execute(
             "UPDATE sync_runs SET finished_at = ?, status = ?, requests = ?, throttled = ?, retries = ?, "
-            "table_counts = ?, not_found = ?, errors = ? WHERE run_id = ?",
+            "table_counts = ?, not_found = ?, errors = ?, parameters = ? WHERE run_id = ?",
             [
                 datetime.now(UTC),
                 status,
@@ -93,6 +93,7 @@ def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
                 _json(record.counts_dict()),
                 record.not_found,
                 [redact(e) for e in record.errors],
+                _json(record.parameters),  # a run may add what it learnt (an incremental pull's mark)
                 record.run_id,
             ],
         )
@@ -108,3 +109,18 @@ def last_success(warehouse: Path, flow: str) -> datetime | None:
             [flow],
         ).fetchone()
     return row[0] if row and row[0] is not None else None
+
+
+def last_success_parameter(warehouse: Path, flow: str, name: str) -> str | None:
+    """Parameter `name` of the latest successful run of `flow` that has it (a mark a run left for
+    the next one); None if none has, or no warehouse yet."""
+    if not Path(warehouse).exists():
+        return None
+    with connect(warehouse, records_changes=True) as con:  # reads only
+        row = con.execute(
+            "SELECT json_extract_string(parameters, ?) AS value FROM sync_runs "
+            "WHERE flow = ? AND status IN ('completed', 'completed_with_errors') AND value IS NOT NULL "
+            "ORDER BY started_at DESC LIMIT 1",
+            [f"$.{name}", flow],
+        ).fetchone()
+    return str(row[0]) if row else None
