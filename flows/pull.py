@@ -50,14 +50,14 @@ def pull_tracking_requests(full: bool = False) -> None:
 
 @flow(name="pull_shipments", log_prints=True)
 @runs_in_worker_thread
-def pull_shipments() -> None:
-    publish([tracking.pull_shipments(flow_settings(), runner=prefect_step)], "pull-shipments")
+def pull_shipments(incremental: bool = False) -> None:
+    publish([tracking.pull_shipments(flow_settings(), incremental=incremental, runner=prefect_step)], "pull-shipments")
 
 
 @flow(name="pull_containers", log_prints=True)
 @runs_in_worker_thread
-def pull_containers() -> None:
-    publish([tracking.pull_containers(flow_settings(), runner=prefect_step)], "pull-containers")
+def pull_containers(incremental: bool = False) -> None:
+    publish([tracking.pull_containers(flow_settings(), incremental=incremental, runner=prefect_step)], "pull-containers")
 
 
 @flow(name="pull_shipping_lines", log_prints=True)

@@ -1,4 +1,4 @@
-"""Incremental documents pulls against the sandbox over HTTP, into a real DuckDB file: new documents
+"""Incremental pulls against the sandbox over HTTP, into a real DuckDB file: new documents
 by `sort=-created_at` down to the last run's mark, a re-read of the recent window, the full pass for
 older changes, and a mark that only a successful run moves."""
 
@@ -11,11 +11,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import K1, RunningSandbox, SandboxFactory, settings_for
-from shipsync.pull.documents import FLOW, MARK, pull_documents
+from shipsync.pull.documents import FLOW, pull_documents
+from shipsync.pull.listing_marks import MARK
+from shipsync.pull.tracking import pull_containers, pull_shipments
 from shipsync.sandbox.document_store import DocumentStore
 from shipsync.warehouse.ledger import last_success_parameter
-from test_pull import count
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
+from support.warehouse_rows import count
 
 pytestmark = pytest.mark.slow  # several pulls each, over HTTP
 
@@ -89,3 +91,24 @@ def test_a_failed_run_leaves_the_mark_where_it_was(sandbox: RunningSandbox, ware
     after = pull_documents(settings)
     assert after.counts["documents"].inserted == 40
     assert last_success_parameter(warehouse, FLOW, MARK) != mark
+
+
+def test_shipments_and_containers_walk_down_to_their_marks_and_miss_nothing(sandbox: RunningSandbox, warehouse: Path) -> None:
+    """The containers' listing is most recently refreshed first and the shipments' newest first: an
+    incremental walk stops at the last run's mark, and a full pass after it finds nothing new."""
+    settings = settings_for(sandbox, warehouse)
+    full = [pull_shipments(settings), pull_containers(settings)]
+    first = [pull_shipments(settings, incremental=True), pull_containers(settings, incremental=True)]
+    assert all(r.parameters["down_to"] for r in first)  # the full passes left their marks
+    assert all(r.stats.requests < f.stats.requests for r, f in zip(first, full, strict=True))
+    assert sum(c.inserted + c.updated for r in first for c in r.counts.values()) == 0
+
+    response = httpx.post(f"{sandbox.server.url}/_admin/advance?containers=5", headers={"Authorization": f"Token {K1}"})
+    assert response.raise_for_status().json()["containers"] == 5
+    events_before = count(warehouse, "SELECT count(*) FROM transport_events")
+    walked = pull_containers(settings, incremental=True)
+    assert walked.stats.requests < full[1].stats.requests
+    assert count(warehouse, "SELECT count(*) FROM transport_events") > events_before  # the moved boxes' new milestones
+    after = [pull_shipments(settings), pull_containers(settings)]
+    changed = {(r.flow, t): c.inserted + c.updated for r in after for t, c in r.counts.items() if c.inserted + c.updated}
+    assert not changed, changed

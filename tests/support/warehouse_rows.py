@@ -73,3 +73,12 @@ def container_numbers(warehouse: Path, limit: int) -> list[str]:
         return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
     finally:
         con.close()
+
+
+def count(warehouse: Path, sql: str) -> int:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        row = con.execute(sql).fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        con.close()

@@ -118,22 +118,26 @@ def tracking_requests(
 
 @pull_app.command("shipments")
 @one_line_errors
-def shipments() -> None:
+def shipments(
+    incremental: bool = typer.Option(False, "--incremental", help="Only those created since the last run's newest."),
+) -> None:
     """Every shipment with its containers, terminals and ports (1 request per 100 shipments)."""
     from shipsync.pull.tracking import pull_shipments
 
     with progress_bar("shipments") as progress:
-        report([pull_shipments(settings_from_env(), progress=progress)])
+        report([pull_shipments(settings_from_env(), incremental=incremental, progress=progress)])
 
 
 @pull_app.command("containers")
 @one_line_errors
-def containers() -> None:
+def containers(
+    incremental: bool = typer.Option(False, "--incremental", help="Only those the service refreshed since the last run's newest."),
+) -> None:
     """Every container with its transport events (1 request per 100 containers)."""
     from shipsync.pull.tracking import pull_containers
 
     with progress_bar("containers") as progress:
-        report([pull_containers(settings_from_env(), progress=progress)])
+        report([pull_containers(settings_from_env(), incremental=incremental, progress=progress)])
 
 
 @pull_app.command("shipping-lines")

@@ -12,19 +12,18 @@ document changed after the window is found by the full pass (`--all`, deployment
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from shipsync.api.documents import ALL_INCLUDES
-from shipsync.api.jsonapi import JsonObject, Page
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
+from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches
 from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
-from shipsync.warehouse.coerce import utc_timestamp
-from shipsync.warehouse.ledger import RunRecord, last_success_parameter
+from shipsync.warehouse.ledger import RunRecord
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.upsert import TableCounts
@@ -35,7 +34,6 @@ ID_BATCH = 500  # documents fetched by id per batch
 # half the time of 1,000-document batches) while memory stays bounded by the batch, not the pull.
 PAGES_PER_BATCH = 50
 FLOW = "pull_documents"
-MARK = "newest_created_at"  # the ledger parameter an incremental or full listing run leaves
 
 
 def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
@@ -50,35 +48,13 @@ def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> Batc
     return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
 
 
-def created_at(document: JsonObject) -> datetime | None:
-    """When the document was created, as an instant (None when absent or not a time)."""
-    moment = utc_timestamp((document.get("attributes") or {}).get("created_at"))
-    return datetime.fromisoformat(moment) if moment else None
-
-
-def newest_created_at(documents: Sequence[JsonObject]) -> datetime | None:
-    return max(filter(None, map(created_at, documents)), default=None)
-
-
-def reaches(cutoff: datetime) -> Callable[[Page], bool]:
-    """Whether a page of the newest-first listing ends older than `cutoff` (all after it are older)."""
-
-    def last(page: Page) -> bool:
-        moments = [m for m in map(created_at, page.data) if m is not None]
-        return bool(moments) and min(moments) < cutoff
-
-    return last
-
-
 def documents_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
     """A batch of listing pages: every document (oldest first), or newest first down to `cutoff`."""
     sort = None if cutoff is None else "-created_at"
     listing = lambda client: client.documents.list_pages(ALL_INCLUDES, sort=sort)  # noqa: E731
-    last = None if cutoff is None else reaches(datetime.fromisoformat(cutoff))
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, last))
+    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at)))
     outcome = outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
-    newest = newest_created_at(fetched.data)
-    outcome.newest_created_at = newest.isoformat() if newest else None
+    outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome
 
 
@@ -93,15 +69,6 @@ def read_ids_file(path: Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def listing_cutoff(settings: Settings) -> tuple[str | None, str | None]:
-    """The last mark and where an incremental walk may stop (mark - re-check window); None: read all."""
-    mark = last_success_parameter(settings.warehouse, FLOW, MARK)
-    moment = utc_timestamp(mark)
-    if moment is None:
-        return None, None
-    return mark, (datetime.fromisoformat(moment) - timedelta(days=settings.document_recheck_days)).isoformat()
-
-
 def pull_documents(
     settings: Settings,
     *,
@@ -113,7 +80,8 @@ def pull_documents(
     """Documents by id; else every document (`all_documents`) or, by default, the incremental walk."""
     wanted = list(dict.fromkeys(ids))
     listing = all_documents or not wanted
-    mark, cutoff = listing_cutoff(settings) if listing and not all_documents else (None, None)
+    recheck = timedelta(days=settings.document_recheck_days)
+    mark, cutoff = listing_cutoff(settings.warehouse, FLOW, recheck) if listing and not all_documents else (None, None)
     parameters = {"ids": len(wanted), "all": all_documents, "incremental": listing and not all_documents, "down_to": cutoff}
     with ledger_run(settings, FLOW, parameters) as record:
         for start in range(0, len(wanted), ID_BATCH):
@@ -122,10 +90,5 @@ def pull_documents(
             progress(len(chunk))
         if listing:
             outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, cutoff)
-            # The run's mark: the newest seen, never older than the last one (a listing may lag).
-            seen = [datetime.fromisoformat(m) for m in (o.newest_created_at for o in outcomes) if m]
-            if mark is not None:
-                seen.append(datetime.fromisoformat(str(utc_timestamp(mark))))
-            if seen:
-                record.parameters[MARK] = max(seen).isoformat()
+            leave_mark(record, outcomes, mark)
     return record

@@ -3,14 +3,24 @@ places, metro areas and schemas they name."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from shipsync.config import Settings
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.places import pull_places
-from shipsync.pull.reference import pull_document_schemas, pull_metro_areas
+from shipsync.pull.reference import DEFAULT_FRESHNESS, pull_document_schemas, pull_metro_areas
 from shipsync.pull.steps import Progress, StepRunner, no_progress, run_direct
 from shipsync.pull.tracking import pull_containers, pull_shipments, pull_shipping_lines
 from shipsync.pull.tracking_requests import pull_tracking_requests
-from shipsync.warehouse.ledger import RunRecord
+from shipsync.warehouse.ledger import RunRecord, last_success
+
+
+def carriers(settings: Settings, force: bool, runner: StepRunner, progress: Progress) -> list[RunRecord]:
+    """The shipping lines, unless read within the freshness window (they change a few times a year)."""
+    last = last_success(settings.warehouse, "pull_shipping_lines")
+    if not force and last is not None and datetime.now(UTC) - last < DEFAULT_FRESHNESS:
+        return []
+    return [pull_shipping_lines(settings, runner=runner, progress=progress)]
 
 
 def pull_all(
@@ -19,9 +29,11 @@ def pull_all(
     return [
         pull_documents(settings, runner=runner, progress=progress),  # incremental: new and recent documents
         pull_tracking_requests(settings, runner=runner, progress=progress),
-        pull_shipments(settings, runner=runner, progress=progress),
-        pull_containers(settings, runner=runner, progress=progress),
-        pull_shipping_lines(settings, runner=runner, progress=progress),
+        # Newest created shipments and most recently refreshed containers since the last run (webhooks
+        # deliver the changes as they happen; the deployments' full passes catch what both missed).
+        pull_shipments(settings, incremental=True, runner=runner, progress=progress),
+        pull_containers(settings, incremental=True, runner=runner, progress=progress),
+        *carriers(settings, force, runner, progress),
         pull_places(settings, force=force, runner=runner, progress=progress),
         pull_metro_areas(settings, force=force, runner=runner, progress=progress),
         pull_document_schemas(settings, force=force, runner=runner, progress=progress),

@@ -44,7 +44,7 @@ class BatchOutcome:
     failed: list[str] = field(default_factory=list)
     fetched: int = 0
     next_link: str | None = None
-    newest_created_at: str | None = None  # the newest `created_at` read (a pull's high-water mark)
+    newest_stamp: str | None = None  # the newest stamp a listing walk read (its high-water mark)
 
 
 def outcome_of(fetched: Fetched, counts: dict[str, TableCounts]) -> BatchOutcome:

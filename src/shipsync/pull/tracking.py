@@ -9,7 +9,8 @@ one container at a time only when the listing did not include them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of
@@ -17,6 +18,7 @@ from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, T
 from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
+from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches, refreshed_at
 from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.declared_rows import declared_batch
@@ -24,16 +26,23 @@ from shipsync.warehouse.ledger import RunRecord
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.upsert import TableCounts
 
+# An incremental walk reads an hour past the last mark: a listing's order and the records' stamps
+# may disagree a little (a record refreshed while the last run read the pages above it).
+LISTING_OVERLAP = timedelta(hours=1)
+
 
 def load_resources(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
     """Every declared resource of a fetched batch (primary and included) in one write, stamped with when it was read."""
     return write_batch(warehouse, declared_batch([*fetched.data, *fetched.included], observed_at=fetched.observed_at), run_id=run_id)
 
 
-def shipments_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
+def shipments_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
+    """A batch of the listing's pages (newest created first), to its end or down to `cutoff`."""
     listing = lambda client: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES))  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
-    return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at)))
+    outcome = outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    outcome.newest_stamp = newest(fetched.data, created_at)
+    return outcome
 
 
 def events_not_included(containers: Sequence[JsonObject], included: Sequence[JsonObject]) -> list[str]:
@@ -48,9 +57,10 @@ def events_not_included(containers: Sequence[JsonObject], included: Sequence[Jso
     return missing
 
 
-def containers_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
+def containers_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
+    """A batch of the listing's pages (most recently refreshed first), to its end or down to `cutoff`."""
     listing = lambda client: client.containers.list_pages(include=CONTAINER_INCLUDES)  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
+    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, refreshed_at)))
     missing = events_not_included(fetched.data, fetched.included)
     if missing:
         events = asyncio.run(
@@ -62,7 +72,9 @@ def containers_pages(settings: Settings, cursor: str | None, run_id: str) -> Bat
         fetched.stats.requests += events.stats.requests
         fetched.stats.throttled += events.stats.throttled
         fetched.stats.retries += events.stats.retries
-    return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    outcome = outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    outcome.newest_stamp = newest(fetched.data, refreshed_at)
+    return outcome
 
 
 def shipping_lines_batch(settings: Settings, run_id: str) -> BatchOutcome:
@@ -70,19 +82,38 @@ def shipping_lines_batch(settings: Settings, run_id: str) -> BatchOutcome:
     return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
 
 
-def pull_shipments(settings: Settings, *, runner: StepRunner = run_direct, progress: Progress = no_progress) -> RunRecord:
-    """Every shipment, with its containers, terminals and ports (one request per 100 shipments)."""
-    with ledger_run(settings, "pull_shipments", {"include": list(SHIPMENT_INCLUDES)}) as record:
-        page_through(record, runner, progress, "shipments-pages", shipments_pages, settings)
+def _walk(
+    settings: Settings,
+    flow: str,
+    parameters: dict[str, object],
+    incremental: bool,
+    pages: Callable[..., BatchOutcome],
+    runner: StepRunner,
+    progress: Progress,
+) -> RunRecord:
+    """A listing run: the whole listing, or (`incremental`) down to the last run's mark."""
+    mark, cutoff = listing_cutoff(settings.warehouse, flow, LISTING_OVERLAP) if incremental else (None, None)
+    with ledger_run(settings, flow, {**parameters, "incremental": incremental, "down_to": cutoff}) as record:
+        leave_mark(record, page_through(record, runner, progress, f"{flow.removeprefix('pull_')}-pages", pages, settings, cutoff), mark)
     return record
 
 
-def pull_containers(settings: Settings, *, runner: StepRunner = run_direct, progress: Progress = no_progress) -> RunRecord:
+def pull_shipments(
+    settings: Settings, *, incremental: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
+) -> RunRecord:
+    """Every shipment, with its containers, terminals and ports (one request per 100 shipments);
+    `incremental`: those created since the last run's newest (a changed older shipment comes with
+    its containers, from the containers' walk and from webhooks)."""
+    return _walk(settings, "pull_shipments", {"include": list(SHIPMENT_INCLUDES)}, incremental, shipments_pages, runner, progress)
+
+
+def pull_containers(
+    settings: Settings, *, incremental: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
+) -> RunRecord:
     """Every container with its shipment, terminals and transport events (one request per 100
-    containers, plus one per container whose events the listing did not include)."""
-    with ledger_run(settings, "pull_containers", {"include": list(CONTAINER_INCLUDES)}) as record:
-        page_through(record, runner, progress, "containers-pages", containers_pages, settings)
-    return record
+    containers, plus one per container whose events the listing did not include); `incremental`:
+    those the service refreshed since the last run's newest refresh."""
+    return _walk(settings, "pull_containers", {"include": list(CONTAINER_INCLUDES)}, incremental, containers_pages, runner, progress)
 
 
 def pull_shipping_lines(settings: Settings, *, runner: StepRunner = run_direct, progress: Progress = no_progress) -> RunRecord:
