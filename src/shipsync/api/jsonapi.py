@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,9 +67,6 @@ class IncludedIndex:
 
     def resolve_many(self, relationship: Any) -> list[JsonObject]:
         return [r for key in refs_of(relationship) if (r := self.by_key.get(key)) is not None]
-
-    def of_type(self, type_: str) -> Iterator[JsonObject]:
-        return (r for (t, _), r in self.by_key.items() if t == type_)
 
     def __len__(self) -> int:
         return len(self.by_key)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from shipsync.api import AsyncShipsyncClient
+from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
 from shipsync.bulk.planner import RefreshRequest
@@ -98,25 +98,20 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
     if request == RefreshRequest():
         return ClientStats()  # nothing asked: no client, no transaction
 
-    async def fetch() -> tuple[Any, Any, Any, Any, ValuesRead | None, ClientStats]:
-        async with AsyncShipsyncClient.from_settings(settings) as client:
-            defs = await _fetch_definitions(client) if request.definitions else None
-            values = await _fetch_custom_fields(client) if request.custom_fields else None
-            scoped = (
-                await read_values(client, request.values, progress=progress, budget=RequestBudget(settings.rate))
-                if request.values is not None and not request.custom_fields
-                else None
-            )
-            trs = (
-                await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since)
-                if request.tracking_requests
-                else None
-            )
-            shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
-            return defs, values, trs, shipments, scoped, client.stats
+    async def fetch(client: AsyncShipsyncClient) -> tuple[Any, Any, Any, Any, ValuesRead | None, ClientStats]:
+        defs = await _fetch_definitions(client) if request.definitions else None
+        values = await _fetch_custom_fields(client) if request.custom_fields else None
+        scoped = (
+            await read_values(client, request.values, progress=progress, budget=RequestBudget(settings.rate))
+            if request.values is not None and not request.custom_fields
+            else None
+        )
+        trs = await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since) if request.tracking_requests else None
+        shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
+        return defs, values, trs, shipments, scoped, client.stats
 
     observed_at = observed_now()
-    defs, values, trs, shipments, scoped, stats = asyncio.run(fetch())
+    defs, values, trs, shipments, scoped, stats = run_with_client(settings, fetch)
     if scoped is not None and scoped.route == "listing":
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,13 +31,13 @@ def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
 
 
 def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES)))
+    fetched = fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES))
     return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
 
 
 def documents_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
     listing = lambda client: client.documents.list_pages(ALL_INCLUDES)  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
 
 

@@ -8,7 +8,6 @@ one container at a time only when the listing did not include them.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,7 +31,7 @@ def load_resources(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
 
 def shipments_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
     listing = lambda client: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES))  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
 
 
@@ -50,12 +49,10 @@ def events_not_included(containers: Sequence[JsonObject], included: Sequence[Jso
 
 def containers_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
     listing = lambda client: client.containers.list_pages(include=CONTAINER_INCLUDES)  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     missing = events_not_included(fetched.data, fetched.included)
     if missing:
-        events = asyncio.run(
-            fetch_each(settings, missing, lambda client, i: client.containers.transport_events(i, include=TRANSPORT_EVENT_INCLUDES))
-        )
+        events = fetch_each(settings, missing, lambda client, i: client.containers.transport_events(i, include=TRANSPORT_EVENT_INCLUDES))
         fetched.included += events.data + events.included
         fetched.not_found += events.not_found
         fetched.failed += events.failed
@@ -66,7 +63,7 @@ def containers_pages(settings: Settings, cursor: str | None, run_id: str) -> Bat
 
 
 def shipping_lines_batch(settings: Settings, run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ["all"], lambda client, _: client.shipping_lines.list_page()))
+    fetched = fetch_each(settings, ["all"], lambda client, _: client.shipping_lines.list_page())
     return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime, timedelta
 
 from shipsync.config import Settings
@@ -21,7 +20,7 @@ OVERLAP = timedelta(minutes=5)
 
 def tracking_requests_pages(settings: Settings, since: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
     listing = lambda client: client.tracking_requests.list_pages(updated_since=since)  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     return outcome_of(fetched, write_batch(settings.warehouse, tracking_request_columns(fetched.data), run_id=run_id))
 
 
