@@ -36,7 +36,7 @@ def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> Batc
 
 
 def documents_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
-    listing = lambda client: client.documents.list_pages(ALL_INCLUDES)  # noqa: E731
+    listing = lambda client, start, pages: client.documents.list_pages(ALL_INCLUDES, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
 

@@ -64,28 +64,20 @@ async def _each(client: AsyncShipsyncClient, ids: Sequence[str], get_one: GetOne
     return fetched
 
 
-ListPages = Callable[[AsyncShipsyncClient], AsyncIterator[Page]]
+# A listing from its first page (start None) or from a `links.next` cursor, at most so many pages.
+ListPages = Callable[[AsyncShipsyncClient, str | None, int], AsyncIterator[Page]]
 
 
 def fetch_pages(settings: Settings, list_pages: ListPages, start: str | None, max_pages: int) -> Fetched:
-    """Up to `max_pages` pages of a listing, from its first page or from a `links.next` cursor."""
+    """Up to `max_pages` pages of a listing, from its first page or from a `links.next` cursor;
+    `next_link` is where the next batch starts (None: the listing is done)."""
     return run_with_client(settings, lambda client: _pages(client, list_pages, start, max_pages))
 
 
 async def _pages(client: AsyncShipsyncClient, list_pages: ListPages, start: str | None, max_pages: int) -> Fetched:
     fetched = Fetched()
-    if start is None:
-        listing = list_pages(client)
-        page = await anext(aiter(listing))
-        await listing.aclose()  # type: ignore[attr-defined]
-    else:
-        page = await client.transport.get_page(start)
-    fetched.add_page(page)
-    seen = 1
-    while page.next_link and seen < max_pages:
-        page = await client.transport.get_page(page.next_link)
+    async for page in list_pages(client, start, max_pages):
         fetched.add_page(page)
-        seen += 1
-    fetched.next_link = page.next_link
+        fetched.next_link = page.next_link
     fetched.stats = client.stats
     return fetched

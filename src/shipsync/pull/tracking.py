@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of
+from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of, relationship
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
@@ -30,7 +30,7 @@ def load_resources(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
 
 
 def shipments_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
-    listing = lambda client: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES))  # noqa: E731
+    listing = lambda client, start, pages: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
 
@@ -40,15 +40,15 @@ def events_not_included(containers: Sequence[JsonObject], included: Sequence[Jso
     index = IncludedIndex.of(included)
     missing = []
     for container in containers:
-        relationship = (container.get("relationships") or {}).get("transport_events")
-        linked = refs_of(relationship)
-        if not isinstance(relationship, dict) or "data" not in relationship or any(index.get(t, i) is None for t, i in linked):
+        events = relationship(container, "transport_events")
+        linked = refs_of(events)
+        if events is None or "data" not in events or any(index.get(t, i) is None for t, i in linked):
             missing.append(str(container["id"]))
     return missing
 
 
 def containers_pages(settings: Settings, cursor: str | None, run_id: str) -> BatchOutcome:
-    listing = lambda client: client.containers.list_pages(include=CONTAINER_INCLUDES)  # noqa: E731
+    listing = lambda client, start, pages: client.containers.list_pages(include=CONTAINER_INCLUDES, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
     missing = events_not_included(fetched.data, fetched.included)
     if missing:
