@@ -11,6 +11,24 @@ from shipsync.errors import ErrorItem
 JsonObject = dict[str, Any]
 
 
+def relationships_of(resource: Any) -> JsonObject:
+    """A resource's `relationships` member; {} when it is absent, null or not an object."""
+    relationships = resource.get("relationships") if isinstance(resource, dict) else None
+    return relationships if isinstance(relationships, dict) else {}
+
+
+def relationship(resource: Any, name: str) -> JsonObject | None:
+    """The relationship object `name` of a resource (`{data, links, meta}`), or None when absent or odd."""
+    found = relationships_of(resource).get(name)
+    return found if isinstance(found, dict) else None
+
+
+def linkage(resource: Any, name: str) -> Any:
+    """The `data` of relationship `name`: `{type, id}`, a list of them, or None (absent, null or odd)."""
+    found = relationship(resource, name)
+    return found.get("data") if found is not None else None
+
+
 def ref_of(relationship: Any) -> tuple[str, str] | None:
     """(type, id) of a to-one relationship object `{data: {type, id}}`, or None."""
     if not isinstance(relationship, dict):
