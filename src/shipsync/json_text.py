@@ -8,8 +8,8 @@ import orjson
 
 
 def dumps(value: Any) -> str:
-    """Canonical JSON text (sorted keys) so that unchanged content compares equal as text; a value
-    JSON has no type for (a datetime, a Decimal) is written as its `str`."""
+    """Canonical JSON text (sorted keys) so that unchanged content compares equal as text; a
+    datetime is written in ISO 8601, anything else JSON has no type for (a Decimal) as its `str`."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
 
 
