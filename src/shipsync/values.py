@@ -88,7 +88,6 @@ def strptime_format(default_format: str) -> str:
     return out
 
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _FLEXIBLE_DATE_FORMATS = (
     "%Y-%m-%d",
     "%Y/%m/%d",

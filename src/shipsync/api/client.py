@@ -1,19 +1,18 @@
 """The client: one object per API key that groups the resource families over one transport.
 
-`AsyncShipsyncClient` is the core; `ShipsyncClient` runs it on a private event-loop thread for
-callers that are synchronous (the CLI, scripts).
+`AsyncShipsyncClient` is the core; `run_with_client` runs one operation on it for callers that are
+synchronous (pulls, bulk, webhook registration).
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
 import httpx
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from shipsync.api.clock import Clock
 from shipsync.api.custom_fields import CustomFields
@@ -114,41 +113,20 @@ class AsyncShipsyncClient:
         await self.aclose()
 
 
-class ShipsyncClient:
-    """Synchronous facade: `client.run(lambda c: c.documents.get("id"))` or the shortcuts below."""
+def run_with_client(
+    settings: Settings,
+    operation: Callable[[AsyncShipsyncClient], Awaitable[T]],
+    *,
+    http_transport: httpx.AsyncBaseTransport | None = None,
+) -> T:
+    """Run one async operation on a client made from `settings`, in an event loop of its own.
 
-    def __init__(self, make_client: Callable[[], AsyncShipsyncClient]) -> None:
-        self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
-        self._portal = self._portal_cm.__enter__()
-        self._client = self._portal.call(_construct, make_client)
+    The one bridge from the synchronous callers (pulls, bulk apply, webhook registration) to the
+    async client: the client is made inside the loop that uses it and closed whatever happens.
+    """
 
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs: Any) -> ShipsyncClient:
-        return cls(lambda: AsyncShipsyncClient.from_settings(settings, **kwargs))
+    async def run() -> T:
+        async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
+            return await operation(client)
 
-    @property
-    def stats(self) -> ClientStats:
-        return self._client.stats
-
-    def run(self, operation: Callable[[AsyncShipsyncClient], Awaitable[T]]) -> T:
-        """Run one coroutine built from the async client and return its result."""
-
-        async def call() -> T:
-            return await operation(self._client)
-
-        return self._portal.call(call)
-
-    def close(self) -> None:
-        self._portal.call(self._client.aclose)
-        self._portal_cm.__exit__(None, None, None)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-async def _construct(make_client: Callable[[], AsyncShipsyncClient]) -> AsyncShipsyncClient:
-    # The AsyncClient must be created on the portal's loop, where it will be used.
-    return make_client()
+    return asyncio.run(run())

@@ -51,6 +51,7 @@ class Documents:
         reference: str | None = None,
         page_size: int = 100,
         max_pages: int | None = None,
+        start: str | None = None,
     ) -> AsyncIterator[Page]:
         """Extension: every document, page by page, with related resources included.
 
@@ -67,4 +68,4 @@ class Documents:
             params["filter[filename]"] = filename
         if reference:
             params["filter[reference]"] = reference
-        return self._t.paginate("documents", params, page_size=page_size, max_pages=max_pages)
+        return self._t.paginate("documents", params, page_size=page_size, max_pages=max_pages, start=start)

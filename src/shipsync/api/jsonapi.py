@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from shipsync.errors import ErrorItem
 
 JsonObject = dict[str, Any]
+
+
+def relationships_of(resource: Any) -> JsonObject:
+    """A resource's `relationships` member; {} when it is absent, null or not an object."""
+    relationships = resource.get("relationships") if isinstance(resource, dict) else None
+    return relationships if isinstance(relationships, dict) else {}
+
+
+def relationship(resource: Any, name: str) -> JsonObject | None:
+    """The relationship object `name` of a resource (`{data, links, meta}`), or None when absent or odd."""
+    found = relationships_of(resource).get(name)
+    return found if isinstance(found, dict) else None
+
+
+def linkage(resource: Any, name: str) -> Any:
+    """The `data` of relationship `name`: `{type, id}`, a list of them, or None (absent, null or odd)."""
+    found = relationship(resource, name)
+    return found.get("data") if found is not None else None
 
 
 def ref_of(relationship: Any) -> tuple[str, str] | None:
@@ -67,9 +85,6 @@ class IncludedIndex:
 
     def resolve_many(self, relationship: Any) -> list[JsonObject]:
         return [r for key in refs_of(relationship) if (r := self.by_key.get(key)) is not None]
-
-    def of_type(self, type_: str) -> Iterator[JsonObject]:
-        return (r for (t, _), r in self.by_key.items() if t == type_)
 
     def __len__(self) -> int:
         return len(self.by_key)

@@ -14,7 +14,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from shipsync.api.jsonapi import JsonObject
+from shipsync.api.jsonapi import JsonObject, relationships_of
 
 
 class Ref(BaseModel):
@@ -58,8 +58,7 @@ class ApiModel(BaseModel):
     def from_resource(cls, resource: JsonObject) -> Self:
         attributes = resource.get("attributes")
         values: dict[str, Any] = dict(attributes) if isinstance(attributes, dict) else {}
-        relationships = resource.get("relationships")
-        for name, rel in (relationships if isinstance(relationships, dict) else {}).items():
+        for name, rel in relationships_of(resource).items():
             if isinstance(rel, dict) and "data" in rel:
                 values[name] = rel["data"]
         links = resource.get("links")

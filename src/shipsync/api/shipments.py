@@ -32,6 +32,7 @@ class Shipments:
         include: str | None = None,
         page_size: int = 100,
         max_pages: int | None = None,
+        start: str | None = None,
     ) -> AsyncIterator[Page]:
         params: dict[str, str] = {}
         for name, value in (("q", q), ("number", number), ("include", include)):
@@ -39,7 +40,7 @@ class Shipments:
                 params[name] = value
         if tracking_stopped is not None:
             params["filter[tracking_stopped]"] = "true" if tracking_stopped else "false"
-        return self._t.paginate("shipments", params, page_size=page_size, max_pages=max_pages)
+        return self._t.paginate("shipments", params, page_size=page_size, max_pages=max_pages, start=start)
 
     async def update(self, shipment_id: str, *, tags: Sequence[str] | None = None, ref_numbers: Sequence[str] | None = None) -> Shipment:
         """Replace the shipment's tags and/or reference numbers (whole lists, as the service takes them)."""

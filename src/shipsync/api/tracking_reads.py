@@ -44,8 +44,9 @@ class Containers:
         include: str | Iterable[str] | None = None,
         page_size: int = 100,
         max_pages: int | None = None,
+        start: str | None = None,
     ) -> AsyncIterator[Page]:
-        return self._t.paginate("containers", _params(include), page_size=page_size, max_pages=max_pages)
+        return self._t.paginate("containers", _params(include), page_size=page_size, max_pages=max_pages, start=start)
 
     async def get_page(self, container_id: str, include: str | Iterable[str] | None = None) -> Page:
         return await self._t.get_page(f"containers/{quote(container_id, safe='')}", _params(include) or None)

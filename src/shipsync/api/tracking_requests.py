@@ -44,6 +44,7 @@ class TrackingRequests:
         include: str | None = None,
         page_size: int = 100,
         max_pages: int | None = None,
+        start: str | None = None,
     ) -> AsyncIterator[Page]:
         """Extension: tracking requests, filtered; `updated_since` drives incremental pulls, `q` searches numbers."""
         params: dict[str, str] = {}
@@ -60,7 +61,7 @@ class TrackingRequests:
         ):
             if value:
                 params[name] = value
-        return self._t.paginate("tracking_requests", params, page_size=page_size, max_pages=max_pages)
+        return self._t.paginate("tracking_requests", params, page_size=page_size, max_pages=max_pages, start=start)
 
     async def list(self, **filters: Any) -> list[TrackingRequest]:
         return [TrackingRequest.from_resource(r) async for page in self.list_pages(**filters) for r in page.data]

@@ -20,7 +20,7 @@ import httpx
 from shipsync.api.clock import Clock, MonotonicClock
 from shipsync.api.jsonapi import Page, parse_errors, parse_page
 from shipsync.api.ratelimit import RequestLimiter, UnlimitedLimiter
-from shipsync.api.retry import Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
+from shipsync.api.retry import IDEMPOTENT_METHODS, Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
 from shipsync.errors import ApiError, ApiNetworkError, OutcomeUnknownError, error_for_status
 
 log = logging.getLogger("shipsync.api")
@@ -182,7 +182,7 @@ class Transport:
         response: httpx.Response | None,
         cause: str | None,
     ) -> ApiError:
-        writes = method not in {"GET", "HEAD", "OPTIONS", "DELETE"}
+        writes = method not in IDEMPOTENT_METHODS
         if response is None:
             if writes and failure is Failure.LOST:
                 return OutcomeUnknownError(
@@ -221,11 +221,19 @@ class Transport:
         *,
         page_size: int = MAX_PAGE_SIZE,
         max_pages: int | None = None,
+        start: str | None = None,
     ) -> AsyncIterator[Page]:
-        """Yield pages, following `links.next` until absent or `max_pages` is reached."""
-        query = dict(params or {})
-        query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
-        page = await self.get_page(path, query)
+        """Yield pages, following `links.next` until absent or `max_pages` is reached.
+
+        `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and
+        `params` are not sent again (the link carries the listing's query).
+        """
+        if start is None:
+            query = dict(params or {})
+            query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
+            page = await self.get_page(path, query)
+        else:
+            page = await self.get_page(start)
         yield page
         seen = 1
         while (link := page.next_link) and (max_pages is None or seen < max_pages):

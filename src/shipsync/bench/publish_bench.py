@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from shipsync.api.jsonapi import refs_of, relationship
 from shipsync.bench.results import BenchResult, at_most
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journey_plan import PlanBook
@@ -49,8 +50,8 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
         for resource in page["included"]:
             account.add_related(resource)
         for shipment in account.of_type("shipment"):  # journeys planned for the boxes the documents name
-            boxes = [box["id"] for box in ((shipment.get("relationships") or {}).get("containers") or {}).get("data") or []]
-            account.shipment_of.update(dict.fromkeys(boxes, shipment["id"]))
+            boxes = [box_id for _, box_id in refs_of(relationship(shipment, "containers"))]
+            account.shipment_of.update(dict.fromkeys(boxes, str(shipment["id"])))
             account.plans.register(shipment, boxes)
         simulate(account, emit, containers=containers, seed=number if seed is None else seed)
         yield from records

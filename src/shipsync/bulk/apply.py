@@ -28,6 +28,7 @@ from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.run import ledger_run
+from shipsync.warehouse.ledger import apply_flows
 
 PLANNERS: dict[str, Planner] = {p.kind: p for p in (TrackingRequestsPlanner(), DefinitionsPlanner(), CustomFieldsPlanner())}
 WRITE_CHUNK = 500
@@ -92,7 +93,7 @@ def apply_file(
         table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance)
     planner.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
-    with ledger_run(settings, f"apply_{kind}", params) as record:
+    with ledger_run(settings, apply_flows(kind)[0], params) as record:
         scope = planner.scope
         known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
         for round_number in range(MAX_REFRESH_ROUNDS):

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from shipsync.api import AsyncShipsyncClient
+from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.transport import ClientStats
 from shipsync.bulk.model import Change, Target
 from shipsync.bulk.write_definitions import answered, write_definition, write_option
@@ -78,16 +78,10 @@ async def _one(client: AsyncShipsyncClient, change: Change, on_written: Callable
     on_written(1)
 
 
-async def _run(
-    settings: Settings,
-    changes: Sequence[Change],
-    http_transport: httpx.AsyncBaseTransport | None,
-    on_written: Callable[[int], None],
-) -> ClientStats:
-    async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
-        for phase in PHASES:
-            await asyncio.gather(*(_one(client, c, on_written) for c in changes if c.target in phase))
-        return client.stats
+async def _run(client: AsyncShipsyncClient, changes: Sequence[Change], on_written: Callable[[int], None]) -> ClientStats:
+    for phase in PHASES:
+        await asyncio.gather(*(_one(client, c, on_written) for c in changes if c.target in phase))
+    return client.stats
 
 
 def execute(
@@ -102,7 +96,7 @@ def execute(
     todo = [c for c in changes if c.action in WRITE_ACTIONS]
     if not todo:
         return ClientStats()
-    return asyncio.run(_run(settings, todo, http_transport, on_written))
+    return run_with_client(settings, lambda client: _run(client, todo, on_written), http_transport=http_transport)
 
 
 def as_undo(change: Change) -> dict[str, Any]:

@@ -4,13 +4,13 @@ bill of lading, request number)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from shipsync.api.entity_types import value_entity
+from shipsync.json_text import loads
 from shipsync.values import FieldRules
 from shipsync.warehouse.connection import connect
 
@@ -59,10 +59,6 @@ class Knowledge:
     shipments: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {tags, ref_numbers} as last read
 
 
-def _json(text: Any) -> Any:
-    return json.loads(text) if isinstance(text, str) else text
-
-
 def _strings(value: Any) -> list[str] | None:
     return [str(v) for v in value] if isinstance(value, list) else None
 
@@ -81,8 +77,8 @@ def _definitions(con: Any, known: Knowledge) -> None:
         if not record["api_slug"]:
             continue  # the service did not say its slug: no column can name it, no value can be sent to it
         attributes = {k: record[k] for k in columns[2:]}
-        attributes["validation"] = _json(record["validation"]) or {}
-        attributes["default_value"] = _json(record["default_value"])
+        attributes["validation"] = loads(record["validation"]) or {}
+        attributes["default_value"] = loads(record["default_value"])
         entity_type, data_type = record["entity_type"] or "", record["data_type"] or ""
         definition = Definition(record["id"], record["api_slug"], entity_type, data_type, attributes, options.get(record["id"], []))
         known.definitions[record["api_slug"]] = definition
@@ -97,7 +93,7 @@ def read_knowledge(warehouse: Path, *, entities: bool = False, tracking: bool = 
         for cf_id, entity_type, entity_id, slug, value in con.execute(
             "SELECT id, entity_type, entity_id, api_slug, value FROM custom_fields"
         ).fetchall():
-            known.values[(entity_type, entity_id, slug)] = (cf_id, _json(value))
+            known.values[(entity_type, entity_id, slug)] = (cf_id, loads(value))
         if entities:
             for container_id, number in con.execute("SELECT id, number FROM containers").fetchall():
                 known.known_entities.add(("container", container_id))

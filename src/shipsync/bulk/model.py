@@ -17,6 +17,8 @@ Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "plann
 # What a change writes: a custom field value (on the entity named by entity_type/entity_id), a
 # shipment's tags or ref_numbers, a tracking request's ref_number, a definition, or an option.
 Target = Literal["custom_field", "shipment", "tracking_request", "definition", "option"]
+# What a spreadsheet holds, as `shipsync apply KIND` names it.
+Kind = Literal["tracking-requests", "custom-field-definitions", "custom-fields"]
 
 
 @dataclass(slots=True)

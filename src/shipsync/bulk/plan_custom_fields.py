@@ -11,7 +11,7 @@ from typing import Any
 
 from shipsync.bulk.cells import Cell, cell_text, cell_value
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.model import Action, Change, Kind, Problem
 from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresolved_numbers
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
@@ -136,7 +136,7 @@ def _long_file_request_numbers(sheet: Sheet, known: Knowledge) -> list[str]:
 
 
 class CustomFieldsPlanner:
-    kind = "custom-fields"
+    kind: Kind = "custom-fields"
     scope = Scope(entities=True, tracking=True)
 
     def check_structure(self, sheet: Sheet) -> None:
@@ -262,34 +262,12 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
                 continue
             value = outcome[1]
             seen[where] = number  # only a valid value claims the field
-            if current is None:
-                changes.append(
-                    Change(
-                        number,
-                        entity_type,
-                        entity_id,
-                        slug,
-                        "create",
-                        None,
-                        value,
-                        None,
-                        payload={"definition_id": definition.id},
-                    )
-                )
-            elif current[1] == value:
+            if current is not None and current[1] == value:
                 changes.append(Change(number, entity_type, entity_id, slug, "skip", current[1], value, current[0], status="unchanged"))
-            else:
-                changes.append(
-                    Change(
-                        number,
-                        entity_type,
-                        entity_id,
-                        slug,
-                        "update",
-                        current[1],
-                        value,
-                        current[0],
-                        payload={"definition_id": definition.id},
-                    )
-                )
+                continue
+            resource_id, before = current if current is not None else (None, None)
+            action: Action = "create" if current is None else "update"
+            changes.append(
+                Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload={"definition_id": definition.id})
+            )
     return changes, problems

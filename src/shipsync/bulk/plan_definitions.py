@@ -15,7 +15,7 @@ from typing import Any
 
 from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
 from shipsync.bulk.lookup import Definition, Knowledge
-from shipsync.bulk.model import Change, Problem, skipped
+from shipsync.bulk.model import Change, Kind, Problem, skipped
 from shipsync.bulk.plan_options import WantedOption, new_options, option_changes, parse_options
 from shipsync.bulk.planner import RefreshRequest, Scope, rows_of
 from shipsync.bulk.reader import Sheet
@@ -123,7 +123,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class DefinitionsPlanner:
-    kind = "custom-field-definitions"
+    kind: Kind = "custom-field-definitions"
     scope = Scope()
 
     def check_structure(self, sheet: Sheet) -> None:

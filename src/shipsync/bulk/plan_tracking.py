@@ -12,7 +12,7 @@ from typing import Any
 
 from shipsync.bulk.cells import cell_text, split_list
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Problem, skipped
+from shipsync.bulk.model import Change, Kind, Problem, skipped
 from shipsync.bulk.planner import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.reader import Sheet
 from shipsync.config import Settings
@@ -34,7 +34,7 @@ def key_column(sheet: Sheet) -> str:
 
 
 class TrackingRequestsPlanner:
-    kind = "tracking-requests"
+    kind: Kind = "tracking-requests"
     scope = Scope(tracking=True)
 
     def check_structure(self, sheet: Sheet) -> None:

@@ -6,19 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Protocol
 
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Problem
+from shipsync.bulk.model import Change, Kind, Problem
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.config import Settings
-from shipsync.warehouse.ledger import last_success
-
-# Clocks differ and updates land while a run pages: re-read a little before the last read.
-TRACKING_OVERLAP = timedelta(minutes=5)
+from shipsync.warehouse.ledger import apply_flows, changed_since
 
 
 @dataclass(frozen=True)
@@ -43,7 +39,7 @@ class RefreshRequest:
 
 
 class Planner(Protocol):
-    kind: str
+    kind: Kind
     scope: Scope
 
     def check_structure(self, sheet: Sheet) -> None:
@@ -61,9 +57,7 @@ class Planner(Protocol):
 
 def tracking_since(settings: Settings) -> str | None:
     """Tracking requests changed since the last read of them (a pull or an apply), with overlap."""
-    reads = (last_success(settings.warehouse, flow) for flow in ("pull_tracking_requests", "apply_tracking-requests"))
-    last = max((t for t in reads if t), default=None)
-    return (last - TRACKING_OVERLAP).strftime("%Y-%m-%dT%H:%M:%SZ") if last else None
+    return changed_since(settings.warehouse, "pull_tracking_requests", *apply_flows("tracking-requests"))
 
 
 def unresolved_numbers(sheet: Sheet, column: str, known: Knowledge) -> list[str]:

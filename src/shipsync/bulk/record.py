@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-import orjson
-
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.execute import as_undo
 from shipsync.bulk.model import Change, Problem
@@ -19,6 +17,7 @@ from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import reflect
 from shipsync.bulk.results_cells import results_cell
 from shipsync.errors import InputError
+from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.safe_files import replacing_text
 from shipsync.warehouse.connection import connect, transaction
@@ -26,10 +25,6 @@ from shipsync.warehouse.upsert import append_rows, sql_types
 
 # Status of a row when its fields disagree: the worst one is shown.
 SEVERITY = {"rejected": 5, "failed": 4, "unknown": 3, "applied": 2, "planned": 1, "unchanged": 0}
-
-
-def _json(value: object) -> str:
-    return orjson.dumps(value, default=str).decode()
 
 
 def result_rows(
@@ -116,8 +111,8 @@ def store(
                         u["field"],
                         u["action"],
                         u["resource_id"],
-                        _json(u["before"]),
-                        _json(u["after"]),
+                        dumps(u["before"]),
+                        dumps(u["after"]),
                     )
                     for i, u in enumerate(undo)
                 ],

@@ -11,8 +11,9 @@ import duckdb
 import pyarrow as pa
 
 from shipsync.bulk.model import Change
+from shipsync.json_text import dumps_or_null
 from shipsync.warehouse.load import write_batch_with
-from shipsync.warehouse.normalize import Batch, custom_field_columns, definition_columns, dumps, merge, option_columns
+from shipsync.warehouse.normalize import Batch, custom_field_columns, definition_columns, merge, option_columns
 
 # Definition attributes kept as JSON in the warehouse.
 JSON_ATTRIBUTES = ("validation", "default_value")
@@ -37,7 +38,7 @@ def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change) -> None:
 
 def _definition_update(con: duckdb.DuckDBPyConnection, change: Change) -> None:
     for name, value in (change.after or {}).items():
-        stored: Any = dumps(value) if name in JSON_ATTRIBUTES else value
+        stored: Any = dumps_or_null(value) if name in JSON_ATTRIBUTES else value
         con.execute(f'UPDATE custom_field_definitions SET "{name}" = ? WHERE id = ?', [stored, change.resource_id])
 
 

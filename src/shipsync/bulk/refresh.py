@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from shipsync.api import AsyncShipsyncClient
+from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
 from shipsync.bulk.planner import RefreshRequest
@@ -22,6 +22,7 @@ from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.declared_rows import observed_now
+from shipsync.warehouse.ledger import apply_flows, last_started, record_inner_run
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import (
     Batch,
@@ -34,6 +35,7 @@ from shipsync.warehouse.normalize import (
 )
 
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
+REFRESH_FLOW = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
 ENUM_TYPES = ("enum", "enum_multi")
 # Above this many shipments, one paged listing (100 a page) costs fewer requests than one read each.
 SHIPMENTS_BY_LISTING = 300
@@ -80,17 +82,12 @@ async def _fetch_shipments(client: AsyncShipsyncClient, ids: Sequence[str]) -> l
 
 
 def definitions_fresh(warehouse: Path) -> bool:
-    if not warehouse.exists():
+    """Fresh: refreshed recently, and not changed since by an apply of definitions."""
+    refreshed = last_started(warehouse, [REFRESH_FLOW], ["completed"])
+    if refreshed is None:
         return False
-    with connect(warehouse) as con:
-        # Fresh: refreshed recently, and not changed since by an apply of definitions.
-        row = con.execute(
-            "SELECT max(started_at) FILTER (WHERE flow = 'refresh_definitions' AND status = 'completed'), "
-            "max(started_at) FILTER (WHERE flow = 'apply_custom-field-definitions') FROM sync_runs"
-        ).fetchone()
-    if not row or row[0] is None:
-        return False
-    return bool(row[0] > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (row[1] is None or row[0] > row[1]))
+    applied = last_started(warehouse, apply_flows("custom-field-definitions"))
+    return refreshed > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (applied is None or refreshed > applied)
 
 
 def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:
@@ -98,25 +95,20 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
     if request == RefreshRequest():
         return ClientStats()  # nothing asked: no client, no transaction
 
-    async def fetch() -> tuple[Any, Any, Any, Any, ValuesRead | None, ClientStats]:
-        async with AsyncShipsyncClient.from_settings(settings) as client:
-            defs = await _fetch_definitions(client) if request.definitions else None
-            values = await _fetch_custom_fields(client) if request.custom_fields else None
-            scoped = (
-                await read_values(client, request.values, progress=progress, budget=RequestBudget(settings.rate))
-                if request.values is not None and not request.custom_fields
-                else None
-            )
-            trs = (
-                await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since)
-                if request.tracking_requests
-                else None
-            )
-            shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
-            return defs, values, trs, shipments, scoped, client.stats
+    async def fetch(client: AsyncShipsyncClient) -> tuple[Any, Any, Any, Any, ValuesRead | None, ClientStats]:
+        defs = await _fetch_definitions(client) if request.definitions else None
+        values = await _fetch_custom_fields(client) if request.custom_fields else None
+        scoped = (
+            await read_values(client, request.values, progress=progress, budget=RequestBudget(settings.rate))
+            if request.values is not None and not request.custom_fields
+            else None
+        )
+        trs = await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since) if request.tracking_requests else None
+        shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
+        return defs, values, trs, shipments, scoped, client.stats
 
     observed_at = observed_now()
-    defs, values, trs, shipments, scoped, stats = asyncio.run(fetch())
+    defs, values, trs, shipments, scoped, stats = run_with_client(settings, fetch)
     if scoped is not None and scoped.route == "listing":
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}
@@ -141,12 +133,7 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
         if defs is not None:
             _delete_missing(con, "custom_field_definitions", [d["id"] for d in defs[0]])
             _delete_missing(con, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
-            now = datetime.now(UTC)
-            con.execute(
-                "INSERT INTO sync_runs (run_id, flow, started_at, finished_at, status, requests) "
-                "VALUES (gen_random_uuid()::VARCHAR, 'refresh_definitions', ?, ?, 'completed', ?)",
-                [now, now, stats.requests],
-            )
+            record_inner_run(con, REFRESH_FLOW, stats.requests)
     return stats
 
 

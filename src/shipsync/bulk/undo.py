@@ -9,7 +9,6 @@ deleted, relabelled or moved ones patched back, removed ones created again.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.record import store
 from shipsync.config import Settings
 from shipsync.errors import InputError
+from shipsync.json_text import loads
 from shipsync.pull.run import ledger_run
 from shipsync.warehouse.connection import connect
 
@@ -51,10 +51,6 @@ def target_of(kind: str | None, entity_type: str) -> Target:
     return "shipment" if entity_type == "shipment" else "tracking_request" if kind == "tracking-requests" else "custom_field"
 
 
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
-
 def _older_tracking_edit(image: dict[str, Any], row: int, shipment_id: str | None, before: Any, after: Any) -> list[Change]:
     """A run of shipsync before schema 7 edited tags and ref_numbers on the tracking request itself
     (which the service does not take): undo them on its shipment; the rest cannot be changed back."""
@@ -77,7 +73,7 @@ def _older_tracking_edit(image: dict[str, Any], row: int, shipment_id: str | Non
 
 def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -> list[Change]:
     """The changes that restore one before-image."""
-    before, after = _json(image["before"]), _json(image["after"])
+    before, after = loads(image["before"]), loads(image["after"])
     entity_type, entity_id, field = image["entity_type"], image["entity_id"], image["field"]
     target = target_of(image["kind"], entity_type)
     if target == "tracking_request" and isinstance(after, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,24 +63,20 @@ def documents(
         report([pull_documents(settings_from_env(), ids=wanted, all_documents=all_documents, progress=progress)])
 
 
+def _pull_reference(label: str, pull: Callable[..., RunRecord], ids: list[str], ids_file: Path | None, force: bool, days: float) -> None:
+    """Metro areas and document schemas: named ids, else those the warehouse names; fresh ones skipped."""
+    with progress_bar(label) as progress:
+        wanted = _ids(ids, ids_file)
+        report([pull(settings_from_env(), ids=wanted, force=force, freshness=timedelta(days=days), progress=progress)])
+
+
 @pull_app.command("metro-areas")
 @one_line_errors
 def metro_areas(ids: list[str] = IDS, ids_file: Path | None = IDS_FILE, force: bool = FORCE, freshness_days: float = FRESHNESS) -> None:
     """Metro areas by UN/LOCODE; without ids, the locodes the warehouse holds."""
     from shipsync.pull.reference import pull_metro_areas
 
-    with progress_bar("metro areas") as progress:
-        report(
-            [
-                pull_metro_areas(
-                    settings_from_env(),
-                    ids=_ids(ids, ids_file),
-                    force=force,
-                    freshness=timedelta(days=freshness_days),
-                    progress=progress,
-                )
-            ]
-        )
+    _pull_reference("metro areas", pull_metro_areas, ids, ids_file, force, freshness_days)
 
 
 @pull_app.command("document-schemas")
@@ -90,18 +87,7 @@ def document_schemas(
     """Document schemas by `<type>@<date>`; without ids, those the extracted documents name."""
     from shipsync.pull.reference import pull_document_schemas
 
-    with progress_bar("document schemas") as progress:
-        report(
-            [
-                pull_document_schemas(
-                    settings_from_env(),
-                    ids=_ids(ids, ids_file),
-                    force=force,
-                    freshness=timedelta(days=freshness_days),
-                    progress=progress,
-                )
-            ]
-        )
+    _pull_reference("document schemas", pull_document_schemas, ids, ids_file, force, freshness_days)
 
 
 @pull_app.command("tracking-requests")

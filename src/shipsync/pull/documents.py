@@ -11,7 +11,6 @@ document changed after the window is found by the full pass (`--all`, deployment
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -44,15 +43,15 @@ def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
 
 
 def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES)))
+    fetched = fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES))
     return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
 
 
 def documents_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
     """A batch of listing pages: every document (oldest first), or newest first down to `cutoff`."""
     sort = None if cutoff is None else "-created_at"
-    listing = lambda client: client.documents.list_pages(ALL_INCLUDES, sort=sort)  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at)))
+    listing = lambda client, start, pages: client.documents.list_pages(ALL_INCLUDES, sort=sort, start=start, max_pages=pages)  # noqa: E731
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
     outcome = outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
     outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome

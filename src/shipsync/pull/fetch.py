@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from shipsync.api import AsyncShipsyncClient
+from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.jsonapi import JsonObject, Page
 from shipsync.api.transport import ClientStats
 from shipsync.config import Settings
@@ -36,55 +36,62 @@ class Fetched:
 GetOne = Callable[[AsyncShipsyncClient, str], Awaitable[Page]]
 
 
-async def fetch_each(settings: Settings, ids: Sequence[str], get_one: GetOne) -> Fetched:
+def fetch_each(settings: Settings, ids: Sequence[str], get_one: GetOne) -> Fetched:
     """Fetch every id concurrently; a 401 stops everything at once, a 404 is noted, other give-ups listed."""
+    return run_with_client(settings, lambda client: _each(client, ids, get_one))
+
+
+async def _each(client: AsyncShipsyncClient, ids: Sequence[str], get_one: GetOne) -> Fetched:
     fetched = Fetched()
-    async with AsyncShipsyncClient.from_settings(settings) as client:
 
-        async def one(item: str) -> None:
-            try:
-                fetched.add_page(await get_one(client, item))
-            except NotFoundError:
-                fetched.not_found.append(item)
-            except AuthenticationError:
-                raise
-            except ApiError as exc:
-                fetched.failed.append(redact(f"{item}: {exc}"))
-
+    async def one(item: str) -> None:
         try:
-            async with asyncio.TaskGroup() as group:
-                for item in ids:
-                    group.create_task(one(item))
-        except* AuthenticationError as group_error:
-            raise group_error.exceptions[0] from None
-        fetched.stats = client.stats
+            fetched.add_page(await get_one(client, item))
+        except NotFoundError:
+            fetched.not_found.append(item)
+        except AuthenticationError:
+            raise
+        except ApiError as exc:
+            fetched.failed.append(redact(f"{item}: {exc}"))
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for item in ids:
+                group.create_task(one(item))
+    except* AuthenticationError as group_error:
+        raise group_error.exceptions[0] from None
+    fetched.stats = client.stats
     return fetched
 
 
-ListPages = Callable[[AsyncShipsyncClient], AsyncIterator[Page]]
+# A listing from its first page (start None) or from a `links.next` cursor, at most so many pages.
+ListPages = Callable[[AsyncShipsyncClient, str | None, int], AsyncIterator[Page]]
 
 
-async def fetch_pages(
+def fetch_pages(
     settings: Settings, list_pages: ListPages, start: str | None, max_pages: int, last: Callable[[Page], bool] | None = None
 ) -> Fetched:
     """Up to `max_pages` pages of a listing, from its first page or from a `links.next` cursor;
-    `last(page)` true ends the listing after that page (an incremental walk reached what it knows)."""
+    `next_link` is where the next batch starts (None: the listing is done); `last(page)` true ends
+    the listing after that page (an incremental walk reached what it knows)."""
+    return run_with_client(settings, lambda client: _pages(client, list_pages, start, max_pages, last))
+
+
+async def _pages(
+    client: AsyncShipsyncClient, list_pages: ListPages, start: str | None, max_pages: int, last: Callable[[Page], bool] | None
+) -> Fetched:
     fetched = Fetched()
-    async with AsyncShipsyncClient.from_settings(settings) as client:
-        if start is None:
-            listing = list_pages(client)
-            page = await anext(aiter(listing))
-            await listing.aclose()  # type: ignore[attr-defined]
-        else:
-            page = await client.transport.get_page(start)
-        fetched.add_page(page)
-        seen = 1
-        ended = last is not None and last(page)
-        while page.next_link and seen < max_pages and not ended:
-            page = await client.transport.get_page(page.next_link)
+    pages = list_pages(client, start, max_pages)
+    try:
+        async for page in pages:
             fetched.add_page(page)
-            seen += 1
-            ended = last is not None and last(page)
-        fetched.next_link = None if ended else page.next_link
-        fetched.stats = client.stats
+            fetched.next_link = page.next_link
+            if last is not None and last(page):
+                fetched.next_link = None
+                break
+    finally:
+        close = getattr(pages, "aclose", None)  # an async generator: closed now, not whenever it is collected
+        if close is not None:
+            await close()
+    fetched.stats = client.stats
     return fetched

@@ -4,7 +4,6 @@ listing or a delivery counts as seen, so most are never read on their own."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -65,7 +64,7 @@ def places_batch(settings: Settings, keys: Sequence[str], run_id: str) -> BatchO
         type_, id_ = key.split(":", 1)
         return client.places.page_of(type_, id_)
 
-    fetched = asyncio.run(fetch_each(settings, keys, read))
+    fetched = fetch_each(settings, keys, read)
     return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
 
 

@@ -3,7 +3,6 @@ skipping those fetched within the freshness window unless forced."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -124,7 +123,7 @@ async def _metro_area(client: AsyncShipsyncClient, key: str) -> Page:
 
 
 def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ids, _metro_area))
+    fetched = fetch_each(settings, ids, _metro_area)
     coded = [r for r in fetched.data if r["attributes"]["code"]]
     uncoded = [r for r in fetched.data if not r["attributes"]["code"]]
     fetched.failed.extend(f"{r['id']}: the answer named no UN/LOCODE (the table's key)" for r in uncoded)
@@ -132,7 +131,7 @@ def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> Ba
 
 
 def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i)))
+    fetched = fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i))
     return outcome_of(fetched, write_batch(settings.warehouse, document_schema_columns(fetched.data), run_id=run_id))
 
 

@@ -3,7 +3,7 @@ one publish of what it changed for analysts (the run is the outermost `publishin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -12,8 +12,6 @@ from shipsync.errors import AuthenticationError
 from shipsync.redaction import redact
 from shipsync.warehouse.ledger import RunRecord, finish_run, start_run
 from shipsync.warehouse.publishing import publishing
-
-RunHook = Callable[[RunRecord], None]
 
 
 @contextmanager

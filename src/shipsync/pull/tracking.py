@@ -8,12 +8,11 @@ one container at a time only when the listing did not include them.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of
+from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of, relationship
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
@@ -38,8 +37,8 @@ def load_resources(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, 
 
 def shipments_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
     """A batch of the listing's pages (newest created first), to its end or down to `cutoff`."""
-    listing = lambda client: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES))  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at)))
+    listing = lambda client, start, pages: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), start=start, max_pages=pages)  # noqa: E731
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
     outcome = outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
     outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome
@@ -50,22 +49,20 @@ def events_not_included(containers: Sequence[JsonObject], included: Sequence[Jso
     index = IncludedIndex.of(included)
     missing = []
     for container in containers:
-        relationship = (container.get("relationships") or {}).get("transport_events")
-        linked = refs_of(relationship)
-        if not isinstance(relationship, dict) or "data" not in relationship or any(index.get(t, i) is None for t, i in linked):
+        events = relationship(container, "transport_events")
+        linked = refs_of(events)
+        if events is None or "data" not in events or any(index.get(t, i) is None for t, i in linked):
             missing.append(str(container["id"]))
     return missing
 
 
 def containers_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
     """A batch of the listing's pages (most recently refreshed first), to its end or down to `cutoff`."""
-    listing = lambda client: client.containers.list_pages(include=CONTAINER_INCLUDES)  # noqa: E731
-    fetched = asyncio.run(fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, refreshed_at)))
+    listing = lambda client, start, pages: client.containers.list_pages(include=CONTAINER_INCLUDES, start=start, max_pages=pages)  # noqa: E731
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, refreshed_at))
     missing = events_not_included(fetched.data, fetched.included)
     if missing:
-        events = asyncio.run(
-            fetch_each(settings, missing, lambda client, i: client.containers.transport_events(i, include=TRANSPORT_EVENT_INCLUDES))
-        )
+        events = fetch_each(settings, missing, lambda client, i: client.containers.transport_events(i, include=TRANSPORT_EVENT_INCLUDES))
         fetched.included += events.data + events.included
         fetched.not_found += events.not_found
         fetched.failed += events.failed
@@ -78,7 +75,7 @@ def containers_pages(settings: Settings, cutoff: str | None, cursor: str | None,
 
 
 def shipping_lines_batch(settings: Settings, run_id: str) -> BatchOutcome:
-    fetched = asyncio.run(fetch_each(settings, ["all"], lambda client, _: client.shipping_lines.list_page()))
+    fetched = fetch_each(settings, ["all"], lambda client, _: client.shipping_lines.list_page())
     return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 
+from shipsync.api.jsonapi import linkage
 from shipsync.api.tracking_models import Container
 from shipsync.warehouse import changes
 from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
@@ -34,7 +35,7 @@ def changesets_of(notification_id: str, created_at: str | None, document: dict[s
             continue
         attributes = resource.get("attributes")
         attributes = attributes if isinstance(attributes, dict) else {}
-        container = ((resource.get("relationships") or {}).get("container") or {}).get("data")
+        container = linkage(resource, "container")
         changes = attributes.get("changeset")
         at = attributes.get("timestamp") if isinstance(attributes.get("timestamp"), str) else created_at
         if isinstance(container, dict) and container.get("id") is not None and isinstance(changes, dict) and at:

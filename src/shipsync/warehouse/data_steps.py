@@ -12,10 +12,11 @@ import orjson
 from shipsync.api.declared import Declared
 from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
 from shipsync.api.tracking_models import Container, Shipment
+from shipsync.json_text import dumps, loads
 from shipsync.warehouse.changes import ensure_log
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE, refresh_derived_sql
-from shipsync.warehouse.normalize import dumps, header_names
+from shipsync.warehouse.normalize import header_names
 from shipsync.warehouse.upsert import sql_types, stage, to_arrow, upsert
 
 
@@ -72,7 +73,7 @@ def _type_rows(con: duckdb.DuckDBPyConnection, declaration: type[Declared]) -> N
     stamp = "coalesce(last_event_at, _synced_at)" if "last_event_at" in present else "_synced_at"
     rows = con.execute(f"SELECT id, attributes, relationships, strftime({stamp}, '%Y-%m-%dT%H:%M:%S.%f%z') FROM {table}").fetchall()
     resources = [
-        {"id": id_, "type": declaration.resource_types[0], "attributes": _loads(attrs), "relationships": _loads(rels)}
+        {"id": id_, "type": declaration.resource_types[0], "attributes": loads(attrs), "relationships": loads(rels)}
         for id_, attrs, rels, _ in rows
     ]
     if resources:
@@ -91,10 +92,6 @@ def _type_rows(con: duckdb.DuckDBPyConnection, declaration: type[Declared]) -> N
             con.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
 
 
-def _loads(text: Any) -> Any:
-    return orjson.loads(text) if isinstance(text, str) else text
-
-
 def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
     """The newest delivered copy of each transport event, estimated event and place."""
     replayed = [t for t in DECLARED_BY_TYPE if t not in ("shipment", "container", "email_submission", "document_representation")]
@@ -110,7 +107,7 @@ def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
         by_declaration.setdefault(DECLARED_BY_TYPE[row[0]], []).append(row)
     now = datetime.now(UTC)
     for declaration, found in by_declaration.items():
-        resources = [{"id": r[1], "type": r[0], "attributes": _loads(r[2]), "relationships": _loads(r[3])} for r in found]
+        resources = [{"id": r[1], "type": r[0], "attributes": loads(r[2]), "relationships": loads(r[3])} for r in found]
         columns = declared_columns(declaration, resources, observed_at=[r[4] for r in found], event_ids=[r[5] for r in found])
         table = declaration.table_name
         upsert(con, table, to_arrow(table, columns, sql_types(table)), run_id="migration-9", synced_at=now)

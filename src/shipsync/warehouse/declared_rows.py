@@ -13,9 +13,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from shipsync.api.declared import Declared
-from shipsync.api.jsonapi import JsonObject
+from shipsync.api.jsonapi import JsonObject, relationships_of
+from shipsync.json_text import dumps
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE, FRESHNESS
-from shipsync.warehouse.members import MISFIT, Member, dumps, members_of
+from shipsync.warehouse.members import MISFIT, Member, members_of
 
 Columns = dict[str, list[Any]]
 Batch = dict[str, Columns]
@@ -59,8 +60,7 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
     """One row (column -> value) of a resource; `leftovers` is canonical JSON or None."""
     attributes = resource.get("attributes")
     attributes = attributes if isinstance(attributes, dict) else {}
-    relationships = resource.get("relationships")
-    relationships = relationships if isinstance(relationships, dict) else {}
+    relationships = relationships_of(resource)
     links = resource.get("links")
     links = links if isinstance(links, dict) else {}
     resource_id = str(resource["id"])

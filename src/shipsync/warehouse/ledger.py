@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
-import orjson
 
 from shipsync.api.transport import ClientStats
+from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect
@@ -28,6 +28,10 @@ def prefect_flow_run_id() -> str | None:
     except Exception:  # outside Prefect there is simply no flow run
         return None
     return str(run_id) if run_id else None
+
+
+# completed_with_errors: some ids were not found or given up after every retry.
+RunStatus = Literal["completed", "completed_with_errors", "failed"]
 
 
 @dataclass
@@ -58,10 +62,6 @@ class RunRecord:
         return total
 
 
-def _json(value: Any) -> str:
-    return redact(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode())
-
-
 def _record(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Log the run's row for publishing (autocommit: the entry before the row is harmless)."""
     changes.record_rows(con, "sync_runs", "SELECT ?::VARCHAR AS run_id", [run_id])
@@ -73,12 +73,12 @@ def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunR
         _record(con, record.run_id)
         con.execute(
             "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) VALUES (?, ?, ?, ?, ?, 'running')",
-            [record.run_id, flow, prefect_flow_run_id(), _json(record.parameters), record.started_at],
+            [record.run_id, flow, prefect_flow_run_id(), redact(dumps(record.parameters)), record.started_at],
         )
     return record
 
 
-def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
+def finish_run(warehouse: Path, record: RunRecord, status: RunStatus) -> None:
     with connect(warehouse, brief=True, records_changes=True) as con:
         _record(con, record.run_id)
         con.execute(
@@ -90,25 +90,65 @@ def finish_run(warehouse: Path, record: RunRecord, status: str) -> None:
                 record.stats.requests,
                 record.stats.throttled,
                 record.stats.retries,
-                _json(record.counts_dict()),
+                redact(dumps(record.counts_dict())),
                 record.not_found,
                 [redact(e) for e in record.errors],
-                _json(record.parameters),  # a run may add what it learnt (an incremental pull's mark)
+                redact(dumps(record.parameters)),  # a run may add what it learnt (an incremental pull's mark)
                 record.run_id,
             ],
         )
 
 
-def last_success(warehouse: Path, flow: str) -> datetime | None:
-    """When the last successful run of `flow` started (None if never, or no warehouse yet)."""
+# Clocks differ and updates land while a run pages: an incremental read starts a little before the
+# last successful one did.
+SINCE_OVERLAP = timedelta(minutes=5)
+
+
+def apply_flows(kind: str) -> tuple[str, str]:
+    """The ledger's name for a bulk apply of `kind` (`apply_tracking_requests`), then the name runs
+    had before flow names took one style (`apply_tracking-requests`), which older ledgers hold."""
+    return "apply_" + kind.replace("-", "_"), f"apply_{kind}"
+
+
+def record_inner_run(con: duckdb.DuckDBPyConnection, flow: str, requests: int) -> None:
+    """A completed run row for work done within another run, in that run's transaction (a
+    refresh of definitions during an apply), so later runs can tell when it last happened."""
+    run_id, now = str(uuid.uuid4()), datetime.now(UTC)
+    _record(con, run_id)
+    con.execute(
+        "INSERT INTO sync_runs (run_id, flow, started_at, finished_at, status, requests) VALUES (?, ?, ?, ?, 'completed', ?)",
+        [run_id, flow, now, now, requests],
+    )
+
+
+def last_started(warehouse: Path, flows: Sequence[str], statuses: Sequence[RunStatus] | None = None) -> datetime | None:
+    """When the last run of any of `flows` started, among those that ended in one of `statuses`
+    (any run when None); None if there is none, or no warehouse yet."""
     if not Path(warehouse).exists():
         return None
     with connect(warehouse, records_changes=True) as con:  # reads only
         row = con.execute(
-            "SELECT max(started_at) FROM sync_runs WHERE flow = ? AND status IN ('completed', 'completed_with_errors')",
-            [flow],
+            "SELECT max(started_at) FROM sync_runs WHERE list_contains(?, flow) AND (? OR list_contains(?, status))",
+            [list(flows), statuses is None, list(statuses or ())],
         ).fetchone()
     return row[0] if row and row[0] is not None else None
+
+
+def last_success(warehouse: Path, *flows: str) -> datetime | None:
+    """When the last successful run of any of `flows` started (None if never, or no warehouse yet)."""
+    return last_started(warehouse, flows, ("completed", "completed_with_errors"))
+
+
+def since_text(moment: datetime) -> str:
+    """A moment as the service's `updated_since` filter takes it."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def changed_since(warehouse: Path, *flows: str) -> str | None:
+    """Where an incremental read after `flows` starts: their last successful start less the
+    overlap (None: never read, so read everything)."""
+    last = last_success(warehouse, *flows)
+    return since_text(last - SINCE_OVERLAP) if last else None
 
 
 def last_success_parameter(warehouse: Path, flow: str, name: str) -> str | None:

@@ -13,11 +13,11 @@ from datetime import date, datetime
 from functools import cache
 from typing import Any, Literal, Union, get_args, get_origin
 
-import orjson
 from pydantic import BaseModel
 
 from shipsync.api.declared import Declared, Struct
 from shipsync.api.models import Ref
+from shipsync.json_text import dumps
 from shipsync.warehouse.coerce import utc_timestamp
 
 Kind = Literal["text", "bool", "int", "float", "timestamp", "date", "texts", "struct", "structs", "json", "ref", "refs"]
@@ -80,15 +80,6 @@ def _date(value: Any) -> Any:
 
 def _texts(value: Any) -> Any:
     return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else MISFIT
-
-
-def dumps(value: Any) -> str:
-    """Canonical JSON (sorted keys) so that unchanged content compares equal as text."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def _json(value: Any) -> Any:
-    return dumps(value)
 
 
 def _struct_of(model: type[BaseModel]) -> tuple[str, Callable[[Any], Any]]:
@@ -164,7 +155,7 @@ def _analyse(annotation: Any) -> tuple[Kind, str, Coerce]:
         if isinstance(item, type) and issubclass(item, Struct):
             sql, coerce = _struct_of(item)
             return "structs", f"{sql}[]", _structs_coerce(coerce)
-    return "json", "JSON", _json
+    return "json", "JSON", dumps
 
 
 def _singular(name: str) -> str:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
-
-from shipsync.api.jsonapi import JsonObject
+from shipsync.api.jsonapi import JsonObject, linkage
+from shipsync.json_text import dumps_or_null
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.schema import RELATED_TABLES
 
@@ -20,22 +19,13 @@ Columns = dict[str, list[Any]]
 Batch = dict[str, Columns]  # table name -> column name -> values
 
 
-def dumps(value: Any) -> str | None:
-    """Canonical JSON (sorted keys) so that unchanged content compares equal as text."""
-    if value is None:
-        return None
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
-
 def _rel_id(resource: JsonObject, name: str) -> str | None:
-    rel = (resource.get("relationships") or {}).get(name)
-    data = rel.get("data") if isinstance(rel, dict) else None
+    data = linkage(resource, name)
     return str(data["id"]) if isinstance(data, dict) and data.get("id") is not None else None
 
 
 def _rel_ids(resource: JsonObject, name: str) -> list[str]:
-    rel = (resource.get("relationships") or {}).get(name)
-    data = rel.get("data") if isinstance(rel, dict) else None
+    data = linkage(resource, name)
     if not isinstance(data, list):
         return []
     return [str(item["id"]) for item in data if isinstance(item, dict) and item.get("id") is not None]
@@ -114,8 +104,8 @@ def included_columns(included: Iterable[JsonObject], observed_at: str | None) ->
 def related_columns(resources: Sequence[JsonObject]) -> Columns:
     return {
         "id": [str(r["id"]) for r in resources],
-        "attributes": [dumps(r.get("attributes") or {}) for r in resources],
-        "relationships": [dumps(r.get("relationships") or {}) for r in resources],
+        "attributes": [dumps_or_null(r.get("attributes") or {}) for r in resources],
+        "relationships": [dumps_or_null(r.get("relationships") or {}) for r in resources],
     }
 
 
@@ -161,7 +151,7 @@ def document_schema_columns(resources: Sequence[JsonObject]) -> Batch:
         "document_schemas": {
             "id": [str(r["id"]) for r in resources],
             **_attr_columns(attrs, SCHEMA_ATTRIBUTES),
-            "schema_payload": [dumps(a.get("schema_payload")) for a in attrs],
+            "schema_payload": [dumps_or_null(a.get("schema_payload")) for a in attrs],
             "self_link": [_link(r, "self") for r in resources],
         }
     }
@@ -189,7 +179,7 @@ def tracking_request_tags(attributes: dict[str, Any]) -> list[str] | None:
 
 def tracking_request_columns(resources: Sequence[JsonObject]) -> Batch:
     attrs = [r.get("attributes") or {} for r in resources]
-    tracked = [((r.get("relationships") or {}).get("tracked_object") or {}).get("data") or {} for r in resources]
+    tracked = [linkage(r, "tracked_object") for r in resources]
     return {
         "tracking_requests": {
             "id": [str(r["id"]) for r in resources],
@@ -221,8 +211,8 @@ def definition_columns(resources: Sequence[JsonObject]) -> Batch:
         "custom_field_definitions": {
             "id": [str(r["id"]) for r in resources],
             **_attr_columns(attrs, DEFINITION_ATTRIBUTES),
-            "validation": [dumps(a.get("validation")) for a in attrs],
-            "default_value": [dumps(a.get("default_value")) for a in attrs],
+            "validation": [dumps_or_null(a.get("validation")) for a in attrs],
+            "default_value": [dumps_or_null(a.get("default_value")) for a in attrs],
             "self_link": [_link(r, "self") for r in resources],
         }
     }
@@ -241,12 +231,12 @@ def option_columns(definition_id: str, resources: Sequence[JsonObject]) -> Batch
 
 def custom_field_columns(resources: Sequence[JsonObject]) -> Batch:
     attrs = [r.get("attributes") or {} for r in resources]
-    entities = [((r.get("relationships") or {}).get("entity") or {}).get("data") or {} for r in resources]
+    entities = [linkage(r, "entity") for r in resources]
     return {
         "custom_fields": {
             "id": [str(r["id"]) for r in resources],
             "api_slug": [a.get("api_slug") for a in attrs],
-            "value": [dumps(a.get("value")) for a in attrs],
+            "value": [dumps_or_null(a.get("value")) for a in attrs],
             "display_value": [a.get("display_value") for a in attrs],
             "entity_type": [e.get("type") if isinstance(e, dict) else None for e in entities],
             "entity_id": [_rel_id(r, "entity") for r in resources],
@@ -270,7 +260,7 @@ def webhook_columns(resources: Sequence[JsonObject]) -> Batch:
             "url": [a.get("url") for a in attrs],
             "active": [a.get("active") for a in attrs],
             "events": [_str_list(a.get("events")) for a in attrs],
-            "headers": [dumps(header_names(a.get("headers"))) for a in attrs],
+            "headers": [dumps_or_null(header_names(a.get("headers"))) for a in attrs],
             "self_link": [_link(r, "self") for r in resources],
         }
     }

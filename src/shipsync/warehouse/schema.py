@@ -3,7 +3,8 @@
 Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
 resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
 Resources declared once in `shipsync.api` (shipments, containers, events, places, email
-submissions, extractions) get their tables from `warehouse.declared_tables`, added here.
+submissions, extractions) get their tables from `warehouse.declared_tables`, added here; the
+webhook event log's tables are in `warehouse.schema_events`.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
 """
 
@@ -12,32 +13,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, JSON, BigInteger, DateTime, Double, LargeBinary, String, Table
+from sqlalchemy import Table
 from sqlmodel import Field, SQLModel
 
+from shipsync.warehouse import schema_events  # noqa: F401  (registers the event log's tables)
 from shipsync.warehouse.declared_tables import create_declared_tables
+from shipsync.warehouse.schema_columns import bigint, double, json_field, strings, ts
 
 SCHEMA_VERSION = 9
-
-
-def ts(**kw: Any) -> Any:
-    return Field(default=None, sa_type=DateTime(timezone=True), **kw)
-
-
-def json_field(**kw: Any) -> Any:
-    return Field(default=None, sa_type=JSON, **kw)
-
-
-def strings(**kw: Any) -> Any:
-    return Field(default=None, sa_type=ARRAY(String), **kw)
-
-
-def bigint(**kw: Any) -> Any:
-    return Field(default=None, sa_type=BigInteger, **kw)
-
-
-def double(**kw: Any) -> Any:
-    return Field(default=None, sa_type=Double, **kw)
 
 
 class Synced(SQLModel):
@@ -260,66 +243,6 @@ class BulkUndoRow(SQLModel, table=True):
     before: Any = json_field(nullable=True)
     after: Any = json_field(nullable=True)
     undone_by: str | None = None
-
-
-class WebhookEventRow(SQLModel, table=True):
-    """The append-only event log: one row per webhook notification, whatever its kind."""
-
-    __tablename__ = "webhook_events"
-    notification_id: str = Field(primary_key=True)
-    event: str | None = None
-    delivery_status: str | None = None
-    created_at: datetime | None = ts()
-    webhook_id: str | None = None
-    reference_type: str | None = None
-    reference_id: str | None = None
-    received_at: datetime | None = ts()
-    payload: dict[str, Any] | None = json_field()
-    loaded_at: datetime | None = ts()
-
-
-class WebhookEventResourceRow(SQLModel, table=True):
-    """Every resource a notification included, as delivered."""
-
-    __tablename__ = "webhook_event_resources"
-    notification_id: str = Field(primary_key=True)
-    type: str = Field(primary_key=True)
-    id: str = Field(primary_key=True)
-    attributes: dict[str, Any] | None = json_field()
-    relationships: dict[str, Any] | None = json_field()
-
-
-class WebhookEventConflictRow(SQLModel, table=True):
-    """A second, different body under a notification id already loaded: kept, not dropped."""
-
-    __tablename__ = "webhook_event_conflicts"
-    notification_id: str = Field(primary_key=True)
-    received_at: datetime | None = ts(primary_key=True)
-    payload: dict[str, Any] | None = json_field()
-    loaded_at: datetime | None = ts()
-
-
-class WebhookDeadLetterRow(SQLModel, table=True):
-    """A spool record `events load` could not load, kept whole with the reason; never blocks the rest."""
-
-    __tablename__ = "webhook_dead_letters"
-    segment: str = Field(primary_key=True)
-    end_offset: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
-    notification_id: str | None = None
-    received_at: datetime | None = ts()
-    reason: str | None = None
-    body: bytes | None = Field(default=None, sa_type=LargeBinary)
-    dead_lettered_at: datetime | None = ts()
-
-
-class SpoolCheckpointRow(SQLModel, table=True):
-    """How far `events load` got in each spool segment (committed with the rows it loaded)."""
-
-    __tablename__ = "webhook_spool_checkpoints"
-    segment: str = Field(primary_key=True)
-    offset: int = Field(default=0, sa_type=BigInteger)
-    archived: bool | None = None
-    updated_at: datetime | None = ts()
 
 
 class SchemaVersionRow(SQLModel, table=True):

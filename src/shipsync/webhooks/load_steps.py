@@ -18,8 +18,8 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from shipsync.json_text import dumps
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
-from shipsync.warehouse.normalize import dumps
 from shipsync.warehouse.upsert import staged
 from shipsync.webhooks.framing import SpoolRecord
 from shipsync.webhooks.notification import JsonObject, parse_notification

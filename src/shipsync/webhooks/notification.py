@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from shipsync.api.jsonapi import linkage
 from shipsync.warehouse.coerce import utc_timestamp
 
 JsonObject = dict[str, Any]
@@ -57,12 +58,10 @@ class Notification:
 
     def related(self, name: str) -> tuple[str | None, str | None]:
         """(type, id) of the to-one relationship `name`, or (None, None)."""
-        relationships = self.data.get("relationships")
-        relationship = relationships.get(name) if isinstance(relationships, dict) else None
-        linkage = relationship.get("data") if isinstance(relationship, dict) else None
-        if not isinstance(linkage, dict):
+        data = linkage(self.data, name)
+        if not isinstance(data, dict):
             return None, None
-        return _text(linkage.get("type")), _identifier(linkage.get("id"))
+        return _text(data.get("type")), _identifier(data.get("id"))
 
     def included(self) -> dict[tuple[str, str], JsonObject]:
         """The included resources with a string type and an id, by (type, id); the last one of a

@@ -8,13 +8,12 @@ answer: a registration the service accepted is never lost to an odd member of it
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import httpx
 
-from shipsync.api import AsyncShipsyncClient
+from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.event_kinds import EVENT_KINDS, unknown_event_kinds
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.models import Webhook
@@ -75,20 +74,19 @@ def register_webhook(
 ) -> Webhook:
     with ledger_run(settings, "register_webhook", {"url": url, "events": len(events), "all_events": all_events}) as record:
 
-        async def create() -> tuple[JsonObject, list[str], str | None]:
-            async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
-                try:
-                    kinds = chosen_kinds(events, all_events, await client.webhooks.event_kinds())
-                    raw = await client.webhooks.create_raw(url, kinds, active=active, headers=headers, allowed=set(kinds))
-                    # First thing: the secret to the store, before any model reads the rest of the answer.
-                    secret = secret_of(raw) or await _secret_after(client, str(raw["id"]))
-                    if secret:
-                        save_secret(settings, str(raw["id"]), secret)
-                    return raw, kinds, secret
-                finally:
-                    record.add_stats(client.stats)
+        async def create(client: AsyncShipsyncClient) -> tuple[JsonObject, list[str], str | None]:
+            try:
+                kinds = chosen_kinds(events, all_events, await client.webhooks.event_kinds())
+                raw = await client.webhooks.create_raw(url, kinds, active=active, headers=headers, allowed=set(kinds))
+                # First thing: the secret to the store, before any model reads the rest of the answer.
+                secret = secret_of(raw) or await _secret_after(client, str(raw["id"]))
+                if secret:
+                    save_secret(settings, str(raw["id"]), secret)
+                return raw, kinds, secret
+            finally:
+                record.add_stats(client.stats)
 
-        raw, kinds, secret = asyncio.run(create())
+        raw, kinds, secret = run_with_client(settings, create, http_transport=http_transport)
         webhook = Webhook.from_resource(raw)
         webhook.secret = secret
         resource = {
@@ -112,12 +110,11 @@ def register_webhook(
 def delete_webhook(settings: Settings, webhook_id: str) -> None:
     with ledger_run(settings, "delete_webhook", {"id": webhook_id}) as record:
 
-        async def delete() -> None:
-            async with AsyncShipsyncClient.from_settings(settings) as client:
-                await client.webhooks.delete(webhook_id)
-                record.add_stats(client.stats)
+        async def delete(client: AsyncShipsyncClient) -> None:
+            await client.webhooks.delete(webhook_id)
+            record.add_stats(client.stats)
 
-        asyncio.run(delete())
+        run_with_client(settings, delete)
         forget_secret(settings, webhook_id)
         with connect(settings.warehouse) as con:
             con.execute("UPDATE webhooks SET active = false, deleted_at = ? WHERE id = ?", [datetime.now(UTC), webhook_id])
