@@ -50,9 +50,12 @@ def same(column: Any, sent: Any) -> bool:
 
 def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
     checked = 0
+    tables: dict[str, dict[str, dict[str, Any]]] = {}  # each table read once, by id
     for resource in resources:
         declaration = DECLARED_BY_TYPE[resource["type"]]
-        (row,) = rows(warehouse, f"SELECT * FROM {declaration.table_name} WHERE id = '{resource['id']}'")
+        if declaration.table_name not in tables:
+            tables[declaration.table_name] = {r["id"]: r for r in rows(warehouse, f"SELECT * FROM {declaration.table_name}")}
+        row = tables[declaration.table_name][resource["id"]]
         for member in members_of(declaration):
             if member.kind in ("ref", "refs"):
                 data = (resource.get("relationships") or {}).get(member.name, {}).get("data")
