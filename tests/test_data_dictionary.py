@@ -14,6 +14,7 @@ from shipsync.bulk.apply import apply_file
 from shipsync.pull.everything import pull_all
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
+from shipsync.warehouse.migrate import ensure_schema
 from shipsync.warehouse.schema import tables
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
@@ -77,3 +78,43 @@ def test_example_query(pulled: Path, index: int) -> None:
     finally:
         con.close()
     assert rows, f"example query {index + 1} returned nothing"
+
+
+def dictionary_sections() -> dict[str, str]:
+    """Each table's or view's entry (heading and text), by name; a `####` entry also holds its
+    `###` section's own text (the typed tables' shared columns), and every entry the conventions."""
+    text = DICTIONARY.read_text().split("## Example queries")[0]
+    conventions = text.split("## Tables")[0]
+    entries: dict[str, str] = {}
+    names: list[str] = []
+    section = ""  # the current `###` section's text before its first `####` entry
+    in_section = False
+    for line in text.splitlines():
+        heading = re.match(r"^(#{2,4}) ([a-z_]*)(?: and ([a-z_]+))?", line)
+        if heading:
+            level, *titles = heading.groups()
+            names = [n for n in titles if n]
+            in_section = level != "####"
+            section = line + "\n" if in_section else section
+            for name in names:
+                entries[name] = conventions + ("" if in_section else section) + line + "\n"
+            continue
+        if in_section:
+            section += line + "\n"
+        for name in names:
+            entries[name] += line + "\n"
+    return entries
+
+
+def test_every_column_of_every_table_and_view_is_documented() -> None:
+    """Compares the dictionary with `information_schema`: each column named (in backticks) in its entry."""
+    con = duckdb.connect()
+    ensure_schema(con)
+    columns = con.execute(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position"
+    ).fetchall()
+    entries = dictionary_sections()
+    undocumented = [f"{table}.{column}" for table, column in columns if f"`{column}`" not in entries.get(table, "")]
+    assert not undocumented, undocumented
+    assert {t for t, _ in columns} <= set(entries)

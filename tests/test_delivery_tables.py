@@ -13,10 +13,8 @@ import orjson
 from shipsync.sandbox.deliver import envelope
 from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
-from shipsync.webhooks.framing import encode_record
-from shipsync.webhooks.load import load_events
 from support.sandboxes import RunningSandbox
-from support.warehouse_rows import assert_rows_hold, rows, write_container
+from support.warehouse_rows import assert_rows_hold, load_deliveries, rows, write_container
 
 TABLES = ("shipments", "containers", "transport_events", "estimated_events", "ports", "vessels")
 
@@ -32,13 +30,6 @@ def deliveries(sandbox: RunningSandbox, containers: int) -> list[bytes]:
     return bodies
 
 
-def load(warehouse: Path, bodies: list[bytes]) -> None:
-    spool = warehouse.parent / "spool"
-    spool.mkdir(parents=True, exist_ok=True)
-    (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
-    load_events(warehouse, spool)
-
-
 def snapshot(warehouse: Path) -> dict[str, list[dict[str, Any]]]:
     ignore = {"_synced_at", "_run_id", "first_seen_at", "last_changed_at"}
     return {t: [{k: v for k, v in r.items() if k not in ignore} for r in rows(warehouse, f"SELECT * FROM {t} ORDER BY id")] for t in TABLES}
@@ -47,7 +38,7 @@ def snapshot(warehouse: Path) -> dict[str, list[dict[str, Any]]]:
 def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_path: Path) -> None:
     bodies = deliveries(sandbox, containers=4)
     first = tmp_path / "a" / "w.duckdb"
-    load(first, bodies)
+    load_deliveries(first, bodies)
     newest: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
     kinds = set()
     for body in bodies:
@@ -67,7 +58,7 @@ def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_
     shuffled = bodies[:]
     random.Random(7).shuffle(shuffled)
     second = tmp_path / "b" / "w.duckdb"
-    load(second, shuffled)
+    load_deliveries(second, shuffled)
     assert snapshot(second) == snapshot(first)
 
 
@@ -86,7 +77,7 @@ def updated(container_id: str, at: str, changeset: dict[str, Any], notification_
 def test_container_updated_changesets_apply_unless_older(warehouse: Path) -> None:
     write_container(warehouse, {"id": "c-1", "type": "container", "attributes": {"number": "MSKU1234565"}}, "2026-05-20T10:00:00Z")
     holds = [{"name": "customs", "status": "hold", "description": "exam"}]
-    load(
+    load_deliveries(
         warehouse,
         [
             updated("c-1", "2026-05-21T10:00:00Z", {"available_for_pickup": [None, False], "holds_at_pod_terminal": [[], holds]}, "n-2"),

@@ -43,9 +43,12 @@ def same(column: Any, sent: Any) -> bool:
 
 def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
     checked = 0
+    tables: dict[str, dict[str, dict[str, Any]]] = {}  # each table read once, by id
     for resource in resources:
         declaration = DECLARED_BY_TYPE[resource["type"]]
-        (row,) = rows(warehouse, f"SELECT * FROM {declaration.table_name} WHERE id = '{resource['id']}'")
+        if declaration.table_name not in tables:
+            tables[declaration.table_name] = {r["id"]: r for r in rows(warehouse, f"SELECT * FROM {declaration.table_name}")}
+        row = tables[declaration.table_name][resource["id"]]
         for member in members_of(declaration):
             if member.kind in ("ref", "refs"):
                 data = (resource.get("relationships") or {}).get(member.name, {}).get("data")
@@ -82,3 +85,14 @@ def count(warehouse: Path, sql: str) -> int:
         return int(row[0]) if row else 0
     finally:
         con.close()
+
+
+def load_deliveries(warehouse: Path, bodies: list[bytes]) -> None:
+    """Notification bodies through a spool segment and `events load`, as the receiver leaves them."""
+    from shipsync.webhooks.framing import encode_record
+    from shipsync.webhooks.load import load_events
+
+    spool = warehouse.parent / "spool"
+    spool.mkdir(parents=True, exist_ok=True)
+    (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
+    load_events(warehouse, spool)

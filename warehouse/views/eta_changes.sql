@@ -1,12 +1,15 @@
 -- How far each shipment's arrival slipped: the original ETA at the port of discharge against the
--- current one (or the actual arrival), the estimates the service sent (estimated events) and the
--- container changesets that moved an ETA.
+-- current one (or the actual arrival), the estimates of that arrival the service sent (the
+-- shipment's and its containers' estimated events of the vessel's arrival: one estimate however many
+-- copies, counted by when it was made) and the container changesets that moved an ETA.
 CREATE OR REPLACE VIEW eta_changes AS
 WITH estimates AS (
-    SELECT shipment_id, count(*) AS estimates, min(estimated_timestamp) AS earliest_estimate,
+    SELECT shipment_id, count(DISTINCT created_at) AS estimates, min(estimated_timestamp) AS earliest_estimate,
            max(estimated_timestamp) AS latest_estimate, arg_max(estimated_timestamp, created_at) AS last_estimate,
            max(created_at) AS last_estimate_made_at
-    FROM estimated_events GROUP BY shipment_id
+    FROM estimated_events
+    WHERE event IN ('shipment.estimated.arrival', 'container.transport.estimated.vessel_arrived')
+    GROUP BY shipment_id
 ), changesets AS (
     SELECT c.shipment_id, count(*) AS eta_changesets
     FROM container_changes ch JOIN containers c ON c.id = ch.container_id

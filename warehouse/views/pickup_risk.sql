@@ -1,6 +1,5 @@
--- Containers at risk of demurrage. `containers_awaiting_pickup` (named to sort between the view it
--- reads and the one that reads it: the published copy creates views in name order): every container discharged or available and not
--- picked up, with its last free day, holds and why it may be at risk. `pickup_risk`: those on hold
+-- Containers at risk of demurrage. `containers_awaiting_pickup`: every container discharged or
+-- available and not picked up, with its last free day, holds and why it may be at risk. `pickup_risk`: those on hold
 -- or with a last free day passed or within 3 days (for another horizon, filter `containers_awaiting_pickup`:
 -- `WHERE days_until_lfd <= 7 OR has_holds`). Plain views, so the published copy has them too.
 CREATE OR REPLACE VIEW containers_awaiting_pickup AS

@@ -138,19 +138,6 @@ class TrackingRequest(ApiModel):
         return self.tags if self.tags is not None else self.shipment_tags
 
 
-class Shipment(ApiModel):
-    """The fields a sync needs; the rest stay in `raw` (see docs/tracking-model.md)."""
-
-    bill_of_lading_number: str | None = None
-    normalized_number: str | None = None
-    ref_numbers: list[str] | None = None
-    tags: list[str] | None = None
-    customer_name: str | None = None
-    shipping_line_scac: str | None = None
-    created_at: datetime | None = None
-    containers: list[Ref] = Field(default_factory=list)
-
-
 class Document(ApiModel):
     name: str | None = None
     document_type: str | None = None

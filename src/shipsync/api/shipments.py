@@ -1,5 +1,6 @@
 """Shipments (extensions, see docs/tracking-model.md): read one or a listing, and change the
-shipment's `tags` and `ref_numbers`, which is where a tracking request's tags live."""
+shipment's `tags` and `ref_numbers`, which is where a tracking request's tags live. Answers are
+the declared `Shipment` (`api.tracking_models`): every member the warehouse types, the rest in `raw`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from shipsync.api.jsonapi import Page, resource_document
-from shipsync.api.models import Shipment
+from shipsync.api.tracking_models import Shipment
 from shipsync.api.transport import Transport
 
 

@@ -8,7 +8,8 @@ The rules every plan keeps (tests/test_world.py checks them): ETD before ATD bef
 made before the arrival they estimate; discharge after arrival, availability after discharge (and
 after any hold is released); the last free day a few days after discharge; full out after
 availability; empty return last. Some boxes carry holds, exam fees, an extended last free day, a
-rail leg to an inland destination; some shipments' ETA slips, with estimated events.
+rail leg to an inland destination; some shipments' ETA slips, with estimated events. The rarer
+legs and changes (`journey_variants.py`) are drawn from a generator of their own.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from shipsync.sandbox.carriers import RAIL_CARRIERS
+from shipsync.sandbox.journey_variants import add_variants
 from shipsync.sandbox.places import HUBS, VESSELS, rail_terminal_id, terminal_id
 from shipsync.sandbox.world import Resource
 
@@ -66,6 +68,8 @@ class ContainerPlan:
     appointment_at: datetime | None
     exam_fee: bool
     rail: tuple[str, str] | None  # (POD rail carrier, inland rail carrier) when the box goes inland by rail
+    # The estimates the service sends about this box: (event kind, made at, the estimated time).
+    estimates: list[tuple[str, datetime, datetime]] = field(default_factory=list)
 
     def at(self, kind: str) -> datetime | None:
         return next((s.at for s in self.steps if s.kind == kind), None)
@@ -88,6 +92,23 @@ class ShipmentPlan:
     destination_terminal_id: str | None
     destination_eta: datetime | None
     containers: dict[str, ContainerPlan] = field(default_factory=dict)
+    # Some shipments were first booked into the port's other terminal, changed while at sea.
+    first_pod_terminal_id: str | None = None
+    pod_terminal_changed_at: datetime | None = None
+    # Some tracking requests wait for the carrier's manifest before they succeed.
+    manifest_awaited: bool = False
+
+    def pod_terminal_as_of(self, now: datetime) -> str:
+        changed = self.pod_terminal_changed_at
+        if self.first_pod_terminal_id is not None and changed is not None and now < changed:
+            return self.first_pod_terminal_id
+        return self.pod_terminal_id
+
+    @property
+    def tracked_from(self) -> datetime:
+        """When the service began tracking: a little before the first milestone."""
+        first = min((c.steps[0].at for c in self.containers.values()), default=self.etd)
+        return first - 6 * HOUR
 
     @property
     def inland(self) -> bool:
@@ -140,6 +161,7 @@ def plan_shipment(shipment: Resource, container_ids: list[str]) -> ShipmentPlan:
     hub_times = (atd + transit * 0.35, atd + transit * 0.35 + DAY * rng.randint(1, 3)) if hub else None
     for container_id in container_ids:
         plan.containers[container_id] = _plan_container(rng, plan, container_id, hub, hub_times, vessels, voyages)
+    add_variants(plan)
     return plan
 
 

@@ -24,11 +24,17 @@ STATUS_AFTER = {
     "container.transport.transshipment_discharged": "grounded",
     "container.transport.transshipment_loaded": "on_ship",
     "container.transport.transshipment_departed": "on_ship",
+    "container.transport.feeder_arrived": "on_ship",
+    "container.transport.feeder_discharged": "grounded",
+    "container.transport.feeder_loaded": "on_ship",
+    "container.transport.feeder_departed": "on_ship",
+    "container.transport.vessel_berthed": "on_ship",
     "container.transport.vessel_arrived": "on_ship",
     "container.transport.vessel_discharged": "not_available",
     "container.transport.rail_loaded": "on_rail",
     "container.transport.rail_departed": "on_rail",
     "container.transport.rail_arrived": "on_rail",
+    "container.transport.arrived_at_inland_destination": "on_rail",
     "container.transport.rail_unloaded": "not_available",
     "container.transport.not_available": "not_available",
     "container.transport.available": "available",
@@ -89,7 +95,7 @@ def shipment_state(plan: ShipmentPlan, now: datetime) -> tuple[dict[str, Any], d
         "port_of_lading": {"data": {"type": "port", "id": port_id(plan.pol)}},
         "port_of_discharge": {"data": {"type": "port", "id": port_id(plan.pod)}},
         "destination": {"data": {"type": destination_type, "id": destination_id}},
-        "pod_terminal": {"data": {"type": "terminal", "id": plan.pod_terminal_id}},
+        "pod_terminal": {"data": {"type": "terminal", "id": plan.pod_terminal_as_of(now)}},
         "destination_terminal": {
             "data": {"type": "rail_terminal", "id": plan.destination_terminal_id} if plan.destination_terminal_id else None
         },
@@ -174,9 +180,10 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "pod_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.atd <= now else None,
         "shipment_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))),
     }
-    facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", shipment.pod_terminal_id)
+    pod_terminal = shipment.pod_terminal_as_of(now)
+    facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", pod_terminal)
     relationships = {
-        "pod_terminal": {"data": {"type": "terminal", "id": shipment.pod_terminal_id}},
+        "pod_terminal": {"data": {"type": "terminal", "id": pod_terminal}},
         "pickup_facility": {"data": {"type": facility[0], "id": facility[1]} if facility[1] else None},
         "transport_events": {"data": [{"type": "transport_event", "id": event_id(plan, s)} for s in past if is_transport(s)]},
         "raw_events": {"data": []},

@@ -19,6 +19,7 @@ import duckdb
 import orjson
 
 from shipsync.warehouse.snapshot import Manifest
+from shipsync.warehouse.view_order import create_views_in_order
 
 Locate = Callable[[str], str]  # a manifest's relative file path -> where readers find it
 READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
@@ -40,23 +41,6 @@ def table_views(tables: Mapping[str, Mapping[str, object]], locate: Locate) -> d
         files = [locate(str(f["path"])) for f in state["files"]]  # type: ignore[attr-defined]
         statements[name] = f'CREATE VIEW "{name}" AS SELECT * FROM read_parquet({_files(files)})'
     return statements
-
-
-def create_views_in_order(con: duckdb.DuckDBPyConnection, statements: list[str]) -> None:
-    """Views may name each other: create what binds, then retry the rest, until none is left."""
-    pending = list(statements)
-    while pending:
-        failed: list[str] = []
-        error: Exception | None = None
-        for sql in pending:
-            try:
-                con.execute(sql)
-            except duckdb.CatalogException as exc:
-                failed.append(sql)
-                error = exc
-        if len(failed) == len(pending):
-            raise error or RuntimeError("views could not be created")
-        pending = failed
 
 
 def publication_row(manifest: Manifest) -> dict[str, object]:

@@ -21,6 +21,7 @@ from sqlalchemy.schema import CreateTable
 
 from shipsync.warehouse.data_steps import drop_webhook_header_values, tracking_request_tags_from_shipments, typed_resources
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
+from shipsync.warehouse.view_order import create_views_in_order, view_statements
 
 _DIALECT = duckdb_engine.Dialect()
 
@@ -113,5 +114,5 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    for sql_file in sorted(views_dir().glob("*.sql")):
-        con.execute(sql_file.read_text())
+    statements = [sql for sql_file in sorted(views_dir().glob("*.sql")) for sql in view_statements(sql_file.read_text())]
+    create_views_in_order(con, statements)
