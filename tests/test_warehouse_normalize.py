@@ -12,16 +12,10 @@ from shipsync.warehouse.declared_rows import declared_row
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.normalize import (
     custom_field_columns,
-    dumps,
     merge,
     tracking_request_columns,
     webhook_columns,
 )
-
-
-def test_dumps_is_canonical_so_unchanged_content_compares_equal() -> None:
-    assert dumps({"b": 1, "a": [2]}) == dumps({"a": [2], "b": 1}) == '{"a":[2],"b":1}'
-    assert dumps(None) is None
 
 
 def test_tracking_requests_take_tags_from_either_member_and_survive_null_parts() -> None:
