@@ -33,4 +33,4 @@ def test_the_full_run_judges_every_row_the_quick_run_would_not() -> None:
     bench = Benchmark("x", lambda: [under("a", 1.0, "s", 3.0)], lambda: [under("a", 1.0, "s", 3.0)])
     assert bench.full()[0].judged and not bench.run_quick()[0].judged
     assert all(isinstance(b.judged_at_quick_sizes, tuple) for b in BENCHMARKS)
-    assert {b.name for b in BENCHMARKS if b.judged_at_quick_sizes} == {"client", "budget", "prefect-db", "webhooks", "bulk"}
+    assert {b.name for b in BENCHMARKS if b.judged_at_quick_sizes} == {"client", "budget", "prefect-db", "webhooks", "bulk", "bounds"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +77,27 @@ def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
     run_logged("deploying prefect.yaml", [sys.executable, "-m", "shipsync", "deploy"], env, project_dir, log)
 
 
+# A Prefect server on SQLite answers 503 while another writer holds its file (measured: while its
+# own scheduler and the first flow runs start, on a busy machine): up waits on it, not fails.
+BUSY_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
+
+
+def _patiently(method: str, url: str, body: dict[str, Any]) -> httpx.Response:
+    """One request to Prefect's API, again after a 502/503/504 or a dropped connection."""
+    for wait in (*BUSY_BACKOFF_S, None):
+        try:
+            response = httpx.request(method, url, json=body, timeout=30)
+            if response.status_code not in (502, 503, 504) or wait is None:
+                return response.raise_for_status()
+        except httpx.TransportError:
+            if wait is None:
+                raise
+        time.sleep(wait)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def deployments(api_url: str) -> list[dict[str, Any]]:
-    response = httpx.post(f"{api_url}/deployments/filter", json={"limit": 200}, timeout=30)
-    response.raise_for_status()
+    response = _patiently("POST", f"{api_url}/deployments/filter", {"limit": 200})
     found: list[dict[str, Any]] = response.json()
     return sorted(found, key=lambda d: str(d["name"]))
 
@@ -89,7 +108,7 @@ def set_interval(api_url: str, deployment: str, seconds: float) -> None:
     if not matches:
         raise ConfigError(f"--interval {deployment}={seconds:g}: no deployment {deployment!r} in prefect.yaml")
     body = {"schedules": [{"schedule": {"interval": seconds}, "active": True}]}
-    httpx.patch(f"{api_url}/deployments/{matches[0]['id']}", json=body, timeout=30).raise_for_status()
+    _patiently("PATCH", f"{api_url}/deployments/{matches[0]['id']}", body)
 
 
 def describe_schedules(deployment: dict[str, Any]) -> str:
