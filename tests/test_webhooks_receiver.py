@@ -8,6 +8,7 @@ import socket
 import time
 from pathlib import Path
 
+import duckdb
 import httpx
 import orjson
 import pytest
@@ -159,6 +160,9 @@ def test_duplicates_and_50_concurrent_copies_load_once(receiver, tmp_path: Path)
     assert post(server.url, different).status_code == 200
     report = load_events(tmp_path / "w.duckdb", writer.spool)
     assert (report.loaded, report.duplicates, report.conflicts) == (1, 49, 1)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:  # each retry counted for delivery health
+        assert con.execute("SELECT count(*), count(DISTINCT received_at) FROM webhook_redeliveries").fetchone() == (49, 49)
+    assert load_events(tmp_path / "w.duckdb", writer.spool).duplicates == 0  # a re-run reads nothing new
 
 
 def test_one_log_line_per_delivery_without_secrets(receiver, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]

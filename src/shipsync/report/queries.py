@@ -92,6 +92,8 @@ DELIVERY_HEALTH = ReportQuery(
 WITH problems AS (
     SELECT received_at AS moment, 'conflicts (same id, other body)' AS problem FROM webhook_event_conflicts
     UNION ALL
+    SELECT received_at, 'duplicates (same id, same body: a retry)' FROM webhook_redeliveries
+    UNION ALL
     SELECT coalesce(received_at, dead_lettered_at), 'dead letters (could not be loaded)' FROM webhook_dead_letters
     UNION ALL
     -- the receiver names each quarantined body <nanoseconds since 1970>-<pid>.bin
@@ -104,7 +106,7 @@ WHERE moment >= {since} AND moment < {until}
 GROUP BY ALL
 ORDER BY day, problem
 """,
-    ("webhook_event_conflicts", "webhook_dead_letters"),
+    ("webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"),
     "webhook_events",
     "shipsync events load",
 )

@@ -32,7 +32,9 @@ from shipsync.warehouse.schema import tables as schema_tables
 
 # Tables the pipeline only ever appends to (never updates or deletes a row of): a state adds one
 # file of the rows past the previous count.
-APPEND_ONLY = frozenset({"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_dead_letters", "bulk_results"})
+APPEND_ONLY = frozenset(
+    {"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters", "bulk_results"}
+)
 LOG = "_shipsync_changes"
 SEQUENCE = "_shipsync_change_seq"
 MARK = "_shipsync_published"

@@ -49,6 +49,16 @@ class WebhookEventConflictRow(SQLModel, table=True):
     loaded_at: datetime | None = ts()
 
 
+class WebhookRedeliveryRow(SQLModel, table=True):
+    """A repeat of a notification already loaded, with the same body (the service's retries): counted
+    here for delivery health; its body is the event log's."""
+
+    __tablename__ = "webhook_redeliveries"
+    notification_id: str = Field(primary_key=True)
+    received_at: datetime | None = ts(primary_key=True)
+    loaded_at: datetime | None = ts()
+
+
 class WebhookDeadLetterRow(SQLModel, table=True):
     """A spool record `events load` could not load, kept whole with the reason; never blocks the rest."""
 

@@ -32,6 +32,7 @@ from shipsync.webhooks.load_steps import (
     insert_conflicts,
     insert_dead_letters,
     insert_events,
+    insert_redeliveries,
     insert_resources,
     parse_records,
     save_checkpoints,
@@ -91,24 +92,29 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> LoadReport:
     """Every step of one batch, on an open transaction; what it did."""
     now = datetime.now(UTC)
     parsed, dead = parse_records(batch.records)
-    fresh, duplicates, conflicts = dedupe(con, parsed)
+    fresh, repeats, conflicts = dedupe(con, parsed)
     insert_events(con, fresh, now)
     insert_resources(con, fresh)
     refreshed, stale = refresh_entities(con, fresh, now)
     insert_conflicts(con, conflicts, now)
+    insert_redeliveries(con, repeats, now)
     insert_dead_letters(con, dead, now)
     save_checkpoints(con, batch.progress, now)
-    _record_changes(con, fresh=bool(fresh), conflicts=bool(conflicts), dead=bool(dead), progress=batch.progress)
-    return LoadReport(len(fresh), duplicates, len(conflicts), len(dead), refreshed, stale)
+    _record_changes(con, fresh=bool(fresh), conflicts=bool(conflicts), repeats=bool(repeats), dead=bool(dead), progress=batch.progress)
+    return LoadReport(len(fresh), len(repeats), len(conflicts), len(dead), refreshed, stale)
 
 
-def _record_changes(con: duckdb.DuckDBPyConnection, *, fresh: bool, conflicts: bool, dead: bool, progress: dict[str, int]) -> None:
+def _record_changes(
+    con: duckdb.DuckDBPyConnection, *, fresh: bool, conflicts: bool, dead: bool, progress: dict[str, int], repeats: bool = False
+) -> None:
     """Tell the publisher what this batch wrote with its own SQL (upserts log their own rows)."""
     if fresh:
         changes.record(con, "webhook_events", changes.APPENDED)
         changes.record(con, "webhook_event_resources", changes.APPENDED)
     if conflicts:
         changes.record(con, "webhook_event_conflicts", changes.APPENDED)
+    if repeats:
+        changes.record(con, "webhook_redeliveries", changes.APPENDED)
     if dead:
         changes.record(con, "webhook_dead_letters", changes.APPENDED)
     if progress:

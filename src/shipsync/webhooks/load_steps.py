@@ -106,22 +106,22 @@ def _loaded_bodies(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[s
     return {notification_id: payload.encode() for notification_id, payload in rows}
 
 
-def dedupe(con: duckdb.DuckDBPyConnection, parsed: list[Parsed]) -> tuple[list[Parsed], int, list[Parsed]]:
-    """(new notifications, how many repeat a known body, those that bring a different body)."""
+def dedupe(con: duckdb.DuckDBPyConnection, parsed: list[Parsed]) -> tuple[list[Parsed], list[Parsed], list[Parsed]]:
+    """(new notifications, those that repeat a known body, those that bring a different body)."""
     known = _loaded_bodies(con, [p.notification_id for p in parsed])
     fresh: list[Parsed] = []
     conflicts: list[Parsed] = []
-    duplicates = 0
+    repeats: list[Parsed] = []
     for p in parsed:
         previous = known.get(p.notification_id)
         if previous is None:
             fresh.append(p)
             known[p.notification_id] = p.record.body
         elif same_body(previous, p.record.body):
-            duplicates += 1
+            repeats.append(p)
         else:
             conflicts.append(p)
-    return fresh, duplicates, conflicts
+    return fresh, repeats, conflicts
 
 
 def _insert(con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, Any], sql: str, parameters: list[Any] | None = None) -> None:
@@ -171,6 +171,19 @@ def insert_conflicts(con: duckdb.DuckDBPyConnection, conflicts: list[Parsed], no
             "INSERT INTO webhook_event_conflicts VALUES (?, CAST(? AS TIMESTAMPTZ), CAST(? AS JSON), ?)",
             [p.notification_id, p.record.received_at, p.record.body.decode(), now],
         )
+
+
+def insert_redeliveries(con: duckdb.DuckDBPyConnection, repeats: list[Parsed], now: datetime) -> None:
+    if not repeats:
+        return
+    columns = {"notification_id": [p.notification_id for p in repeats], "received_at": [p.record.received_at for p in repeats]}
+    # A record read twice (a load re-run after a crash before its checkpoint) is one redelivery.
+    sql = (
+        "INSERT INTO webhook_redeliveries SELECT DISTINCT r.notification_id, CAST(r.received_at AS TIMESTAMPTZ), ? FROM _repeats r "
+        "WHERE NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
+        "WHERE k.notification_id = r.notification_id AND k.received_at = CAST(r.received_at AS TIMESTAMPTZ))"
+    )
+    _insert(con, "_repeats", columns, sql, [now])
 
 
 def insert_dead_letters(con: duckdb.DuckDBPyConnection, dead: list[DeadLetter], now: datetime) -> None:
