@@ -49,11 +49,11 @@ EVENTS = Section(
         ),
         Chart(
             "delivery_health",
-            "Delivery problems per day: conflicts, dead letters, quarantine",
+            "Delivery problems per day: duplicates, conflicts, dead letters, quarantine",
             "deliveries per UTC day",
             DELIVERY_HEALTH,
             _per_day("problem", "deliveries"),
-            "No delivery problems in this window: no conflicting bodies, dead letters or quarantined deliveries.",
+            "No delivery problems in this window: no repeated or conflicting bodies, dead letters or quarantined deliveries.",
         ),
     ),
 )
