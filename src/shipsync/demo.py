@@ -30,6 +30,7 @@ from shipsync.config import Settings, load_settings
 from shipsync.demo_prefect import EmbeddedPrefect
 from shipsync.demo_show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
 from shipsync.sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+from shipsync.sandbox.admin_client import wait_for_deliveries
 from shipsync.sandbox.world import EPOCH
 from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
 
@@ -142,21 +143,7 @@ def journeys(demo: Demo) -> dict[str, int]:
         headers={"Authorization": f"Token {DEFAULT_API_KEYS[0]}"},
         timeout=60,
     ).raise_for_status()
-    # A busy machine slows the sandbox's deliveries (and its answers while it sends them): wait on
-    # what it says, not on a clock, within a deadline only a stuck sandbox reaches.
-    deadline = time.monotonic() + 600
-    # The sandbox shows an account its own deliveries: name it like any API request.
-    admin = {"Authorization": f"Token {DEFAULT_API_KEYS[0]}"}
-    while True:
-        try:
-            stats: dict[str, int] = httpx.get(f"{demo.sandbox_url}/_admin/deliveries", headers=admin, timeout=30).json()
-        except httpx.TimeoutException:
-            if time.monotonic() > deadline:
-                raise
-            continue
-        if stats["pending"] == 0 or time.monotonic() > deadline:
-            return stats
-        time.sleep(0.2)
+    return wait_for_deliveries(demo.sandbox_url, DEFAULT_API_KEYS[0])
 
 
 def load_events(demo: Demo) -> int:

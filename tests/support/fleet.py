@@ -4,7 +4,6 @@ conflicting redelivery and one quarantined body, so every delivery-health series
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
@@ -13,6 +12,7 @@ import orjson
 from shipsync.config import Settings, load_settings
 from shipsync.pull.everything import pull_all
 from shipsync.sandbox import SandboxOptions, create_app
+from shipsync.sandbox.admin_client import wait_for_deliveries
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
@@ -43,10 +43,7 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         receiver.secrets.append(webhook.secret)
         pull_all(settings)
         httpx.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
-        deadline = time.monotonic() + 60
-        while httpx.get(f"{service.url}/_admin/deliveries", headers=ADMIN, timeout=30).json()["pending"]:
-            assert time.monotonic() < deadline, "the sandbox did not deliver in time"
-            time.sleep(0.1)
+        assert wait_for_deliveries(service.url, K1, timeout_s=60)["pending"] == 0, "the sandbox did not deliver in time"
         load_events(settings.warehouse, settings.spool_dir)
         # A redelivery under a known id with another body (a conflict), and a signed body that is
         # not a notification at all (quarantined by the receiver).

@@ -7,17 +7,15 @@ feed the shipments created and the containers refreshed since the last run's mar
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from shipsync.bench.bounds_common import KEY, Sandbox, bounded, counted, pages, settings_for
 from shipsync.bench.processes import SandboxProcess
 from shipsync.bench.results import BenchResult
 from shipsync.config import Settings
 from shipsync.pull.listing_marks import MARK
+from shipsync.sandbox.admin_client import wait_for_deliveries
 from shipsync.serving import BackgroundServer
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.ledger import last_success_parameter
@@ -77,11 +75,8 @@ def polling_day(warehouse: Path, marks: dict[str, str | None], recheck_days: flo
 
 def deliveries_received(sandbox: Sandbox, settings: Settings) -> None:
     """Wait until the sandbox has delivered what it owes, then load the spool (not counted: pushed)."""
-    deadline = time.monotonic() + 600
-    while httpx.get(f"{sandbox.process.url}/_admin/deliveries", headers={"Authorization": f"Token {KEY}"}, timeout=60).json()["pending"]:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the sandbox did not deliver within 10 minutes")
-        time.sleep(0.2)
+    if wait_for_deliveries(sandbox.process.url, KEY)["pending"]:
+        raise RuntimeError("the sandbox did not deliver within 10 minutes")
     load_events(settings.warehouse, settings.spool_dir)
 
 
