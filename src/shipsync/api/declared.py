@@ -3,9 +3,11 @@
 
 A declaration lists the resource's members with their types (`X | None`: the service may answer
 any member null). Attributes are plain fields; a field typed `Ref | None` is a to-one relationship
-(a column `<name>_id`), `list[Ref]` a to-many one (a column `<singular>_ids`). Adding a member is
-one line. Members the declaration does not list are not dropped: the warehouse keeps them in the
-row's `leftovers`, the client model in `raw`.
+(a column `<name>_id`), `list[Ref]` a to-many one (a column `<singular>_ids`, or rows of a link
+table: `link_table`). A link other than `self` is a field `<name>_link = link()`, a member outside
+`attributes` (at the resource's top level) one marked `top_level(name)`. Adding a member is one
+line. Members the declaration does not list are not dropped: the warehouse keeps them in the row's
+`leftovers`, the client model in `raw`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shipsync.api.jsonapi import JsonObject
 from shipsync.api.models import ApiModel
 
 
@@ -26,6 +29,27 @@ class Struct(BaseModel):
 def polymorphic(*types: str) -> Any:
     """A to-one relationship that may point at several types: the table also gets `<name>_type`."""
     return Field(default=None, json_schema_extra={"types": list(types)})
+
+
+def link_table(table: str, column: str) -> Any:
+    """A to-many relationship kept as rows of `table` (owner `<type>_id`, target `column`) rather than a list column."""
+    return Field(default_factory=list, json_schema_extra={"link_table": table, "link_column": column})
+
+
+def link() -> Any:
+    """A field `<name>_link`: the resource's `links.<name>` (e.g. `download_link`)."""
+    return Field(default=None, json_schema_extra={"link": True})
+
+
+def top_level(name: str) -> Any:
+    """A member sent beside `attributes` rather than in it (the metro area's member named "")."""
+    return Field(default=None, json_schema_extra={"top_level": name})
+
+
+def field_marks(field: Any) -> dict[str, Any]:
+    """What `polymorphic`, `link_table`, `link` and `top_level` put on a field."""
+    extra = field.json_schema_extra
+    return extra if isinstance(extra, dict) else {}
 
 
 class Derived(BaseModel):
@@ -46,3 +70,17 @@ class Declared(ApiModel):
     derived: ClassVar[dict[str, Derived]] = {}
     # One line for the data dictionary: what a row is.
     row_is: ClassVar[str] = ""
+    # The table's key: `id`, or a member that names the record better (a metro area's UN/LOCODE).
+    key: ClassVar[str] = "id"
+    # Rows also come from other resources' `included` and from webhook deliveries, found by type.
+    # False: only the resource's own pull writes its table (it needs what that pull does, e.g. links).
+    from_included: ClassVar[bool] = True
+
+    @classmethod
+    def resource_values(cls, resource: JsonObject) -> dict[str, Any]:
+        values = super().resource_values(resource)
+        for field_name, field in cls.model_fields.items():
+            name = field_marks(field).get("top_level")
+            if isinstance(name, str) and name in resource:
+                values[field_name] = resource[name]
+        return values

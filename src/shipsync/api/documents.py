@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from urllib.parse import quote
 
+from shipsync.api.document_models import Document, DocumentWithIncluded
 from shipsync.api.jsonapi import Page
-from shipsync.api.models import Document, DocumentWithIncluded, Included
+from shipsync.api.models import Included
 from shipsync.api.transport import Transport
 
 # Every related resource the spec lets `include` name (`current_extraction` is an alias).

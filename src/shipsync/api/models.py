@@ -56,6 +56,13 @@ class ApiModel(BaseModel):
 
     @classmethod
     def from_resource(cls, resource: JsonObject) -> Self:
+        model: Self = tolerant(cls, cls.resource_values(resource))
+        model._raw = resource
+        return model
+
+    @classmethod
+    def resource_values(cls, resource: JsonObject) -> dict[str, Any]:
+        """The fields' values as sent: attributes, relationships' data, `<name>_link`s, id and type."""
         attributes = resource.get("attributes")
         values: dict[str, Any] = dict(attributes) if isinstance(attributes, dict) else {}
         for name, rel in relationships_of(resource).items():
@@ -66,9 +73,7 @@ class ApiModel(BaseModel):
             values[f"{name}_link"] = link
         values["id"] = str(resource["id"])
         values["type"] = str(resource["type"])
-        model: Self = tolerant(cls, values)
-        model._raw = resource
-        return model
+        return values
 
 
 class DocumentSchema(ApiModel):
@@ -138,45 +143,6 @@ class TrackingRequest(ApiModel):
         return self.tags if self.tags is not None else self.shipment_tags
 
 
-class Document(ApiModel):
-    name: str | None = None
-    document_type: str | None = None
-    document_type_manual: str | None = None
-    classification_notes: str | None = None
-    source: str | None = None
-    file_name: str | None = None
-    file_content_type: str | None = None
-    file_size_bytes: int | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    account: Ref | None = None
-    user: Ref | None = None
-    email_submission: Ref | None = None
-    last_document_representation: Ref | None = None
-    shipments: list[Ref] = Field(default_factory=list)
-    cargos: list[Ref] = Field(default_factory=list)
-    download_link: str | None = None
-
-
-class MetroArea(ApiModel):
-    name: str | None = None
-    code: str | None = None
-    state_abbr: str | None = None
-    country_code: str | None = None
-    time_zone: str | None = None
-    latitude: float | None = None
-    longitude: float | None = None
-    # The spec: `data` carries one extra string member with an empty name; meaning not shown.
-    unnamed_member: str | None = None
-
-    @classmethod
-    def from_resource(cls, resource: JsonObject) -> Self:
-        model = super().from_resource(resource)
-        extra = resource.get("")
-        model.unnamed_member = extra if isinstance(extra, str) else None
-        return model
-
-
 class WebhookHeader(BaseModel):
     name: str
     value: str | None = None
@@ -208,21 +174,3 @@ class Included(BaseModel):
             if isinstance(resource.get(name), dict):
                 values[name] = resource[name]
         return cls.model_validate(values)
-
-
-class DocumentWithIncluded(BaseModel):
-    """One document and the related resources that came with it."""
-
-    document: Document
-    included: list[Included] = Field(default_factory=list)
-
-    def related(self, ref: Ref | None) -> Included | None:
-        if ref is None:
-            return None
-        return next((r for r in self.included if r.type == ref.type and r.id == ref.id), None)
-
-    @property
-    def account_company_name(self) -> str | None:
-        account = self.related(self.document.account)
-        name = account.attributes.get("company_name") if account else None
-        return name if isinstance(name, str) else None

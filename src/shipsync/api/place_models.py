@@ -1,12 +1,12 @@
 """Places and carriers, declared once (see `api.declared`): ports, terminals (rail terminals in
-the same table, told apart by `kind`), vessels and shipping lines."""
+the same table, told apart by `kind`), metro areas, vessels and shipping lines."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import ClassVar
 
-from shipsync.api.declared import Declared
+from shipsync.api.declared import Declared, top_level
 from shipsync.api.models import Ref
 
 
@@ -46,6 +46,25 @@ class Terminal(Declared):
     facility_type: str | None = None
     port: Ref | None = None
     metro_area: Ref | None = None
+
+
+class MetroArea(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("metro_area",)
+    table_name: ClassVar[str] = "metro_areas"
+    row_is: ClassVar[str] = "One row per metro area, by its UN/LOCODE."
+    key: ClassVar[str] = "code"
+    # Written by `pull metro-areas` only: it supplies the code when an answer leaves it out.
+    from_included: ClassVar[bool] = False
+
+    name: str | None = None
+    code: str | None = None
+    state_abbr: str | None = None
+    country_code: str | None = None
+    time_zone: str | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    # The spec: `data` carries one extra string member with an empty name; meaning not shown.
+    unnamed_member: str | None = top_level("")
 
 
 class Vessel(Declared):

@@ -127,7 +127,7 @@ def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> Ba
     coded = [r for r in fetched.data if r["attributes"]["code"]]
     uncoded = [r for r in fetched.data if not r["attributes"]["code"]]
     fetched.failed.extend(f"{r['id']}: the answer named no UN/LOCODE (the table's key)" for r in uncoded)
-    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(coded), run_id=run_id))
+    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(coded, fetched.observed_at), run_id=run_id))
 
 
 def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:

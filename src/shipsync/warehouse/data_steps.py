@@ -113,6 +113,15 @@ def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
         upsert(con, table, to_arrow(table, columns, sql_types(table)), run_id="migration-9", synced_at=now)
 
 
+def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 10: documents and metro areas became declared tables, with the bookkeeping of the
+    others. What a row held stays as it was (the new `leftovers` is NULL: older versions did not
+    keep unknown members); `last_changed_at` is `_synced_at`, which named the last change already.
+    `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
+    for table in ("documents", "metro_areas"):
+        con.execute(f'UPDATE "{table}" SET last_changed_at = _synced_at WHERE last_changed_at IS NULL')
+
+
 def drop_webhook_header_values(con: duckdb.DuckDBPyConnection) -> None:
     """From schema 8, registered webhooks keep their headers' names only: a header's value may be
     a credential, and the warehouse is shared with analysts."""

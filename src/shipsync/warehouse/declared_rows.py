@@ -69,7 +69,17 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
         row["kind"] = resource.get("type")
     left_attributes: dict[str, Any] = {}
     left_relationships: dict[str, Any] = {}
+    taken: set[tuple[str, str]] = set()  # (place, name) of the links and top-level members that fit
     for member in members_of(declaration):
+        if member.place in ("links", "top_level"):
+            raw = (links if member.place == "links" else resource).get(member.name)
+            value = None if raw is None else member.coerce(raw)
+            if value is MISFIT:
+                value = None
+            elif raw is not None:
+                taken.add((member.place, member.name))
+            row[member.column] = value
+            continue
         if member.kind in ("ref", "refs"):
             if member.name in relationships:
                 value, type_ = _relationship(member, relationships[member.name], left_relationships)
@@ -94,8 +104,8 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
             left_relationships[name] = value
     self_link = links.get("self")
     row["self_link"] = self_link if isinstance(self_link, str) else None
-    leftovers: dict[str, Any] = {k: v for k, v in resource.items() if k not in _ENVELOPE}
-    other_links = {k: v for k, v in links.items() if k != "self" or not isinstance(v, str)}
+    leftovers: dict[str, Any] = {k: v for k, v in resource.items() if k not in _ENVELOPE and ("top_level", k) not in taken}
+    other_links = {k: v for k, v in links.items() if (k != "self" or not isinstance(v, str)) and ("links", k) not in taken}
     for key, part in (("attributes", left_attributes), ("relationships", left_relationships), ("links", other_links)):
         if part:
             leftovers[key] = part
@@ -113,14 +123,34 @@ def declared_columns(
     observed_at: Sequence[str | None] | str | None = None,
     event_ids: Sequence[str | None] | None = None,
 ) -> Columns:
-    """Columns of a batch of one declared type; `observed_at` per resource or one for all."""
+    """Columns of a batch of one declared type; `observed_at` per resource or one for all.
+    To-many relationships kept in link tables are left out (see `declared_tables_batch`)."""
+    return declared_tables_batch(declaration, resources, observed_at=observed_at, event_ids=event_ids)[declaration.table_name]
+
+
+def declared_tables_batch(
+    declaration: type[Declared],
+    resources: Sequence[JsonObject],
+    *,
+    observed_at: Sequence[str | None] | str | None = None,
+    event_ids: Sequence[str | None] | None = None,
+) -> Batch:
+    """The declared type's table and its link tables, for a batch of its resources."""
     rows = [declared_row(declaration, r) for r in resources]
     names = list(rows[0]) if rows else ["id"]
     columns: Columns = {name: [row[name] for row in rows] for name in names}
     stamps = [observed_at] * len(rows) if observed_at is None or isinstance(observed_at, str) else list(observed_at)
     columns[FRESHNESS] = stamps
     columns["last_event_id"] = list(event_ids) if event_ids is not None else [None] * len(rows)
-    return columns
+    batch: Batch = {declaration.table_name: columns}
+    for member in members_of(declaration):
+        if member.link_table is not None:
+            targets = columns.pop(member.column, [None] * len(rows))
+            owners = [row["id"] for row in rows]
+            pairs = [(owner, target) for owner, found in zip(owners, targets, strict=True) for target in found or ()]
+            link = member.link_table
+            batch[link.table] = {link.owner_column: [p[0] for p in pairs], link.target_column: [p[1] for p in pairs]}
+    return batch
 
 
 def declared_batch(

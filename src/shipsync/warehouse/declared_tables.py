@@ -1,9 +1,11 @@
 """The tables of declared resources, built from their declarations (one table per declaration).
 
-Columns: `id` (key), `kind` where a table holds several types, one column per member (relationships
-as `<name>_id`, `<name>_type` where they may point at several types, `<singular>_ids` for lists),
-derived columns, `self_link`, `leftovers` (JSON: every member the declaration does not know or
-that came with another type than declared), and the bookkeeping columns below.
+Columns: the key (`id`, or the declared member that names the record), `id`, `kind` where a table
+holds several types, one column per member (relationships as `<name>_id`, `<name>_type` where they
+may point at several types, `<singular>_ids` for lists), derived columns, `self_link`, `leftovers`
+(JSON: every member the declaration does not know or that came with another type than declared),
+and the bookkeeping columns below. A to-many relationship declared with `link_table` gets a table
+of (owner, target) rows instead of a list column.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from sqlalchemy.types import UserDefinedType
 from sqlmodel import SQLModel
 
 from shipsync.api.declared import Declared
-from shipsync.api.place_models import Port, ShippingLine, Terminal, Vessel
+from shipsync.api.document_models import Document
+from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
 from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
 from shipsync.api.tracking_models import Container, EstimatedEvent, Shipment, TransportEvent
-from shipsync.warehouse.members import members_of
+from shipsync.warehouse.members import LinkTable, members_of
 
 DECLARED: tuple[type[Declared], ...] = (
     Shipment,
@@ -32,10 +35,14 @@ DECLARED: tuple[type[Declared], ...] = (
     ShippingLine,
     EmailSubmission,
     DocumentRepresentation,
+    Document,
+    MetroArea,
 )
-# JSON:API type -> its declaration.
-DECLARED_BY_TYPE: dict[str, type[Declared]] = {t: d for d in DECLARED for t in d.resource_types}
+# JSON:API type -> its declaration, for the types written wherever they arrive (`from_included`).
+DECLARED_BY_TYPE: dict[str, type[Declared]] = {t: d for d in DECLARED if d.from_included for t in d.resource_types}
 DECLARED_BY_TABLE: dict[str, type[Declared]] = {d.table_name: d for d in DECLARED}
+# Link tables of to-many relationships: table -> where its rows come from.
+LINK_TABLES: dict[str, LinkTable] = {m.link_table.table: m.link_table for d in DECLARED for m in members_of(d) if m.link_table}
 # When the data a row holds was current at the service: the time a pull asked, or the `created_at`
 # of the delivery that brought it. A row is only ever replaced by data at least as new.
 FRESHNESS = "observed_at"
@@ -61,10 +68,15 @@ def _timestamp(name: str) -> Column[Any]:
 
 @cache
 def declared_table(declaration: type[Declared]) -> Table:
-    columns: list[Column[Any]] = [Column("id", String, primary_key=True)]
+    members = members_of(declaration)
+    keyed = [m for m in members if m.column == declaration.key]
+    columns: list[Column[Any]] = [Column(m.column, SqlType(m.sql_type), primary_key=True) for m in keyed]
+    columns.append(Column("id", String, primary_key=not keyed))
     if declaration.kind_column:
         columns.append(Column("kind", String))
-    for member in members_of(declaration):
+    for member in members:
+        if member in keyed or member.link_table:
+            continue
         columns.append(Column(member.column, SqlType(member.sql_type)))
         if member.polymorphic:
             columns.append(Column(f"{member.name}_type", String))
@@ -83,9 +95,22 @@ def declared_table(declaration: type[Declared]) -> Table:
     return Table(declaration.table_name, SQLModel.metadata, *columns)
 
 
+def link_table(link: LinkTable) -> Table:
+    return Table(
+        link.table,
+        SQLModel.metadata,
+        Column(link.owner_column, String, primary_key=True),
+        Column(link.target_column, String, primary_key=True),
+        _timestamp("_synced_at"),
+        Column("_run_id", String),
+    )
+
+
 def create_declared_tables() -> None:
     for declaration in DECLARED:
         declared_table(declaration)
+    for link in LINK_TABLES.values():
+        link_table(link)
 
 
 def refresh_derived_sql(table_name: str) -> str | None:

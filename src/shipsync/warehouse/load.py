@@ -9,11 +9,9 @@ from pathlib import Path
 import duckdb
 
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.declared_tables import LINK_TABLES
 from shipsync.warehouse.normalize import Batch
 from shipsync.warehouse.upsert import TableCounts, replace_links, sql_types, to_arrow, upsert
-
-# Link tables: (owner column) whose rows are replaced per owner rather than only added.
-LINK_TABLES = {"document_shipments": "document_id", "document_containers": "document_id"}
 
 
 def write_batch_with(
@@ -32,7 +30,9 @@ def write_batch_with(
         arrow = to_arrow(table_name, columns, types)
         if table_name in LINK_TABLES:
             owners = (link_owners or {}).get(table_name, ())
-            counts[table_name] = replace_links(con, table_name, LINK_TABLES[table_name], owners, arrow, run_id=run_id, synced_at=synced_at)
+            # A link table's rows are replaced per owner rather than only added.
+            owner_column = LINK_TABLES[table_name].owner_column
+            counts[table_name] = replace_links(con, table_name, owner_column, owners, arrow, run_id=run_id, synced_at=synced_at)
         else:
             counts[table_name] = upsert(con, table_name, arrow, run_id=run_id, synced_at=synced_at, types=types)
     return counts

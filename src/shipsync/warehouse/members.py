@@ -15,7 +15,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from shipsync.api.declared import Declared, Struct
+from shipsync.api.declared import Declared, Struct, field_marks
 from shipsync.api.models import Ref
 from shipsync.json_text import dumps
 from shipsync.warehouse.coerce import utc_timestamp
@@ -31,14 +31,29 @@ MISFIT = Misfit()
 Coerce = Callable[[Any], Any]
 
 
+# Where in the resource a member is sent.
+Place = Literal["attributes", "relationships", "links", "top_level"]
+
+
+@dataclass(frozen=True)
+class LinkTable:
+    """Where a to-many relationship's targets go: rows (owner, target) of their own table."""
+
+    table: str
+    owner_column: str
+    target_column: str
+
+
 @dataclass(frozen=True)
 class Member:
-    name: str  # as the service names it (attribute or relationship)
+    name: str  # as the service names it (attribute, relationship, link or top-level member)
     column: str
     kind: Kind
     sql_type: str
     coerce: Coerce
     polymorphic: bool = False  # a to-one relationship that also gets `<name>_type`
+    place: Place = "attributes"
+    link_table: LinkTable | None = None  # a to-many relationship kept in a link table, not a column
 
 
 def _text(value: Any) -> Any:
@@ -162,6 +177,12 @@ def _singular(name: str) -> str:
     return name[:-1] if name.endswith("s") else name
 
 
+def _link_table(declaration: type[Declared], marks: dict[str, Any]) -> LinkTable | None:
+    if "link_table" not in marks:
+        return None
+    return LinkTable(str(marks["link_table"]), f"{declaration.resource_types[0]}_id", str(marks["link_column"]))
+
+
 @cache
 def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
     """Every declared member of a resource, in declaration order (base fields `id`, `type`, `self_link` aside)."""
@@ -171,11 +192,16 @@ def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
             continue
         name = field.alias or field_name
         kind, sql_type, coerce = _analyse(field.annotation)
-        if kind == "ref":
-            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-            found.append(Member(name, f"{name}_id", kind, sql_type, coerce, polymorphic=bool(extra.get("types"))))
+        marks = field_marks(field)
+        if marks.get("link"):
+            found.append(Member(name.removesuffix("_link"), name, kind, sql_type, coerce, place="links"))
+        elif "top_level" in marks:
+            found.append(Member(str(marks["top_level"]), name, kind, sql_type, coerce, place="top_level"))
+        elif kind == "ref":
+            found.append(Member(name, f"{name}_id", kind, sql_type, coerce, polymorphic=bool(marks.get("types")), place="relationships"))
         elif kind == "refs":
-            found.append(Member(name, f"{_singular(name)}_ids", kind, sql_type, coerce))
+            linked = _link_table(declaration, marks)
+            found.append(Member(name, f"{_singular(name)}_ids", kind, sql_type, coerce, place="relationships", link_table=linked))
         elif kind in ("struct", "structs"):
             found.append(Member(name, name, kind, sql_type, _nested_json(coerce)))
         else:

@@ -19,7 +19,12 @@ import duckdb_engine
 from sqlalchemy import Table
 from sqlalchemy.schema import CreateTable
 
-from shipsync.warehouse.data_steps import drop_webhook_header_values, tracking_request_tags_from_shipments, typed_resources
+from shipsync.warehouse.data_steps import (
+    changed_when_synced,
+    drop_webhook_header_values,
+    tracking_request_tags_from_shipments,
+    typed_resources,
+)
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
 from shipsync.warehouse.view_order import create_views_in_order, view_statements
 
@@ -31,6 +36,7 @@ DATA_STEPS: tuple[tuple[int, Callable[[duckdb.DuckDBPyConnection], None]], ...] 
     (7, tracking_request_tags_from_shipments),
     (8, drop_webhook_header_values),
     (9, typed_resources),
+    (10, changed_when_synced),
 )
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from shipsync.api.document_models import Document
 from shipsync.api.jsonapi import JsonObject, linkage
+from shipsync.api.place_models import MetroArea
 from shipsync.json_text import dumps_or_null
-from shipsync.warehouse.declared_rows import declared_batch
+from shipsync.warehouse.declared_rows import declared_batch, declared_tables_batch
 from shipsync.warehouse.schema import RELATED_TABLES
 
 Columns = dict[str, list[Any]]
@@ -45,41 +47,6 @@ def _str_list(value: Any) -> list[str] | None:
     return [str(v) for v in value] if isinstance(value, list) else None
 
 
-DOCUMENT_ATTRIBUTES = (
-    "name",
-    "document_type",
-    "document_type_manual",
-    "classification_notes",
-    "source",
-    "file_name",
-    "file_content_type",
-    "file_size_bytes",
-    "created_at",
-    "updated_at",
-)
-
-
-def document_columns(documents: Sequence[JsonObject]) -> Batch:
-    attrs = [d.get("attributes") or {} for d in documents]
-    ids = [str(d["id"]) for d in documents]
-    columns: Columns = {"id": ids, **_attr_columns(attrs, DOCUMENT_ATTRIBUTES)}
-    columns["file_size_bytes"] = [v if isinstance(v, int) and not isinstance(v, bool) else None for v in columns["file_size_bytes"]]
-    for rel in ("account", "user", "email_submission", "last_document_representation"):
-        columns[f"{rel}_id"] = [_rel_id(d, rel) for d in documents]
-    columns["self_link"] = [_link(d, "self") for d in documents]
-    columns["download_link"] = [_link(d, "download") for d in documents]
-    shipment_links: Columns = {"document_id": [], "shipment_id": []}
-    container_links: Columns = {"document_id": [], "container_id": []}
-    for doc_id, document in zip(ids, documents, strict=True):
-        for shipment_id in _rel_ids(document, "shipments"):
-            shipment_links["document_id"].append(doc_id)
-            shipment_links["shipment_id"].append(shipment_id)
-        for container_id in _rel_ids(document, "cargos"):
-            container_links["document_id"].append(doc_id)
-            container_links["container_id"].append(container_id)
-    return {"documents": columns, "document_shipments": shipment_links, "document_containers": container_links}
-
-
 def included_columns(included: Iterable[JsonObject], observed_at: str | None) -> Batch:
     """Declared types (shipments, containers, places, ...) get their typed tables, stamped with
     when they were observed; accounts their own columns; users keep attributes as JSON."""
@@ -110,24 +77,12 @@ def related_columns(resources: Sequence[JsonObject]) -> Columns:
 
 
 def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject], observed_at: str | None) -> Batch:
-    """Everything one pull of documents (with `include`) writes."""
-    return {**document_columns(documents), **included_columns(included, observed_at)}
+    """Everything one pull of documents (with `include`) writes: documents, their link tables, what they include."""
+    return {**declared_tables_batch(Document, documents, observed_at=observed_at), **included_columns(included, observed_at)}
 
 
-METRO_ATTRIBUTES = ("name", "state_abbr", "country_code", "time_zone", "latitude", "longitude")
-
-
-def metro_area_columns(resources: Sequence[JsonObject]) -> Batch:
-    attrs = [r.get("attributes") or {} for r in resources]
-    columns: Columns = {
-        "code": [a.get("code") for a in attrs],
-        "id": [str(r["id"]) for r in resources],
-        **_attr_columns(attrs, METRO_ATTRIBUTES),
-        "unnamed_member": [r.get("") if isinstance(r.get(""), str) else None for r in resources],
-    }
-    for name in ("latitude", "longitude"):
-        columns[name] = [float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None for v in columns[name]]
-    return {"metro_areas": columns}
+def metro_area_columns(resources: Sequence[JsonObject], observed_at: str | None) -> Batch:
+    return declared_tables_batch(MetroArea, resources, observed_at=observed_at)
 
 
 SCHEMA_ATTRIBUTES = (

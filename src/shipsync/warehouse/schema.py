@@ -2,9 +2,9 @@
 
 Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
 resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
-Resources declared once in `shipsync.api` (shipments, containers, events, places, email
-submissions, extractions) get their tables from `warehouse.declared_tables`, added here; the
-webhook event log's tables are in `warehouse.schema_events`.
+Resources declared once in `shipsync.api` (documents and their link tables, shipments,
+containers, events, places, metro areas, email submissions, extractions) get their tables from
+`warehouse.declared_tables`, added here; the webhook event log's tables are in `warehouse.schema_events`.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
 """
 
@@ -18,9 +18,9 @@ from sqlmodel import Field, SQLModel
 
 from shipsync.warehouse import schema_events  # noqa: F401  (registers the event log's tables)
 from shipsync.warehouse.declared_tables import create_declared_tables
-from shipsync.warehouse.schema_columns import bigint, double, json_field, strings, ts
+from shipsync.warehouse.schema_columns import json_field, strings, ts
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 class Synced(SQLModel):
@@ -28,39 +28,6 @@ class Synced(SQLModel):
 
     synced_at: datetime | None = ts(sa_column_kwargs={"name": "_synced_at"})
     run_id: str | None = Field(default=None, sa_column_kwargs={"name": "_run_id"})
-
-
-class DocumentRow(Synced, table=True):
-    __tablename__ = "documents"
-    id: str = Field(primary_key=True)
-    name: str | None = None
-    document_type: str | None = None
-    document_type_manual: str | None = None
-    classification_notes: str | None = None
-    source: str | None = None
-    file_name: str | None = None
-    file_content_type: str | None = None
-    file_size_bytes: int | None = bigint()
-    created_at: datetime | None = ts()
-    updated_at: datetime | None = ts()
-    account_id: str | None = None
-    user_id: str | None = None
-    email_submission_id: str | None = None
-    last_document_representation_id: str | None = None
-    self_link: str | None = None
-    download_link: str | None = None
-
-
-class DocumentShipmentRow(Synced, table=True):
-    __tablename__ = "document_shipments"
-    document_id: str = Field(primary_key=True)
-    shipment_id: str = Field(primary_key=True)
-
-
-class DocumentContainerRow(Synced, table=True):
-    __tablename__ = "document_containers"
-    document_id: str = Field(primary_key=True)
-    container_id: str = Field(primary_key=True)
 
 
 class AccountRow(Synced, table=True):
@@ -84,19 +51,6 @@ class RelatedRow(Synced):
 
 class UserRow(RelatedRow, table=True):
     __tablename__ = "users"
-
-
-class MetroAreaRow(Synced, table=True):
-    __tablename__ = "metro_areas"
-    code: str = Field(primary_key=True)
-    id: str | None = None
-    name: str | None = None
-    state_abbr: str | None = None
-    country_code: str | None = None
-    time_zone: str | None = None
-    latitude: float | None = double()
-    longitude: float | None = double()
-    unnamed_member: str | None = None
 
 
 class DocumentSchemaRow(Synced, table=True):
