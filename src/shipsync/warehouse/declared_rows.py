@@ -9,7 +9,9 @@ resource as sent is the typed columns plus the leftovers, and no value can fail 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from shipsync.api.declared import Declared
@@ -33,21 +35,25 @@ def _relationship(member: Member, rel: Any, left: dict[str, Any]) -> tuple[Any, 
     if not isinstance(rel, dict):
         left[member.name] = rel
         return None, None
-    extra = {k: v for k, v in rel.items() if k != "data"}
+    # Most relationships are `{data}` alone: no copy of the rest to make.
+    extra = {} if len(rel) == 1 and "data" in rel else {k: v for k, v in rel.items() if k != "data"}
     data = rel.get("data")
     value: Any
     type_: str | None
+    # Tuples in isinstance, not `str | int`: that builds a union object at every evaluation (a hot path).
     if member.kind == "ref":
+        ident = data.get("id") if isinstance(data, dict) else None
         if data is None:
             value, type_ = None, None
-        elif isinstance(data, dict) and isinstance(data.get("id"), str | int) and not isinstance(data.get("id"), bool):
-            value, type_ = str(data["id"]), data.get("type") if isinstance(data.get("type"), str) else None
+        elif isinstance(ident, (str, int)) and not isinstance(ident, bool):
+            type_ = data.get("type")
+            value, type_ = str(ident), type_ if isinstance(type_, str) else None
         else:
             value, type_ = None, None
             extra["data"] = data
     else:
         items = data if isinstance(data, list) else None
-        ids = [str(i["id"]) for i in items or [] if isinstance(i, dict) and isinstance(i.get("id"), str | int)]
+        ids = [str(i["id"]) for i in items or () if isinstance(i, dict) and isinstance(i.get("id"), (str, int))]
         value, type_ = (ids if items is not None and len(ids) == len(items) else None), None
         if value is None and "data" in rel:
             extra["data"] = data
@@ -56,8 +62,29 @@ def _relationship(member: Member, rel: Any, left: dict[str, Any]) -> tuple[Any, 
     return value, type_
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """A declaration's members grouped by where the resource sends them (made once per declaration)."""
+
+    attributes: tuple[Member, ...]
+    relationships: tuple[Member, ...]
+    outside: tuple[Member, ...]  # links and top-level members
+    attribute_names: frozenset[str]
+    relationship_names: frozenset[str]
+
+
+@cache
+def _plan(declaration: type[Declared]) -> _Plan:
+    members = members_of(declaration)
+    attributes = tuple(m for m in members if m.place == "attributes")
+    relationships = tuple(m for m in members if m.place == "relationships")
+    outside = tuple(m for m in members if m.place in ("links", "top_level"))
+    return _Plan(attributes, relationships, outside, frozenset(m.name for m in attributes), frozenset(m.name for m in relationships))
+
+
 def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str, Any]:
     """One row (column -> value) of a resource; `leftovers` is canonical JSON or None."""
+    plan = _plan(declaration)
     attributes = resource.get("attributes")
     attributes = attributes if isinstance(attributes, dict) else {}
     relationships = relationships_of(resource)
@@ -70,37 +97,34 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
     left_attributes: dict[str, Any] = {}
     left_relationships: dict[str, Any] = {}
     taken: set[tuple[str, str]] = set()  # (place, name) of the links and top-level members that fit
-    for member in members_of(declaration):
-        if member.place in ("links", "top_level"):
-            raw = (links if member.place == "links" else resource).get(member.name)
-            value = None if raw is None else member.coerce(raw)
-            if value is MISFIT:
-                value = None
-            elif raw is not None:
-                taken.add((member.place, member.name))
-            row[member.column] = value
-            continue
-        if member.kind in ("ref", "refs"):
-            if member.name in relationships:
-                value, type_ = _relationship(member, relationships[member.name], left_relationships)
-            else:
-                value, type_ = None, None
-            row[member.column] = value
-            if member.polymorphic:
-                row[f"{member.name}_type"] = type_
-            continue
+    for member in plan.outside:
+        raw = (links if member.place == "links" else resource).get(member.name)
+        value = None if raw is None else member.coerce(raw)
+        if value is MISFIT:
+            value = None
+        elif raw is not None:
+            taken.add((member.place, member.name))
+        row[member.column] = value
+    for member in plan.relationships:
+        if member.name in relationships:
+            value, type_ = _relationship(member, relationships[member.name], left_relationships)
+        else:
+            value, type_ = None, None
+        row[member.column] = value
+        if member.polymorphic:
+            row[f"{member.name}_type"] = type_
+    for member in plan.attributes:
         raw = attributes.get(member.name)
         value = None if raw is None else member.coerce(raw)
         if value is MISFIT:
             left_attributes[member.name] = raw
             value = None
         row[member.column] = value
-    named = {m.name for m in members_of(declaration)}
     for name, value in attributes.items():
-        if name not in named and not (name == "id" and str(value) == resource_id):
+        if name not in plan.attribute_names and not (name == "id" and str(value) == resource_id):
             left_attributes[name] = value
     for name, value in relationships.items():
-        if name not in named:
+        if name not in plan.relationship_names:
             left_relationships[name] = value
     self_link = links.get("self")
     row["self_link"] = self_link if isinstance(self_link, str) else None
