@@ -10,10 +10,13 @@ import duckdb
 import orjson
 
 from shipsync.api.tracking_models import Container
+from shipsync.warehouse.connection import connect
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
+from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import members_of
+from shipsync.warehouse.schema import SCHEMA_VERSION
 
 
 def rows(warehouse: Path, sql: str) -> list[dict[str, Any]]:
@@ -63,6 +66,17 @@ def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
         named = {m.name for m in members_of(declaration)}
         assert not named & {*leftovers.get("attributes", {}), *leftovers.get("relationships", {})}, (resource["type"], leftovers)
     return checked
+
+
+def migrated(path: Path, table: str) -> Path:
+    """Open an older file as the pipeline does (it is adopted, migrated and published), check that
+    analysts see `table` and the file records the current version, and return the pipeline's file."""
+    with connect(path):
+        pass
+    assert rows(path, f"SELECT count(*) AS n FROM {table}") == [{"n": 1}]  # what analysts open
+    own = pipeline_file(path)
+    assert rows(own, "SELECT max(version) AS v FROM _shipsync_schema") == [{"v": SCHEMA_VERSION}]
+    return own
 
 
 def write_container(warehouse: Path, resource: dict[str, Any], observed_at: str) -> Any:
