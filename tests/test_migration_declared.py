@@ -1,6 +1,7 @@
-"""A warehouse written by schema 9 (documents and metro areas in hand-written tables, unknown members
-dropped) is migrated in place to their declared tables: every value it held stays, and what the
-declarations now write on top of it (leftovers, freshness) works on the migrated file."""
+"""A warehouse written by schema 9 (documents, metro areas and document schemas in hand-written
+tables, unknown members dropped) is migrated in place to their declared tables: every value it held
+stays, and what the declarations now write on top of it (leftovers, freshness) works on the
+migrated file."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import duckdb
 import orjson
 
 from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.normalize import document_page_columns, metro_area_columns
+from shipsync.warehouse.normalize import document_page_columns, document_schema_columns, metro_area_columns
 from support.warehouse_rows import migrated, rows
 
 FIXTURE = Path(__file__).parent / "fixtures" / "schema_9.sql"
@@ -57,6 +58,20 @@ METRO_AREA = {
     },
     "": "LA",
 }
+SCHEMA = {
+    "id": "commercial_invoice@2026-03-23",
+    "type": "document_schema",
+    "attributes": {
+        "document_type": "commercial_invoice",
+        "label": "Commercial invoice",
+        "schema_version": "2026.03.23",
+        "current": True,
+        "draft": False,
+        "active_at": "2026-03-23T00:00:00Z",
+        "schema_payload": {"type": "object", "properties": {"total": {"type": "number"}}},
+    },
+    "links": {"self": "/v2/document_schemas/commercial_invoice@2026-03-23"},
+}
 
 
 def write_schema_9_file(path: Path) -> None:
@@ -86,6 +101,18 @@ def write_schema_9_file(path: Path) -> None:
     con.execute(
         f"INSERT INTO metro_areas VALUES (TIMESTAMPTZ '{SYNCED}', 'run-1', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [m["code"], METRO_AREA["id"], m["name"], m["state_abbr"], m["country_code"], m["time_zone"], m["latitude"], m["longitude"], "LA"],  # type: ignore[index]
+    )
+    s: dict[str, Any] = SCHEMA["attributes"]  # type: ignore[assignment]
+    payload = orjson.dumps(s["schema_payload"], option=orjson.OPT_SORT_KEYS).decode()
+    con.execute(
+        "INSERT INTO document_schemas (_synced_at, _run_id, id, document_type, label, schema_version, current, draft, active_at, "
+        f"schema_payload, self_link) VALUES (TIMESTAMPTZ '{SYNCED}', 'run-1', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            SCHEMA["id"],
+            *(s[k] for k in ("document_type", "label", "schema_version", "current", "draft", "active_at")),
+            payload,
+            SCHEMA["links"]["self"],
+        ],  # type: ignore[index]
     )
     con.close()
 
@@ -132,6 +159,15 @@ def test_schema_9_file_migrates_to_declared_documents_and_metro_areas(tmp_path: 
     (document,) = rows(own, "SELECT * FROM documents")
     assert orjson.loads(document["leftovers"]) == {"attributes": {"page_count": 3}, "links": {"preview": "/v2/documents/d-1/preview"}}
     assert document["name"] == "Commercial Invoice 1" and document["_run_id"] == "run-3"
+
+    # A document schema read again is unchanged too; what its table did not know is kept from now on.
+    (schema,) = rows(own, "SELECT * FROM document_schemas")
+    assert (schema["current"], schema["last_changed_at"], schema["leftovers"]) == (True, schema["_synced_at"], None)
+    assert orjson.loads(schema["schema_payload"]) == SCHEMA["attributes"]["schema_payload"]  # type: ignore[index]
+    assert write_batch(path, document_schema_columns([SCHEMA], observed), run_id="run-2")["document_schemas"].unchanged == 1
+    counts = write_batch(path, document_schema_columns([with_more(SCHEMA, locale="en")], observed), run_id="run-3")
+    assert counts["document_schemas"].updated == 1
+    assert orjson.loads(rows(own, "SELECT leftovers FROM document_schemas")[0]["leftovers"]) == {"attributes": {"locale": "en"}}
 
     counts = write_batch(path, metro_area_columns([with_more(METRO_AREA, population=12_000_000)], observed), run_id="run-3")
     assert counts["metro_areas"].updated == 1

@@ -1,10 +1,10 @@
-"""Documents (the service's Documents beta), declared once (see `api.declared`), and one document
-with the related resources that came with it."""
+"""Documents (the service's Documents beta) and document schemas, declared once (see
+`api.declared`), and one document with the related resources that came with it."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -38,6 +38,27 @@ class Document(Declared):
     # Containers, as the service names them here.
     cargos: list[Ref] = link_table("document_containers", "container_id")
     download_link: str | None = link()
+
+
+class DocumentSchema(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("document_schema",)
+    table_name: ClassVar[str] = "document_schemas"
+    row_is: ClassVar[str] = "One row per version of a document schema, by `<document_type>@<date>`."
+    # Written by `pull document-schemas` only (read one by one, by id).
+    from_included: ClassVar[bool] = False
+
+    document_type: str | None = None
+    label: str | None = None
+    schema_version: str | None = None
+    full_version: str | None = None
+    current: bool | None = None
+    draft: bool | None = None
+    active_at: datetime | None = None
+    schema_format: str | None = None
+    description: str | None = None
+    schema_payload: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 class DocumentWithIncluded(BaseModel):

@@ -76,21 +76,6 @@ class ApiModel(BaseModel):
         return values
 
 
-class DocumentSchema(ApiModel):
-    document_type: str | None = None
-    label: str | None = None
-    schema_version: str | None = None
-    full_version: str | None = None
-    current: bool | None = None
-    draft: bool | None = None
-    active_at: datetime | None = None
-    schema_format: str | None = None
-    description: str | None = None
-    schema_payload: dict[str, Any] | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-
-
 class CustomField(ApiModel):
     api_slug: str | None = None
     value: Any = None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from shipsync.api.document_models import DocumentSchema
 from shipsync.api.jsonapi import Page
-from shipsync.api.models import DocumentSchema
 from shipsync.api.place_models import MetroArea
 from shipsync.api.transport import Transport
 

@@ -132,7 +132,7 @@ def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> Ba
 
 def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
     fetched = fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i))
-    return outcome_of(fetched, write_batch(settings.warehouse, document_schema_columns(fetched.data), run_id=run_id))
+    return outcome_of(fetched, write_batch(settings.warehouse, document_schema_columns(fetched.data, fetched.observed_at), run_id=run_id))
 
 
 def _pull_reference(

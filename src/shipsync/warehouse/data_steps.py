@@ -114,11 +114,11 @@ def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
-    """Schema 10: documents and metro areas became declared tables, with the bookkeeping of the
-    others. What a row held stays as it was (the new `leftovers` is NULL: older versions did not
-    keep unknown members); `last_changed_at` is `_synced_at`, which named the last change already.
-    `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
-    for table in ("documents", "metro_areas"):
+    """Schema 10: documents, metro areas and document schemas became declared tables, with the
+    bookkeeping of the others. What a row held stays as it was (the new `leftovers` is NULL: older
+    versions did not keep unknown members); `last_changed_at` is `_synced_at`, which named the last
+    change already. `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
+    for table in ("documents", "metro_areas", "document_schemas"):
         con.execute(f'UPDATE "{table}" SET last_changed_at = _synced_at WHERE last_changed_at IS NULL')
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.types import UserDefinedType
 from sqlmodel import SQLModel
 
 from shipsync.api.declared import Declared
-from shipsync.api.document_models import Document
+from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
 from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
 from shipsync.api.tracking_models import Container, EstimatedEvent, Shipment, TransportEvent
@@ -36,6 +36,7 @@ DECLARED: tuple[type[Declared], ...] = (
     EmailSubmission,
     DocumentRepresentation,
     Document,
+    DocumentSchema,
     MetroArea,
 )
 # JSON:API type -> its declaration, for the types written wherever they arrive (`from_included`).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from shipsync.api.document_models import Document
+from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.jsonapi import JsonObject, linkage
 from shipsync.api.place_models import MetroArea
 from shipsync.json_text import dumps_or_null
@@ -85,31 +85,8 @@ def metro_area_columns(resources: Sequence[JsonObject], observed_at: str | None)
     return declared_tables_batch(MetroArea, resources, observed_at=observed_at)
 
 
-SCHEMA_ATTRIBUTES = (
-    "document_type",
-    "label",
-    "schema_version",
-    "full_version",
-    "current",
-    "draft",
-    "active_at",
-    "schema_format",
-    "description",
-    "created_at",
-    "updated_at",
-)
-
-
-def document_schema_columns(resources: Sequence[JsonObject]) -> Batch:
-    attrs = [r.get("attributes") or {} for r in resources]
-    return {
-        "document_schemas": {
-            "id": [str(r["id"]) for r in resources],
-            **_attr_columns(attrs, SCHEMA_ATTRIBUTES),
-            "schema_payload": [dumps_or_null(a.get("schema_payload")) for a in attrs],
-            "self_link": [_link(r, "self") for r in resources],
-        }
-    }
+def document_schema_columns(resources: Sequence[JsonObject], observed_at: str | None) -> Batch:
+    return declared_tables_batch(DocumentSchema, resources, observed_at=observed_at)
 
 
 TRACKING_ATTRIBUTES = (

@@ -2,7 +2,7 @@
 
 Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
 resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
-Resources declared once in `shipsync.api` (documents and their link tables, shipments,
+Resources declared once in `shipsync.api` (documents and their link tables, document schemas, shipments,
 containers, events, places, metro areas, email submissions, extractions) get their tables from
 `warehouse.declared_tables`, added here; the webhook event log's tables are in `warehouse.schema_events`.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
@@ -51,24 +51,6 @@ class RelatedRow(Synced):
 
 class UserRow(RelatedRow, table=True):
     __tablename__ = "users"
-
-
-class DocumentSchemaRow(Synced, table=True):
-    __tablename__ = "document_schemas"
-    id: str = Field(primary_key=True)
-    document_type: str | None = None
-    label: str | None = None
-    schema_version: str | None = None
-    full_version: str | None = None
-    current: bool | None = None
-    draft: bool | None = None
-    active_at: datetime | None = ts()
-    schema_format: str | None = None
-    description: str | None = None
-    schema_payload: dict[str, Any] | None = json_field()
-    created_at: datetime | None = ts()
-    updated_at: datetime | None = ts()
-    self_link: str | None = None
 
 
 class TrackingRequestRow(Synced, table=True):
