@@ -13,6 +13,7 @@ from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_document_schemas, pull_metro_areas
 from shipsync.pull.tracking_requests import pull_tracking_requests
 from shipsync.sandbox.world import Account
+from shipsync.warehouse.connection import connect
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 from support.warehouse_rows import count
 
@@ -105,6 +106,11 @@ def test_give_ups_are_listed_never_dropped(make_sandbox: SandboxFactory, warehou
     assert all(":" in e for e in record.errors)
 
 
+def _age(warehouse: Path, sql: str) -> None:
+    with connect(warehouse) as con:  # logs that anything may have changed: the next publish compares every table
+        con.execute(sql)
+
+
 def test_freshness_window_and_force(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     pull_documents(settings, all_documents=True)
@@ -112,6 +118,11 @@ def test_freshness_window_and_force(sandbox: RunningSandbox, warehouse: Path) ->
     assert first.stats.requests == first.counts["metro_areas"].inserted > 0
     assert pull_metro_areas(settings).stats.requests == 0
     assert pull_metro_areas(settings, force=True).stats.requests == first.stats.requests
+    # Read a day ago and unchanged for a month: still fresh (a read counts, not only a change).
+    _age(warehouse, "UPDATE metro_areas SET _synced_at = now() - INTERVAL 30 DAY, observed_at = now() - INTERVAL 1 DAY")
+    assert pull_metro_areas(settings).stats.requests == 0
+    _age(warehouse, "UPDATE metro_areas SET observed_at = now() - INTERVAL 8 DAY")
+    assert pull_metro_areas(settings).stats.requests == first.stats.requests
     given = pull_metro_areas(settings, ids=["nlrtm", "ZZZZZ"], force=True)
     assert given.not_found == ["ZZZZZ"]
     schemas = pull_document_schemas(settings, ids=["commercial_invoice@2025-11-04"])

@@ -96,11 +96,13 @@ def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
 
 
 def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], window: timedelta) -> set[str]:
+    """The keys read within the window. `observed_at` moves whenever a record is read, changed or
+    not (`_synced_at` only when it changed); rows stored before schema 10 have only `_synced_at`."""
     if not warehouse.exists() or not keys:
         return set()
     cutoff = datetime.now(UTC) - window
     with connect(warehouse, records_changes=True) as con:  # reads only
-        rows = con.execute(f'SELECT "{key}" FROM "{table}" WHERE _synced_at >= ?', [cutoff]).fetchall()
+        rows = con.execute(f'SELECT "{key}" FROM "{table}" WHERE coalesce(observed_at, _synced_at) >= ?', [cutoff]).fetchall()
     return {r[0] for r in rows} & set(keys)
 
 
