@@ -212,8 +212,10 @@ def upsert(
             f"UPDATE {_q(table_name)} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND {fresh} AND ({differs})",
             [synced_at, run_id],
         )
-    if FRESHNESS in content:
+    unchanged = total - inserted - updated - stale
+    if FRESHNESS in content and unchanged:
         # The same content seen again, later: the row is as new as that sighting (content untouched).
+        # Only unchanged rows can be such a sighting: a batch of new rows skips both joins.
         stamps = ", ".join(f"{_q(c)} = s.{_q(c)}" for c in STAMPS if c in content)
         moved = f"{join} AND s.{FRESHNESS} > t.{FRESHNESS} AND NOT ({differs})"
         # Logged for publishing too: the published copy carries the stamp.
@@ -223,7 +225,7 @@ def upsert(
     refresh = refresh_derived_sql(table_name)
     if refresh and (inserted or updated):
         con.execute(refresh)
-    return TableCounts(inserted=inserted, updated=updated, unchanged=total - inserted - updated - stale, stale=stale)
+    return TableCounts(inserted=inserted, updated=updated, unchanged=unchanged, stale=stale)
 
 
 def replace_links(
