@@ -1,9 +1,12 @@
-"""The run ledger (`sync_runs`): a row when a run starts, completed when it ends, never a secret."""
+"""The run ledger (`sync_runs`): a row when a run starts, completed when it ends, never a secret;
+`ledger_run` wraps any run (a pull, a bulk apply, an undo, a webhook registration) in one, then
+publishes what it changed for analysts (the run is the outermost `publishing` scope)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,10 +15,13 @@ from typing import Any, Literal
 import duckdb
 
 from shipsync.api.transport import ClientStats
+from shipsync.config import Settings
+from shipsync.errors import AuthenticationError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect
+from shipsync.warehouse.publishing import publishing
 from shipsync.warehouse.upsert import TableCounts
 
 
@@ -164,3 +170,31 @@ def last_success_parameter(warehouse: Path, flow: str, name: str) -> str | None:
             [f"$.{name}", flow],
         ).fetchone()
     return str(row[0]) if row else None
+
+
+@contextmanager
+def ledger_run(settings: Settings, flow: str, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
+    """Record the run in `sync_runs`: completed, completed_with_errors (404s, ids given up) or failed.
+
+    A missing API key fails before anything is written. Analysts see the run's writes at its end.
+    """
+    settings.require_api_key()
+    with publishing(settings.warehouse), _recorded(settings, flow, parameters) as record:
+        yield record
+
+
+@contextmanager
+def _recorded(settings: Settings, flow: str, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
+    warehouse = settings.warehouse
+    record = start_run(warehouse, flow, parameters)
+    try:
+        yield record
+    except AuthenticationError as exc:
+        record.errors.append(redact(str(exc)))
+        finish_run(warehouse, record, "failed")
+        raise
+    except BaseException as exc:
+        record.errors.append(redact(f"{type(exc).__name__}: {exc}"))
+        finish_run(warehouse, record, "failed")
+        raise
+    finish_run(warehouse, record, "completed_with_errors" if record.errors or record.not_found else "completed")
