@@ -14,7 +14,7 @@ from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
 from shipsync.warehouse.connection import connect
-from shipsync.warehouse.ledger import RunRecord, ledger_run
+from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_schema_columns, metro_area_columns
 from shipsync.warehouse.upsert import TableCounts
@@ -136,7 +136,7 @@ def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) 
 
 def _pull_reference(
     settings: Settings,
-    flow: str,
+    flow: FlowName,
     ids: Sequence[str],
     *,
     discovered: Callable[[Path], tuple[list[str], list[str]]],
