@@ -3,12 +3,15 @@ old and new apply names), which runs count as a success; and JSON text written a
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import get_args
 
 from shipsync.json_text import dumps, dumps_or_null, loads
 from shipsync.warehouse.ledger import (
+    APPLY_FLOWS,
     SINCE_OVERLAP,
     FlowName,
     apply_flows,
@@ -65,11 +68,6 @@ def test_json_text_is_canonical_and_reads_back() -> None:
 def test_the_ledger_names_each_run_as_its_prefect_flow_is_named() -> None:
     """A pull or webhook flow and the ledger rows it writes share a name, so an operator can go
     from one to the other; the ledger's closed set of names covers every such flow."""
-    import re
-    from typing import get_args
-
-    from shipsync.warehouse.ledger import APPLY_FLOWS, FlowName
-
     flows_dir = Path(__file__).resolve().parents[1] / "flows"
     prefect_names = {m for f in flows_dir.glob("*.py") for m in re.findall(r'@flow\(name="([a-z_]+)"', f.read_text())}
     recording = {n for n in prefect_names if n.startswith("pull_") or n.endswith("_webhook")} - {"pull_all"}
