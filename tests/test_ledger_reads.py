@@ -3,13 +3,17 @@ old and new apply names), which runs count as a success; and JSON text written a
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import get_args
 
 from shipsync.json_text import dumps, dumps_or_null, loads
 from shipsync.warehouse.ledger import (
+    APPLY_FLOWS,
     SINCE_OVERLAP,
+    FlowName,
     apply_flows,
     changed_since,
     finish_run,
@@ -21,7 +25,7 @@ from shipsync.warehouse.ledger import (
 
 
 def _run(warehouse: Path, flow: str, status: str) -> datetime:
-    record = start_run(warehouse, flow, {})
+    record = start_run(warehouse, flow, {})  # type: ignore[arg-type]  # older ledgers hold other names
     finish_run(warehouse, record, status)  # type: ignore[arg-type]
     return record.started_at
 
@@ -59,3 +63,13 @@ def test_json_text_is_canonical_and_reads_back() -> None:
     assert loads(value) is value  # already parsed (DuckDB hands JSON back parsed at times)
     assert dumps_or_null(None) is None and dumps(None) == "null"
     assert dumps({"at": datetime(2026, 1, 2), "n": Decimal("1.50")}) == '{"at":"2026-01-02T00:00:00","n":"1.50"}'
+
+
+def test_the_ledger_names_each_run_as_its_prefect_flow_is_named() -> None:
+    """A pull or webhook flow and the ledger rows it writes share a name, so an operator can go
+    from one to the other; the ledger's closed set of names covers every such flow."""
+    flows_dir = Path(__file__).resolve().parents[1] / "flows"
+    prefect_names = {m for f in flows_dir.glob("*.py") for m in re.findall(r'@flow\(name="([a-z_]+)"', f.read_text())}
+    recording = {n for n in prefect_names if n.startswith("pull_") or n.endswith("_webhook")} - {"pull_all"}
+    assert recording and recording <= set(get_args(FlowName))
+    assert set(APPLY_FLOWS.values()) <= set(get_args(FlowName))

@@ -134,9 +134,11 @@ def write_spool(spool: Path, bodies: list[bytes], per_segment: int) -> None:
 
 @pytest.mark.slow
 def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) -> None:
-    bodies = journey_notifications(40) * 1
+    # About 10,000 full-record notifications: their load takes 10 s or more here (24 s at load 6),
+    # so both kills land mid-load, before and after the first commits.
+    bodies = journey_notifications(40)
     bodies = bodies + [
-        orjson.dumps({**orjson.loads(b), "data": {**orjson.loads(b)["data"], "id": f"copy-{i}"}}) for i, b in enumerate(bodies * 60)
+        orjson.dumps({**orjson.loads(b), "data": {**orjson.loads(b)["data"], "id": f"copy-{i}"}}) for i, b in enumerate(bodies * 10)
     ]
     spool, warehouse = tmp_path / "spool", tmp_path / "w.duckdb"
     write_spool(spool, bodies, 15_000)

@@ -8,12 +8,11 @@ extensions (the per-entity ones set or clear a value by slug, without knowing it
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
 from shipsync.api.entity_types import ROUTE_OF_ENTITY
-from shipsync.api.jsonapi import Page, resource_document
+from shipsync.api.jsonapi import Pages, resource_document
 from shipsync.api.models import CustomField
 from shipsync.api.transport import Transport
 
@@ -58,7 +57,7 @@ class CustomFields:
         entity_id: str | None = None,
         definition_id: str | None = None,
         page_size: int = 100,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         """Extension: current values, to diff a spreadsheet against."""
         params = {
             f"filter[{k}]": v for k, v in (("entity_type", entity_type), ("entity_id", entity_id), ("definition_id", definition_id)) if v
@@ -68,7 +67,7 @@ class CustomFields:
     async def list(self, **filters: Any) -> builtins.list[CustomField]:
         return [CustomField.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
 
-    def entity_pages(self, entity_type: str, entity_id: str, *, page_size: int = 100) -> AsyncIterator[Page]:
+    def entity_pages(self, entity_type: str, entity_id: str, *, page_size: int = 100) -> Pages:
         """Extension: one entity's values, page by page (`GET /{entities}/{id}/custom_fields`)."""
         return self._t.paginate(entity_path(entity_type, entity_id), page_size=page_size)
 

@@ -7,11 +7,11 @@ operation on options, are the documented extensions the bulk kinds need.
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from shipsync.api.jsonapi import Page, resource_document
+from shipsync.api.jsonapi import Pages, resource_document
 from shipsync.api.models import CustomFieldDefinition, CustomFieldOption
 from shipsync.api.transport import Transport
 
@@ -82,7 +82,7 @@ class CustomFieldDefinitions:
         data_type: str | None = None,
         display_name: str | None = None,
         page_size: int = 100,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         """Extension: the account's own and the service's template definitions (`display_name`: a prefix)."""
         params = {
             f"filter[{k}]": v for k, v in (("entity_type", entity_type), ("data_type", data_type), ("display_name", display_name)) if v
@@ -92,7 +92,7 @@ class CustomFieldDefinitions:
     async def list(self, **filters: Any) -> list[CustomFieldDefinition]:
         return [CustomFieldDefinition.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
 
-    def option_pages(self, definition_id: str) -> AsyncIterator[Page]:
+    def option_pages(self, definition_id: str) -> Pages:
         return self._t.paginate(_definition_path(definition_id, "options"))
 
     async def options(self, definition_id: str) -> builtins.list[CustomFieldOption]:

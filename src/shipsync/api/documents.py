@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from urllib.parse import quote
 
 from shipsync.api.document_models import Document, DocumentWithIncluded
-from shipsync.api.jsonapi import Page
+from shipsync.api.jsonapi import Page, Pages
 from shipsync.api.models import Included
 from shipsync.api.transport import Transport
 
@@ -53,7 +53,7 @@ class Documents:
         page_size: int = 100,
         max_pages: int | None = None,
         start: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         """Extension: every document, page by page, with related resources included.
 
         `sort`: `created_at`, `document_type` or `added_by` (`-` first for descending).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +105,11 @@ class Page:
         if isinstance(link, dict):  # JSON:API allows link objects {href: ...}
             link = link.get("href")
         return link if isinstance(link, str) and link else None
+
+
+# A listing's pages, fetched as they are read. An async generator, so that a reader that stops early
+# closes it (`contextlib.aclosing`) at once instead of whenever it is collected.
+Pages = AsyncGenerator[Page, None]
 
 
 def parse_page(body: Any) -> Page:

@@ -4,11 +4,11 @@ the declared `Shipment` (`api.tracking_models`): every member the warehouse type
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from shipsync.api.jsonapi import Page, resource_document
+from shipsync.api.jsonapi import Page, Pages, resource_document
 from shipsync.api.tracking_models import Shipment
 from shipsync.api.transport import Transport
 
@@ -34,7 +34,7 @@ class Shipments:
         page_size: int = 100,
         max_pages: int | None = None,
         start: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         params: dict[str, str] = {}
         for name, value in (("q", q), ("number", number), ("include", include)):
             if value:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from urllib.parse import quote
 
-from shipsync.api.jsonapi import JsonObject, Page
+from shipsync.api.jsonapi import JsonObject, Page, Pages
 from shipsync.api.transport import Transport
 
 SHIPMENT_INCLUDES = ("containers", "pod_terminal", "port_of_lading", "port_of_discharge", "destination", "destination_terminal")
@@ -45,15 +45,13 @@ class Containers:
         page_size: int = 100,
         max_pages: int | None = None,
         start: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         return self._t.paginate("containers", _params(include), page_size=page_size, max_pages=max_pages, start=start)
 
     async def get_page(self, container_id: str, include: str | Iterable[str] | None = None) -> Page:
         return await self._t.get_page(f"containers/{quote(container_id, safe='')}", _params(include) or None)
 
-    def transport_event_pages(
-        self, container_id: str, *, include: str | Iterable[str] | None = None, page_size: int = 100
-    ) -> AsyncIterator[Page]:
+    def transport_event_pages(self, container_id: str, *, include: str | Iterable[str] | None = None, page_size: int = 100) -> Pages:
         """The container's past milestones; followed page by page should the service ever page them."""
         path = f"containers/{quote(container_id, safe='')}/transport_events"
         return self._t.paginate(path, _params(include), page_size=page_size)

@@ -6,11 +6,10 @@ A tracking request's `tags` and `ref_numbers` belong to the shipment it tracks: 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-from shipsync.api.jsonapi import Page, resource_document
+from shipsync.api.jsonapi import Pages, resource_document
 from shipsync.api.models import TrackingRequest
 from shipsync.api.transport import Transport
 
@@ -45,7 +44,7 @@ class TrackingRequests:
         page_size: int = 100,
         max_pages: int | None = None,
         start: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         """Extension: tracking requests, filtered; `updated_since` drives incremental pulls, `q` searches numbers."""
         params: dict[str, str] = {}
         for name, value in (

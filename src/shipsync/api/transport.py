@@ -11,14 +11,13 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.api.jsonapi import Page, parse_errors, parse_page
+from shipsync.api.jsonapi import Page, Pages, parse_errors, parse_page
 from shipsync.api.ratelimit import RequestLimiter, UnlimitedLimiter
 from shipsync.api.retry import IDEMPOTENT_METHODS, Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
 from shipsync.errors import ApiError, ApiNetworkError, OutcomeUnknownError, error_for_status
@@ -222,7 +221,7 @@ class Transport:
         page_size: int = MAX_PAGE_SIZE,
         max_pages: int | None = None,
         start: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> Pages:
         """Yield pages, following `links.next` until absent or `max_pages` is reached.
 
         `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and

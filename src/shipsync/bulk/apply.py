@@ -27,8 +27,7 @@ from shipsync.bulk.record import store, summary, write_results_file
 from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
 from shipsync.errors import InputError
-from shipsync.pull.run import ledger_run
-from shipsync.warehouse.ledger import apply_flows
+from shipsync.warehouse.ledger import apply_flows, ledger_run
 
 PLANNERS: dict[str, Planner] = {p.kind: p for p in (TrackingRequestsPlanner(), DefinitionsPlanner(), CustomFieldsPlanner())}
 WRITE_CHUNK = 500

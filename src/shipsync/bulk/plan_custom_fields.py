@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shipsync.bulk.cells import Cell, cell_text, cell_value
-from shipsync.bulk.lookup import Knowledge
+from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Action, Change, Kind, Problem
 from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresolved_numbers
 from shipsync.bulk.read_values import ValueScope
@@ -194,25 +194,26 @@ def _entity_rows(sheet: Sheet, known: Knowledge, layout: Layout, problems: list[
         yield number, row, entity_type, entity_id
 
 
-def _cells_of(sheet: Sheet, layout: Layout) -> Callable[[list[Cell]], list[tuple[str, Cell, str]]]:
-    """A row's (api_slug, cell, column) triples: one per slug column, or the long row's one."""
+def _columns_of(sheet: Sheet, layout: Layout) -> Callable[[list[Cell]], list[tuple[str, int, str]]]:
+    """A row's (api_slug, cell position, column name) triples: one per slug column of a wide file
+    (the same list for every row, found once), or the long row's one."""
     index = {h: i for i, h in enumerate(sheet.headers)}
     if layout.long:
         slug_index, value_index = index["api_slug"], index["value"]
-        return lambda row: [(cell_text(row[slug_index]), row[value_index], "value")]
-    wide_columns = [(slug, index[slug]) for slug in layout.slug_columns]  # positions found once, not per row
-    return lambda row: [(slug, row[i], slug) for slug, i in wide_columns]
+        return lambda row: [(cell_text(row[slug_index]), value_index, "value")]
+    wide_columns = [(slug, index[slug], slug) for slug in layout.slug_columns]
+    return lambda row: wide_columns
 
 
 def touched_values(sheet: Sheet, known: Knowledge) -> ValueScope:
     """The entities the file's rows name and the definitions of their fields: the values whose
     current state the plan compares against."""
     layout = layout_of(sheet)
-    cells_of = _cells_of(sheet, layout)
+    columns_of = _columns_of(sheet, layout)
     entities: set[tuple[str, str]] = set()
     definitions: dict[str, str] = {}
     for _, row, entity_type, entity_id in _entity_rows(sheet, known, layout, []):
-        for slug, _, _ in cells_of(row):
+        for slug, _, _ in columns_of(row):
             definition = known.definitions.get(slug)
             if definition is not None and definition.applies_to == entity_type:
                 entities.add((entity_type, entity_id))
@@ -220,54 +221,70 @@ def touched_values(sheet: Sheet, known: Knowledge) -> ValueScope:
     return ValueScope(frozenset(entities), definitions)
 
 
+def _converter(definition: Definition) -> Callable[[Cell], tuple[bool, Any]]:
+    """A field's cells to (True, value) or (False, why not), each distinct cell converted and
+    checked once: spreadsheets repeat values (priorities, yes/no, dates, option lists). The cell's
+    type is part of the key (True, 1 and 1.0 are equal keys but not the same cell)."""
+    outcomes: dict[object, tuple[bool, Any]] = {}
+    rules, labels = definition.rules, definition.labels
+
+    def convert(cell: Cell) -> tuple[bool, Any]:
+        key = cell if type(cell) is str else (type(cell), cell)
+        outcome = outcomes.get(key)
+        if outcome is None:
+            try:
+                outcome = (True, cell_value(cell, rules, labels))
+            except ValueProblem as exc:
+                outcome = (False, str(exc))
+            outcomes[key] = outcome
+        return outcome
+
+    return convert
+
+
 def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
     layout = layout_of(sheet)
-    cells_of = _cells_of(sheet, layout)
+    columns_of = _columns_of(sheet, layout)
     changes: list[Change] = []
     problems: list[Problem] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    converted: dict[tuple[str, type, Cell], tuple[bool, Any]] = {}
+    # Per entity, the row that set each of its fields: a second row setting one is a problem.
+    claimed: dict[tuple[str, str], dict[str, int]] = {}
+    converters: dict[str, Callable[[Cell], tuple[bool, Any]]] = {}
+    definitions, values = known.definitions, known.values
     for number, row, entity_type, entity_id in _entity_rows(sheet, known, layout, problems):
-        for slug, text, column in cells_of(row):  # cells arrive stripped from the reader
-            definition = known.definitions.get(slug)
+        setters = claimed.setdefault((entity_type, entity_id), {})
+        for slug, position, column in columns_of(row):
+            cell = row[position]  # cells arrive stripped from the reader
+            definition = definitions.get(slug)
             if definition is None:
                 problems.append(Problem(number, "api_slug", slug, "names no custom field definition"))
                 continue
             if definition.applies_to != entity_type:
-                if text != "":
+                if cell != "":
                     named = entity_type.replace("_", " ")
-                    problems.append(Problem(number, column, text, f"{slug} applies to {definition.entity_type}, not a {named}"))
+                    problems.append(Problem(number, column, cell, f"{slug} applies to {definition.entity_type}, not a {named}"))
                 continue
-            where = (entity_type, entity_id, slug)
-            current = known.values.get(where)
-            if text != "" and where in seen:
-                problems.append(Problem(number, column, text, f"the same field of this {entity_type} is set in row {seen[where]}"))
-                continue
-            if text == "":
+            current = values.get((entity_type, entity_id, slug))
+            if cell == "":
                 if clear_empty and current is not None:
                     changes.append(Change(number, entity_type, entity_id, slug, "delete", current[1], None, current[0]))
                 continue
-            # Spreadsheets repeat values (priorities, yes/no, dates, option lists): each distinct
-            # (field, cell) is converted and checked once per run (True and 1 are equal keys: the
-            # cell's type is part of the key).
-            outcome = converted.get((slug, type(text), text))
-            if outcome is None:
-                try:
-                    outcome = (True, cell_value(text, definition.rules, definition.labels))
-                except ValueProblem as exc:
-                    outcome = (False, str(exc))
-                converted[(slug, type(text), text)] = outcome
-            if not outcome[0]:
-                problems.append(Problem(number, column, text, outcome[1]))
+            if slug in setters:
+                problems.append(Problem(number, column, cell, f"the same field of this {entity_type} is set in row {setters[slug]}"))
                 continue
-            value = outcome[1]
-            seen[where] = number  # only a valid value claims the field
+            convert = converters.get(slug)
+            if convert is None:
+                convert = converters[slug] = _converter(definition)
+            valid, value = convert(cell)
+            if not valid:
+                problems.append(Problem(number, column, cell, value))
+                continue
+            setters[slug] = number  # only a valid value claims the field
             if current is not None and current[1] == value:
-                changes.append(Change(number, entity_type, entity_id, slug, "skip", current[1], value, current[0], status="unchanged"))
+                changes.append(Change(number, entity_type, entity_id, slug, "skip", value, value, current[0], status="unchanged"))
                 continue
-            resource_id, before = current if current is not None else (None, None)
             action: Action = "create" if current is None else "update"
-            changes.append(
-                Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload={"definition_id": definition.id})
-            )
+            resource_id, before = current if current is not None else (None, None)
+            payload = {"definition_id": definition.id}
+            changes.append(Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload=payload))
     return changes, problems

@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
 from shipsync.api import AsyncShipsyncClient
-from shipsync.api.jsonapi import JsonObject, Page
+from shipsync.api.jsonapi import JsonObject, Page, Pages
 from shipsync.bulk.progress import Advance, RequestBudget, Stage, no_progress
 from shipsync.errors import NotFoundError
 
@@ -96,11 +96,10 @@ async def _of_entity(client: AsyncShipsyncClient, entity: tuple[str, str], advan
     return found
 
 
-async def _close(*iterators: AsyncIterator[Page]) -> None:
+async def _close(*iterators: Pages) -> None:
     """Stop listings that were begun and will not be read on."""
     for pages in iterators:
-        if isinstance(pages, AsyncGenerator):
-            await pages.aclose()
+        await pages.aclose()
 
 
 async def read_values(
@@ -113,7 +112,7 @@ async def read_values(
     listing = client.custom_fields.list_pages(page_size=PAGE_SIZE)
     first = await anext(listing)
     listing_left = pages_of(first) - 1
-    started: list[tuple[Page, AsyncIterator[Page]]] = []
+    started: list[tuple[Page, Pages]] = []
     route: Route = "listing"
     if listing_left > min(by_entity, floor_by_definition):
         route = "entities" if by_entity <= floor_by_definition else "definitions"

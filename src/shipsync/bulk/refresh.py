@@ -22,7 +22,7 @@ from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.declared_rows import observed_now
-from shipsync.warehouse.ledger import apply_flows, last_started, record_inner_run
+from shipsync.warehouse.ledger import FlowName, apply_flows, last_started, record_inner_run
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import (
     Batch,
@@ -35,7 +35,7 @@ from shipsync.warehouse.normalize import (
 )
 
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
-REFRESH_FLOW = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
+REFRESH_FLOW: FlowName = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
 ENUM_TYPES = ("enum", "enum_multi")
 # Above this many shipments, one paged listing (100 a page) costs fewer requests than one read each.
 SHIPMENTS_BY_LISTING = 300

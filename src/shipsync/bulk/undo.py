@@ -20,8 +20,8 @@ from shipsync.bulk.record import store
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.json_text import loads
-from shipsync.pull.run import ledger_run
 from shipsync.warehouse.connection import connect
+from shipsync.warehouse.ledger import ledger_run
 
 COLUMNS = ["seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after", "undone_by"]
 TARGET_OF_ENTITY: dict[str, Target] = {"custom_field_definition": "definition", "custom_field_option": "option"}

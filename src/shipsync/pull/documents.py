@@ -20,9 +20,8 @@ from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches
-from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
-from shipsync.warehouse.ledger import RunRecord
+from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.upsert import TableCounts
@@ -32,7 +31,7 @@ ID_BATCH = 500  # documents fetched by id per batch
 # warehouse and one Prefect task: 5,000 documents per batch keeps both fixed costs small (measured:
 # half the time of 1,000-document batches) while memory stays bounded by the batch, not the pull.
 PAGES_PER_BATCH = 50
-FLOW = "pull_documents"
+FLOW: FlowName = "pull_documents"
 
 
 def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from shipsync.api import AsyncShipsyncClient, run_with_client
-from shipsync.api.jsonapi import JsonObject, Page
+from shipsync.api.jsonapi import JsonObject, Page, Pages
 from shipsync.api.transport import ClientStats
 from shipsync.config import Settings
 from shipsync.errors import ApiError, AuthenticationError, NotFoundError
@@ -65,7 +66,7 @@ async def _each(client: AsyncShipsyncClient, ids: Sequence[str], get_one: GetOne
 
 
 # A listing from its first page (start None) or from a `links.next` cursor, at most so many pages.
-ListPages = Callable[[AsyncShipsyncClient, str | None, int], AsyncIterator[Page]]
+ListPages = Callable[[AsyncShipsyncClient, str | None, int], Pages]
 
 
 def fetch_pages(
@@ -81,17 +82,12 @@ async def _pages(
     client: AsyncShipsyncClient, list_pages: ListPages, start: str | None, max_pages: int, last: Callable[[Page], bool] | None
 ) -> Fetched:
     fetched = Fetched()
-    pages = list_pages(client, start, max_pages)
-    try:
+    async with aclosing(list_pages(client, start, max_pages)) as pages:
         async for page in pages:
             fetched.add_page(page)
             fetched.next_link = page.next_link
             if last is not None and last(page):
                 fetched.next_link = None
                 break
-    finally:
-        close = getattr(pages, "aclose", None)  # an async generator: closed now, not whenever it is collected
-        if close is not None:
-            await close()
     fetched.stats = client.stats
     return fetched

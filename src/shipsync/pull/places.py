@@ -13,11 +13,10 @@ from shipsync.api.jsonapi import Page
 from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
 from shipsync.pull.reference import BATCH, DEFAULT_FRESHNESS
-from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
 from shipsync.pull.tracking import load_resources
 from shipsync.warehouse.connection import connect
-from shipsync.warehouse.ledger import RunRecord
+from shipsync.warehouse.ledger import RunRecord, ledger_run
 
 # Which relationship columns name a place of each type (a polymorphic one only when it points there).
 NAMED_BY = {

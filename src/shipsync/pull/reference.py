@@ -12,10 +12,9 @@ from shipsync.api import AsyncShipsyncClient
 from shipsync.api.jsonapi import Page
 from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
-from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
 from shipsync.warehouse.connection import connect
-from shipsync.warehouse.ledger import RunRecord
+from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_schema_columns, metro_area_columns
 from shipsync.warehouse.upsert import TableCounts
@@ -139,7 +138,7 @@ def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) 
 
 def _pull_reference(
     settings: Settings,
-    flow: str,
+    flow: FlowName,
     ids: Sequence[str],
     *,
     discovered: Callable[[Path], tuple[list[str], list[str]]],

@@ -18,10 +18,9 @@ from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches, refreshed_at
-from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.declared_rows import declared_batch
-from shipsync.warehouse.ledger import RunRecord
+from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.upsert import TableCounts
 
@@ -81,7 +80,7 @@ def shipping_lines_batch(settings: Settings, run_id: str) -> BatchOutcome:
 
 def _walk(
     settings: Settings,
-    flow: str,
+    flow: FlowName,
     parameters: dict[str, object],
     incremental: bool,
     pages: Callable[..., BatchOutcome],

@@ -7,13 +7,12 @@ from datetime import datetime
 from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import fetch_pages
-from shipsync.pull.run import ledger_run
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, no_progress, outcome_of, page_through, run_direct
-from shipsync.warehouse.ledger import RunRecord, changed_since, since_text
+from shipsync.warehouse.ledger import FlowName, RunRecord, changed_since, ledger_run, since_text
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import tracking_request_columns
 
-FLOW = "pull_tracking_requests"
+FLOW: FlowName = "pull_tracking_requests"
 
 
 def tracking_requests_pages(settings: Settings, since: str | None, cursor: str | None, run_id: str) -> BatchOutcome:

@@ -1,9 +1,12 @@
-"""The run ledger (`sync_runs`): a row when a run starts, completed when it ends, never a secret."""
+"""The run ledger (`sync_runs`): a row when a run starts, completed when it ends, never a secret;
+`ledger_run` wraps any run (a pull, a bulk apply, an undo, a webhook registration) in one, then
+publishes what it changed for analysts (the run is the outermost `publishing` scope)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,10 +15,13 @@ from typing import Any, Literal
 import duckdb
 
 from shipsync.api.transport import ClientStats
+from shipsync.config import Settings
+from shipsync.errors import AuthenticationError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect
+from shipsync.warehouse.publishing import publishing
 from shipsync.warehouse.upsert import TableCounts
 
 
@@ -29,6 +35,31 @@ def prefect_flow_run_id() -> str | None:
         return None
     return str(run_id) if run_id else None
 
+
+# Every kind of run the ledger records; the Prefect flows that run them carry the same names. Reads
+# of the ledger take any string: older ledgers hold names from before the names took one style.
+FlowName = Literal[
+    "pull_documents",
+    "pull_metro_areas",
+    "pull_document_schemas",
+    "pull_places",
+    "pull_shipments",
+    "pull_containers",
+    "pull_shipping_lines",
+    "pull_tracking_requests",
+    "apply_tracking_requests",
+    "apply_custom_field_definitions",
+    "apply_custom_fields",
+    "apply_undo",
+    "refresh_definitions",
+    "register_webhook",
+    "delete_webhook",
+]
+APPLY_FLOWS: dict[str, FlowName] = {
+    "tracking-requests": "apply_tracking_requests",
+    "custom-field-definitions": "apply_custom_field_definitions",
+    "custom-fields": "apply_custom_fields",
+}
 
 # completed_with_errors: some ids were not found or given up after every retry.
 RunStatus = Literal["completed", "completed_with_errors", "failed"]
@@ -67,7 +98,7 @@ def _record(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     changes.record_rows(con, "sync_runs", "SELECT ?::VARCHAR AS run_id", [run_id])
 
 
-def start_run(warehouse: Path, flow: str, parameters: Mapping[str, Any]) -> RunRecord:
+def start_run(warehouse: Path, flow: FlowName, parameters: Mapping[str, Any]) -> RunRecord:
     record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
     with connect(warehouse, brief=True, records_changes=True) as con:
         _record(con, record.run_id)
@@ -104,13 +135,13 @@ def finish_run(warehouse: Path, record: RunRecord, status: RunStatus) -> None:
 SINCE_OVERLAP = timedelta(minutes=5)
 
 
-def apply_flows(kind: str) -> tuple[str, str]:
+def apply_flows(kind: str) -> tuple[FlowName, str]:
     """The ledger's name for a bulk apply of `kind` (`apply_tracking_requests`), then the name runs
     had before flow names took one style (`apply_tracking-requests`), which older ledgers hold."""
-    return "apply_" + kind.replace("-", "_"), f"apply_{kind}"
+    return APPLY_FLOWS[kind], f"apply_{kind}"
 
 
-def record_inner_run(con: duckdb.DuckDBPyConnection, flow: str, requests: int) -> None:
+def record_inner_run(con: duckdb.DuckDBPyConnection, flow: FlowName, requests: int) -> None:
     """A completed run row for work done within another run, in that run's transaction (a
     refresh of definitions during an apply), so later runs can tell when it last happened."""
     run_id, now = str(uuid.uuid4()), datetime.now(UTC)
@@ -164,3 +195,31 @@ def last_success_parameter(warehouse: Path, flow: str, name: str) -> str | None:
             [f"$.{name}", flow],
         ).fetchone()
     return str(row[0]) if row else None
+
+
+@contextmanager
+def ledger_run(settings: Settings, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
+    """Record the run in `sync_runs`: completed, completed_with_errors (404s, ids given up) or failed.
+
+    A missing API key fails before anything is written. Analysts see the run's writes at its end.
+    """
+    settings.require_api_key()
+    with publishing(settings.warehouse), _recorded(settings, flow, parameters) as record:
+        yield record
+
+
+@contextmanager
+def _recorded(settings: Settings, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
+    warehouse = settings.warehouse
+    record = start_run(warehouse, flow, parameters)
+    try:
+        yield record
+    except AuthenticationError as exc:
+        record.errors.append(redact(str(exc)))
+        finish_run(warehouse, record, "failed")
+        raise
+    except BaseException as exc:
+        record.errors.append(redact(f"{type(exc).__name__}: {exc}"))
+        finish_run(warehouse, record, "failed")
+        raise
+    finish_run(warehouse, record, "completed_with_errors" if record.errors or record.not_found else "completed")

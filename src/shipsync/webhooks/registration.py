@@ -20,8 +20,8 @@ from shipsync.api.models import Webhook
 from shipsync.api.webhooks import secret_of
 from shipsync.config import Settings
 from shipsync.errors import ApiError, InputError
-from shipsync.pull.run import ledger_run
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.ledger import ledger_run
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import webhook_columns
 from shipsync.webhooks.secrets_store import forget_secret, save_secret
