@@ -20,7 +20,7 @@ from shipsync.warehouse import schema_events  # noqa: F401  (registers the event
 from shipsync.warehouse.declared_tables import create_declared_tables
 from shipsync.warehouse.schema_columns import bigint, double, json_field, strings, ts
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 class Synced(SQLModel):
