@@ -167,7 +167,16 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "ind_eta_at": _iso(shipment.destination_eta) if rail else None,
         "ind_ata_at": _iso(seen.get("container.transport.rail_arrived")),
         "ind_rail_unloaded_at": _iso(seen.get("container.transport.rail_unloaded")),
-        "ind_facility_lfd_on": lfd.date().isoformat() if rail and lfd and "container.transport.rail_unloaded" in seen else None,
+        # The real service sends this day as the instant that starts it.
+        "ind_facility_lfd_on": _iso(lfd) if rail and lfd and "container.transport.rail_unloaded" in seen else None,
+        "ind_facility_holds": None,
+        "ind_facility_fees": None,
+        "pol_full_in_at": _iso(seen.get("container.transport.full_in")),
+        "pol_vessel_loaded_at": _iso(seen.get("container.transport.vessel_loaded")),
+        "pol_vessel_departed_at": _iso(seen.get("container.transport.vessel_departed")),
+        "delivered_at": None,
+        "empty_out_at": None,
+        "ssl_lfd": None,
         "final_destination_full_out_at": _when(plan.full_out_at, now) if rail else None,
         "final_destination_timezone": destination_tz if rail else None,
         "empty_terminated_at": _iso(seen.get("container.transport.empty_in")),
@@ -213,6 +222,8 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
         "location": {"data": location_of(step.locode)},
         "terminal": {"data": {"type": step.terminal[0], "id": step.terminal[1]} if step.terminal else None},
         "vessel": {"data": {"type": "vessel", "id": vessel_id(step.vessel)} if step.vessel else None},
+        "source_event": {"data": None},
+        "previous_version": {"data": None},
     }
     return {
         "id": event_id(plan, step) if kind is None else stable_id("transport_event", plan.container_id, kind, iso(step.at)),
@@ -225,6 +236,8 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
             "voyage_number": step.voyage,
             "data_source": step.data_source,
             "created_at": iso(step.at + timedelta(minutes=5)),  # learned minutes after it happened
+            "invalidated_at": None,
+            "value": None,
         },
         "relationships": relationships,
     }

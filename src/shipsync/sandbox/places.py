@@ -59,8 +59,9 @@ def port_resource(locode: str) -> Resource:
             "state_abbr": state,
             "country_code": country,
             "time_zone": tz,
-            "latitude": lat,
-            "longitude": lon,
+            # The real service sends a port's position as text.
+            "latitude": None if lat is None else str(lat),
+            "longitude": None if lon is None else str(lon),
         },
         "links": {"self": f"/v2/ports/{port_id(locode)}"},
     }
