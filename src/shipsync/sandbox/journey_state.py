@@ -138,6 +138,7 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
     discharged = plan.discharged_at <= now
     picked_up = plan.full_out_at <= now
     rail = plan.rail
+    on_rail = bool(rail) and "container.transport.rail_loaded" in seen
     status = STATUS_AFTER.get(past[-1].kind, "new") if past else "new"
     if rail and status == "not_available" and "container.transport.rail_loaded" not in seen:
         status = "awaiting_inland_transfer"
@@ -190,6 +191,8 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         },
         "pod_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.atd <= now else None,
         "shipment_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))),
+        # The railway is asked once the box is on rail.
+        "rail_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if on_rail else None,
     }
     pod_terminal = shipment.pod_terminal_as_of(now)
     facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", pod_terminal)
