@@ -16,9 +16,12 @@ import pytest
 
 from shipsync.api.place_models import Port, Terminal
 from shipsync.api.tracking_models import Container, Shipment, TransportEvent
+from shipsync.sandbox import SandboxOptions, create_app
+from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import MISFIT, members_of
+from support.sandboxes import K1
 from support.warehouse_rows import rows
 
 
@@ -120,3 +123,17 @@ def test_a_changed_event_from_rail_keeps_its_value_and_sources(warehouse: Path) 
     model = TransportEvent.from_resource(event)
     assert (model.data_source, model.value) == ("rail", "2026-04-03T04:00:00Z")
     assert model.source_event is not None and model.source_event.id == "r-1" and model.previous_version is None
+
+
+def test_the_sandbox_reports_a_changed_day_as_the_events_value() -> None:
+    app = create_app(SandboxOptions(api_keys=(K1,), documents=40, rate_limit=None))
+    deliveries: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = []
+    simulate(app.state.world.accounts[K1], lambda acct, kind, ref, included, at: deliveries.append((kind, ref, included)), containers=6)
+    changes = [d for d in deliveries if d[0].endswith(".changed") and d[1]["type"] == "transport_event"]
+    assert {"container.pickup_lfd.changed", "container.pickup_lfd_line.changed"} <= {kind for kind, *_ in changes}
+    for kind, reference, included in changes:
+        container_id = reference["relationships"]["container"]["data"]["id"]
+        box = next(r["attributes"] for r in included if r["type"] == "container" and r["id"] == container_id)
+        member = kind.removeprefix("container.").removesuffix(".changed")
+        assert reference["attributes"]["value"] == box.get(member, box["import_deadlines"].get(member)), kind
+    assert any(reference["attributes"]["value"] for _, reference, _ in changes)

@@ -219,8 +219,9 @@ def location_of(locode: str) -> dict[str, str]:
     return {"type": "port", "id": port_id(locode)}
 
 
-def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kind: str | None = None) -> Resource:
-    """The `transport_event` of one step (`kind` overrides the event, e.g. a last-free-day change)."""
+def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kind: str | None = None, value: str | None = None) -> Resource:
+    """The `transport_event` of one step (`kind` overrides the event, e.g. a last-free-day change,
+    whose new value is `value`)."""
     relationships: dict[str, Any] = {
         "container": {"data": {"type": "container", "id": plan.container_id}},
         "shipment": {"data": {"type": "shipment", "id": shipment.shipment_id}},
@@ -242,7 +243,7 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
             "data_source": step.data_source,
             "created_at": iso(step.at + timedelta(minutes=5)),  # learned minutes after it happened
             "invalidated_at": None,
-            "value": None,
+            "value": value,
         },
         "relationships": relationships,
     }
