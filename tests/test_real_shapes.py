@@ -137,3 +137,20 @@ def test_the_sandbox_reports_a_changed_day_as_the_events_value() -> None:
         member = kind.removeprefix("container.").removesuffix(".changed")
         assert reference["attributes"]["value"] == box.get(member, box["import_deadlines"].get(member)), kind
     assert any(reference["attributes"]["value"] for _, reference, _ in changes)
+
+
+def test_a_shipping_line_keeps_what_it_reports_and_its_pages(warehouse: Path) -> None:
+    line = resource(
+        "shipping_line",
+        "l-1",
+        {
+            "scac": "ZZZZ",
+            "provided_data": {"ssl_lfd": True, "ssl_lfd_notes": "x"},
+            "tracking_url": "https://line.test/${BLNUM}",
+            "contact_url": None,
+        },
+    )
+    load(warehouse, line)
+    (row,) = rows(warehouse, "SELECT provided_data, tracking_url, contact_url, leftovers FROM shipping_lines")
+    assert orjson.loads(row["provided_data"]) == {"ssl_lfd": True, "ssl_lfd_notes": "x"}
+    assert (row["tracking_url"], row["contact_url"], row["leftovers"]) == ("https://line.test/${BLNUM}", None, None)

@@ -80,3 +80,7 @@ class ShippingLine(Declared):
     bill_of_lading_tracking_support: bool | None = None
     booking_number_tracking_support: bool | None = None
     container_number_tracking_support: bool | None = None
+    # As the real service sends them: which container members the line reports, and its pages.
+    provided_data: dict[str, Any] | None = None
+    tracking_url: str | None = None
+    contact_url: str | None = None
