@@ -39,6 +39,8 @@ def same(column: Any, sent: Any) -> bool:
         return all(same(column[k], sent.get(k)) for k in column)
     if isinstance(column, list) and isinstance(sent, list):
         return len(column) == len(sent) and all(same(c, s) for c, s in zip(column, sent, strict=True))
+    if isinstance(column, float) and isinstance(sent, str):  # a number the service sent as text
+        return column == float(sent)
     if isinstance(column, str) and not isinstance(sent, str):  # JSON columns
         return bool(orjson.loads(column) == sent)
     return bool(column == sent)

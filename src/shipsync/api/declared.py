@@ -12,9 +12,10 @@ line. Members the declaration does not list are not dropped: the warehouse keeps
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from datetime import date
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.models import ApiModel
@@ -24,6 +25,16 @@ class Struct(BaseModel):
     """A nested object member (a hold, a fee, the import deadlines): a STRUCT in the warehouse."""
 
     model_config = ConfigDict(extra="ignore")
+
+
+def _day_of(value: Any) -> Any:
+    """The date part of an instant: the service sends some days (`ind_facility_lfd_on`) as the
+    instant that starts them (`2026-02-26T05:00:00Z`), as the warehouse's DATE columns read them."""
+    return value[:10] if isinstance(value, str) and len(value) > 10 and value[10] in "Tt " else value
+
+
+# A calendar day, read from a date or from the instant the service sends for it.
+Day = Annotated[date, BeforeValidator(_day_of)]
 
 
 def polymorphic(*types: str) -> Any:

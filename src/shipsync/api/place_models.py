@@ -4,7 +4,9 @@ the same table, told apart by `kind`), metro areas, vessels and shipping lines."
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import Any, ClassVar
+
+from pydantic import Field
 
 from shipsync.api.declared import Declared, top_level
 from shipsync.api.models import Ref
@@ -23,6 +25,7 @@ class Port(Declared):
     time_zone: str | None = None
     latitude: float | None = None
     longitude: float | None = None
+    terminals: list[Ref] = Field(default_factory=list)
 
 
 class Terminal(Declared):
@@ -44,6 +47,8 @@ class Terminal(Declared):
     country: str | None = None
     # Deliveries may add it.
     facility_type: str | None = None
+    # Which container members the terminal reports (`pickup_lfd: true`, `..._notes`), as sent.
+    provided_data: dict[str, Any] | None = None
     port: Ref | None = None
     metro_area: Ref | None = None
 
@@ -94,3 +99,7 @@ class ShippingLine(Declared):
     bill_of_lading_tracking_support: bool | None = None
     booking_number_tracking_support: bool | None = None
     container_number_tracking_support: bool | None = None
+    # As the real service sends them: which container members the line reports, and its pages.
+    provided_data: dict[str, Any] | None = None
+    tracking_url: str | None = None
+    contact_url: str | None = None

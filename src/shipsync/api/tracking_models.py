@@ -7,12 +7,12 @@ text and the client model leaves at None (the value stays in `raw`).
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from shipsync.api.declared import Declared, Derived, Struct, polymorphic
+from shipsync.api.declared import Day, Declared, Derived, Struct, polymorphic
 from shipsync.api.models import Ref
 
 ContainerStatus = Literal[
@@ -34,7 +34,7 @@ EquipmentType = Literal["dry", "reefer", "open top", "flat rack", "bulk", "tank"
 EquipmentHeight = Literal["standard", "high_cube"]
 HoldStatus = Literal["pending", "hold"]
 FeeType = Literal["demurrage", "exam", "extended_dwell_time", "other", "total"]
-DataSource = Literal["shipping_line", "terminal", "ais"]
+DataSource = Literal["shipping_line", "terminal", "ais", "rail"]
 
 
 class Shipment(Declared):
@@ -67,6 +67,9 @@ class Shipment(Declared):
     pod_ata_at: datetime | None = None
     destination_eta_at: datetime | None = None
     destination_ata_at: datetime | None = None
+    # The first estimates, as the real service sends them beside `pod_original_eta_at`.
+    pol_original_etd_at: datetime | None = None
+    destination_original_eta_at: datetime | None = None
     pol_timezone: str | None = None
     pod_timezone: str | None = None
     destination_timezone: str | None = None
@@ -151,7 +154,7 @@ class Container(Declared):
     ind_eta_at: datetime | None = None
     ind_ata_at: datetime | None = None
     ind_rail_unloaded_at: datetime | None = None
-    ind_facility_lfd_on: date | None = None
+    ind_facility_lfd_on: Day | None = None
     final_destination_full_out_at: datetime | None = None
     final_destination_timezone: str | None = None
     empty_terminated_at: datetime | None = None
@@ -159,6 +162,17 @@ class Container(Declared):
     import_deadlines: ImportDeadlines | None = None
     pod_last_tracking_request_at: datetime | None = None
     shipment_last_tracking_request_at: datetime | None = None
+    # Members the real service sends beyond the reference's list: the journey's ends, the rail
+    # refresh time, the inland facility's holds and fees (shaped as the terminal's), the line's LFD.
+    empty_out_at: datetime | None = None
+    pol_full_in_at: datetime | None = None
+    pol_vessel_loaded_at: datetime | None = None
+    pol_vessel_departed_at: datetime | None = None
+    delivered_at: datetime | None = None
+    rail_last_tracking_request_at: datetime | None = None
+    ind_facility_holds: list[Hold] | None = None
+    ind_facility_fees: list[Fee] | None = None
+    ssl_lfd: datetime | None = None
     shipment: Ref | None = None
     pod_terminal: Ref | None = None
     pickup_facility: Ref | None = None
@@ -178,11 +192,17 @@ class TransportEvent(Declared):
     voyage_number: str | None = None
     data_source: DataSource | None = None
     created_at: datetime | None = None
+    # When the service withdrew the event (it stays listed), and the new value a `*.changed` event reports.
+    invalidated_at: datetime | None = None
+    value: str | None = None
     container: Ref | None = None
     shipment: Ref | None = None
     location: Ref | None = polymorphic("port", "metro_area")
     terminal: Ref | None = polymorphic("terminal", "rail_terminal")
     vessel: Ref | None = None
+    # The carrier's or terminal's message it was read from, and the event it replaced.
+    source_event: Ref | None = None
+    previous_version: Ref | None = None
 
 
 class EstimatedEvent(Declared):

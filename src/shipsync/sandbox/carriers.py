@@ -40,6 +40,10 @@ def shipping_line_resource(scac: str) -> Resource:
             "bill_of_lading_tracking_support": bl,
             "booking_number_tracking_support": booking,
             "container_number_tracking_support": container,
+            # What the line reports of a container, as the real service says (`_notes` beside each).
+            "provided_data": {"seal_number": bl, "seal_number_notes": "", "weight_in_lbs": booking, "weight_in_lbs_notes": ""},
+            "tracking_url": None,
+            "contact_url": None,
         },
         "links": {"self": f"/v2/shipping_lines/{line_id}"},
     }

@@ -81,8 +81,10 @@ def shipment_state(plan: ShipmentPlan, now: datetime) -> tuple[dict[str, Any], d
         "pol_atd_at": _when(plan.atd, now),
         "pod_eta_at": iso(eta_as_of(plan, now)),
         "pod_original_eta_at": iso(plan.original_eta),
+        "pol_original_etd_at": iso(plan.etd),
         "pod_ata_at": _when(plan.ata, now),
         "destination_eta_at": _iso(plan.destination_eta),
+        "destination_original_eta_at": _iso(plan.destination_eta),
         "destination_ata_at": _when(arrived_inland, now),
         "line_tracking_last_attempted_at": iso(checked),
         "line_tracking_last_succeeded_at": iso(checked - HOUR if now.hour % 7 == 0 else checked),
@@ -136,6 +138,7 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
     discharged = plan.discharged_at <= now
     picked_up = plan.full_out_at <= now
     rail = plan.rail
+    on_rail = bool(rail) and "container.transport.rail_loaded" in seen
     status = STATUS_AFTER.get(past[-1].kind, "new") if past else "new"
     if rail and status == "not_available" and "container.transport.rail_loaded" not in seen:
         status = "awaiting_inland_transfer"
@@ -167,7 +170,16 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "ind_eta_at": _iso(shipment.destination_eta) if rail else None,
         "ind_ata_at": _iso(seen.get("container.transport.rail_arrived")),
         "ind_rail_unloaded_at": _iso(seen.get("container.transport.rail_unloaded")),
-        "ind_facility_lfd_on": lfd.date().isoformat() if rail and lfd and "container.transport.rail_unloaded" in seen else None,
+        # The real service sends this day as the instant that starts it.
+        "ind_facility_lfd_on": _iso(lfd) if rail and lfd and "container.transport.rail_unloaded" in seen else None,
+        "ind_facility_holds": None,
+        "ind_facility_fees": None,
+        "pol_full_in_at": _iso(seen.get("container.transport.full_in")),
+        "pol_vessel_loaded_at": _iso(seen.get("container.transport.vessel_loaded")),
+        "pol_vessel_departed_at": _iso(seen.get("container.transport.vessel_departed")),
+        "delivered_at": None,
+        "empty_out_at": None,
+        "ssl_lfd": None,
         "final_destination_full_out_at": _when(plan.full_out_at, now) if rail else None,
         "final_destination_timezone": destination_tz if rail else None,
         "empty_terminated_at": _iso(seen.get("container.transport.empty_in")),
@@ -179,6 +191,8 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         },
         "pod_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.atd <= now else None,
         "shipment_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))),
+        # The railway is asked once the box is on rail.
+        "rail_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if on_rail else None,
     }
     pod_terminal = shipment.pod_terminal_as_of(now)
     facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", pod_terminal)
@@ -205,14 +219,17 @@ def location_of(locode: str) -> dict[str, str]:
     return {"type": "port", "id": port_id(locode)}
 
 
-def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kind: str | None = None) -> Resource:
-    """The `transport_event` of one step (`kind` overrides the event, e.g. a last-free-day change)."""
+def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kind: str | None = None, value: str | None = None) -> Resource:
+    """The `transport_event` of one step (`kind` overrides the event, e.g. a last-free-day change,
+    whose new value is `value`)."""
     relationships: dict[str, Any] = {
         "container": {"data": {"type": "container", "id": plan.container_id}},
         "shipment": {"data": {"type": "shipment", "id": shipment.shipment_id}},
         "location": {"data": location_of(step.locode)},
         "terminal": {"data": {"type": step.terminal[0], "id": step.terminal[1]} if step.terminal else None},
         "vessel": {"data": {"type": "vessel", "id": vessel_id(step.vessel)} if step.vessel else None},
+        "source_event": {"data": None},
+        "previous_version": {"data": None},
     }
     return {
         "id": event_id(plan, step) if kind is None else stable_id("transport_event", plan.container_id, kind, iso(step.at)),
@@ -225,6 +242,8 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
             "voyage_number": step.voyage,
             "data_source": step.data_source,
             "created_at": iso(step.at + timedelta(minutes=5)),  # learned minutes after it happened
+            "invalidated_at": None,
+            "value": value,
         },
         "relationships": relationships,
     }

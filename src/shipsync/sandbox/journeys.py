@@ -18,7 +18,7 @@ from typing import Any
 
 from shipsync.sandbox.event_objects import RECORD_EVENT_TYPES, estimated_event, record_event, tracking_request_as_of
 from shipsync.sandbox.journey_plan import DAY, ContainerPlan, ShipmentPlan, Step
-from shipsync.sandbox.journey_state import is_transport, location_of, stopped_at, transport_event
+from shipsync.sandbox.journey_state import container_state, is_transport, location_of, stopped_at, transport_event
 from shipsync.sandbox.places import catalog, port_id, vessel_id
 from shipsync.sandbox.views import container_view, shipment_view, tracking_request_view
 from shipsync.sandbox.world import Account, Resource, iso
@@ -100,8 +100,11 @@ def _record_event(account: Account, container: Resource, plan: ShipmentPlan, kin
         reference = record_event(kind, container["id"], at, step.locode, step.terminal, changeset=changeset(account, container, at))
     elif kind in RECORD_EVENT_TYPES:
         reference = record_event(kind, container["id"], at, step.locode, step.terminal)
-    else:  # the last-free-day changes: a transport event of their own kind
-        reference = transport_event(plan, box, Step(kind, at, step.locode, step.terminal, data_source="terminal"), kind)
+    else:  # the last-free-day changes: a transport event of their own kind, with the new day as its value
+        attributes, _ = container_state(plan, box, at)
+        member = kind.removeprefix("container.").removesuffix(".changed")
+        value = attributes.get(member, attributes["import_deadlines"].get(member))
+        reference = transport_event(plan, box, Step(kind, at, step.locode, step.terminal, data_source="terminal"), kind, value)
     return reference, places
 
 

@@ -59,11 +59,17 @@ def port_resource(locode: str) -> Resource:
             "state_abbr": state,
             "country_code": country,
             "time_zone": tz,
-            "latitude": lat,
-            "longitude": lon,
+            # The real service sends a port's position as text.
+            "latitude": None if lat is None else str(lat),
+            "longitude": None if lon is None else str(lon),
         },
+        "relationships": {"terminals": {"data": [{"type": "terminal", "id": terminal_id(locode, n)} for n in _terminal_numbers(locode)]}},
         "links": {"self": f"/v2/ports/{port_id(locode)}"},
     }
+
+
+def _terminal_numbers(locode: str) -> range:
+    return range(len(TERMINAL_NAMES) if locode in US_PORT_LOCODES else 0)
 
 
 def terminal_resource(locode: str, n: int) -> Resource:
@@ -86,6 +92,9 @@ def terminal_resource(locode: str, n: int) -> Resource:
             "state_abbr": state,
             "zip": f"{serial:03d}{n + 10}",
             "country": country,
+            "facility_type": "ocean_terminal",
+            # What the terminal reports of a container: the second terminal of a port reports no fees.
+            "provided_data": {"pickup_lfd": True, "holds_at_pod_terminal": True, "fees_at_pod_terminal": n == 0, "pickup_lfd_notes": ""},
         },
         "relationships": {"port": {"data": {"type": "port", "id": port_id(locode)}}},
         "links": {"self": f"/v2/terminals/{terminal_id(locode, n)}"},
@@ -182,7 +191,7 @@ def build_places() -> Places:
         places.ports[port["id"]] = port
         places.ports_by_code[locode] = port
     for locode in US_PORT_LOCODES:
-        for n in range(len(TERMINAL_NAMES)):
+        for n in _terminal_numbers(locode):
             terminal = terminal_resource(locode, n)
             places.terminals[terminal["id"]] = terminal
     for locode in INLAND_LOCODES:

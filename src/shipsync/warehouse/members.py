@@ -6,12 +6,14 @@ Derived once per declaration from its field annotations (see `shipsync.api.decla
 
 from __future__ import annotations
 
+import math
+import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cache
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -28,6 +30,8 @@ class Misfit:
 
 
 MISFIT = Misfit()
+# Plain decimal notation only: "nan", "inf", "1_000" or " 1" are not numbers the service means.
+_NUMBER_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 Coerce = Callable[[Any], Any]
 
 
@@ -64,7 +68,16 @@ def _bool(value: Any) -> Any:
     return value if isinstance(value, bool) else MISFIT
 
 
+def _number_text(value: str) -> int | float | None:
+    """A number the service sent as text (ports' `latitude` is `"53.53"`), or None when it is not one."""
+    if len(value) > 64 or not _NUMBER_TEXT.fullmatch(value):
+        return None
+    return int(value) if value.lstrip("+-").isdigit() else float(value)
+
+
 def _int(value: Any) -> Any:
+    if isinstance(value, str):
+        value = _number_text(value)
     if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
         return value
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
@@ -73,9 +86,15 @@ def _int(value: Any) -> Any:
 
 
 def _float(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool) and float(value) == float(value):
-        return float(value)
-    return MISFIT
+    if isinstance(value, str):
+        value = _number_text(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return MISFIT
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past a double's range
+        return MISFIT
+    return number if math.isfinite(number) else MISFIT
 
 
 def _timestamp(value: Any) -> Any:
@@ -149,6 +168,8 @@ _SCALARS: dict[Any, tuple[Kind, str, Coerce]] = {
 def _analyse(annotation: Any) -> tuple[Kind, str, Coerce]:
     """(kind, SQL type, coercion) of a field annotation; nested structs coerce to dicts."""
     origin = get_origin(annotation)
+    if origin is Annotated:  # e.g. `Day`: the validator is the client model's, the type is the column's
+        return _analyse(get_args(annotation)[0])
     if origin in (Union, types.UnionType):
         (inner,) = [a for a in get_args(annotation) if a is not type(None)]
         return _analyse(inner)
