@@ -19,7 +19,7 @@ os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
 from shipsync.config import Settings  # noqa: E402
 from shipsync.sandbox import SandboxOptions, create_app  # noqa: E402
 from shipsync.serving import BackgroundServer  # noqa: E402
-from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, pulled_sandbox  # noqa: E402
+from support.sandboxes import K1, K2, PulledCopies, RunningSandbox, SandboxFactory  # noqa: E402
 
 _MEMORY_DISK = Path("/dev/shm")
 
@@ -125,10 +125,15 @@ def sandbox(make_sandbox: SandboxFactory) -> RunningSandbox:
     return make_sandbox()
 
 
+@pytest.fixture(scope="session")
+def pulled_copies(tmp_path_factory: pytest.TempPathFactory) -> PulledCopies:
+    return PulledCopies(tmp_path_factory.mktemp("pulled"))
+
+
 @pytest.fixture
-def pulled(sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSandbox, Settings]:
+def pulled(sandbox: RunningSandbox, warehouse: Path, pulled_copies: PulledCopies) -> tuple[RunningSandbox, Settings]:
     """A sandbox (30 documents) and the settings of a warehouse that pulled them: for bulk writes."""
-    return pulled_sandbox(sandbox, warehouse)
+    return pulled_copies.pulled(sandbox, warehouse)
 
 
 @pytest.fixture(autouse=True)
