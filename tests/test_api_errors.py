@@ -98,7 +98,12 @@ def _bad_service() -> Starlette:
         if kind == "noid":
             return Response(json.dumps({"data": {"type": "metro_area", "attributes": {}}}), 200, media_type="application/json")
         if kind == "slow":
-            await asyncio.sleep(2)
+            # Slower than the client's read timeout; ends once the client has given up, so the
+            # server stops at once rather than after a graceful wait for this handler.
+            for _ in range(200):
+                if await request.is_disconnected():
+                    break
+                await asyncio.sleep(0.01)
         return Response("{}", 200, media_type="application/json")
 
     return Starlette(routes=[Route("/v2/metro_areas/{kind}", garbage)])

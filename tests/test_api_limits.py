@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
-from shipsync.api.ratelimit import RollingWindowLimiter
+from shipsync.api.clock import FakeClock
 from shipsync.api.retry import RetryPolicy
 from shipsync.config import RateLimit
 from shipsync.errors import NotFoundError, OutcomeUnknownError, ShipsyncError
@@ -13,29 +12,28 @@ from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory
 
 
 async def test_pull_longer_than_window_gets_no_429(make_sandbox: SandboxFactory) -> None:
-    limit = RateLimit(20, 2)
-    sandbox = make_sandbox(rate_limit=limit, documents=50)
+    # The client's limiter and the sandbox's window run on one fake clock: the windows are crossed
+    # as the limiter sleeps, without waiting them out. The client gets the shared limiter of its
+    # clock, which no other test uses.
+    limit, clock = RateLimit(20, 2), FakeClock()
+    sandbox = make_sandbox(rate_limit=limit, rate_clock=clock, documents=50)
     ids = list(sandbox.state.world.accounts[K1].documents)
-    # A limiter of its own, so other tests' use of the shared registry cannot interfere.
-    async with sandbox.client(limiter=RollingWindowLimiter(limit), concurrency=8) as client:
-        started = time.monotonic()
+    async with sandbox.client(rate_limit=limit, clock=clock, concurrency=8) as client:
         await asyncio.gather(*(client.documents.get(i) for i in ids))
-        elapsed = time.monotonic() - started
     assert client.stats.throttled == 0 and sandbox.state.limiter.refused == 0
     assert sandbox.state.limiter.admitted == 50
     # 50 requests at 20 per 2 s need two full windows, and the limiter must not waste budget.
-    assert 4.0 <= elapsed < 8.0
+    assert 4.0 <= clock.now() < 8.0
 
 
 async def test_retry_after_is_honoured(make_sandbox: SandboxFactory) -> None:
-    sandbox = make_sandbox(rate_limit=RateLimit(3, 1))
-    async with sandbox.client(policy=RetryPolicy(max_retries=5)) as client:  # no client-side limit
-        started = time.monotonic()
+    clock = FakeClock()
+    sandbox = make_sandbox(rate_limit=RateLimit(3, 1), rate_clock=clock)
+    async with sandbox.client(policy=RetryPolicy(max_retries=5), clock=clock) as client:  # no client-side limit
         results = await asyncio.gather(*(client.metro_areas.get("USLAX") for _ in range(6)))
-        elapsed = time.monotonic() - started
     assert len(results) == 6
     assert client.stats.throttled >= 1
-    assert elapsed >= 0.9  # waited for the window named by Retry-After
+    assert clock.now() >= 0.9  # waited for the window named by Retry-After
 
 
 async def test_reads_complete_under_faults(make_sandbox: SandboxFactory) -> None:

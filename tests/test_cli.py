@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -17,6 +16,7 @@ from shipsync.serving import BackgroundServer
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
+from support.http import HTTP
 from support.sandboxes import K1, RunningSandbox
 
 runner = CliRunner()
@@ -106,7 +106,7 @@ def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandb
         receiver.secrets.extend(load_secrets(load_settings()))
         assert "simulated" in ok("sandbox", "simulate", "--url", sandbox.server.url, "--api-key", K1, "--containers", "3")
         deadline = time.monotonic() + 20
-        while httpx.get(f"{sandbox.server.url}/_admin/deliveries", headers=ADMIN).json()["pending"] and time.monotonic() < deadline:
+        while HTTP.get(f"{sandbox.server.url}/_admin/deliveries", headers=ADMIN).json()["pending"] and time.monotonic() < deadline:
             time.sleep(0.1)
     assert "events load: 6 loaded" in ok("events", "load")
     assert "deleted webhook" in ok("webhooks", "delete", webhook_id)

@@ -15,8 +15,7 @@ from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
 from shipsync.bulk.undo import undo_run
 from shipsync.errors import NotFoundError, ValidationError
-from shipsync.pull.documents import pull_documents
-from support.sandboxes import K1, RunningSandbox, settings_for
+from support.sandboxes import K1, PulledCopies, RunningSandbox, settings_for
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
@@ -92,11 +91,12 @@ def test_a_create_refused_as_a_duplicate_finds_the_value_through_its_entity(sand
     assert [cf["attributes"]["value"] for cf in account.custom_fields.values()] == ["Ana"]
 
 
-def test_values_on_shipments_by_bill_of_lading(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
+def test_values_on_shipments_by_bill_of_lading(
+    sandbox: RunningSandbox, warehouse: Path, tmp_path: Path, pulled_copies: PulledCopies
+) -> None:
     """The `bill_of_lading` key (any case, any header spelling) names a shipment; in a long file the
     same number names the shipment for a Shipment field and its tracking request for a TrackingRequest one."""
-    settings = settings_for(sandbox, warehouse)
-    pull_documents(settings, all_documents=True)  # shipments are known by their bills of lading once pulled
+    _, settings = pulled_copies.pulled(sandbox, warehouse)  # shipments are known by their bills of lading once pulled
     account = sandbox.state.world.accounts[K1]
     request = next(iter(account.tracking_requests.values()))
     shipment_id = request["relationships"]["tracked_object"]["data"]["id"]

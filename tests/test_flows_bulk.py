@@ -7,14 +7,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from flows.bulk import apply_spreadsheet, undo_apply
-from flows.pull import pull_documents
 
 from support.sandboxes import RunningSandbox
 
 
 @pytest.mark.slow
 def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: RunningSandbox, tmp_path: Path) -> None:
+    # Imported here: collecting the fast tier, which leaves this test out, need not import Prefect.
+    from flows.bulk import apply_spreadsheet, undo_apply
+    from flows.pull import pull_documents
+
     asyncio.run(pull_documents(all_documents=True))
     con = duckdb.connect(str(flow_env), read_only=True)
     numbers = [r[0] for r in con.execute("SELECT number FROM containers ORDER BY id LIMIT 3").fetchall()]

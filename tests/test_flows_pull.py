@@ -7,11 +7,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from flows.pull import pull_all, pull_containers, pull_documents, pull_metro_areas, pull_places, pull_shipments, pull_shipping_lines
-from prefect.client.orchestration import get_client
+
+# The flows and Prefect are imported by the tests that use them: importing Prefect costs 2-4 s,
+# which collecting the fast tier (`-m "not slow"`, where these tests are left out) need not pay.
 
 
 async def _artifacts(key: str) -> list[str]:
+    from prefect.client.orchestration import get_client
+
     async with get_client() as client:
         # Posted directly: this Prefect client sends null for absent filters, which its server
         # (FastAPI < 0.155) refuses, and empty filters match nothing.
@@ -22,6 +25,8 @@ async def _artifacts(key: str) -> list[str]:
 
 @pytest.mark.slow
 def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
+    from flows.pull import pull_all, pull_containers, pull_places, pull_shipments, pull_shipping_lines
+
     asyncio.run(pull_all())
     asyncio.run(pull_all())
     con = duckdb.connect(str(flow_env), read_only=True)
@@ -43,6 +48,8 @@ def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
 
 @pytest.mark.slow
 def test_flows_with_ids_and_not_found(prefect_harness: None, flow_env: Path, tmp_path: Path) -> None:
+    from flows.pull import pull_documents, pull_metro_areas
+
     ids_file = tmp_path / "ids.txt"
     ids_file.write_text("missing-document\n")
     asyncio.run(pull_documents(ids=["also-missing"], ids_file=str(ids_file)))

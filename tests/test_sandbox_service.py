@@ -8,18 +8,18 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from support.http import HTTP
 from support.sandboxes import K1, K2, RunningSandbox
 
 AUTH = {"Authorization": f"Token {K1}"}
 
 
 def get(sandbox: RunningSandbox, path: str, **params: Any) -> Any:
-    response = httpx.get(f"{sandbox.api_url}/{path}", params=params, headers=AUTH)
+    response = HTTP.get(f"{sandbox.api_url}/{path}", params=params, headers=AUTH)
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -67,7 +67,7 @@ def test_paging_meta_links_and_webhook_listings(sandbox: RunningSandbox) -> None
     assert body["meta"] == {"size": 7, "total": 30} and set(body["links"]) >= {"self", "first", "next", "last"}
     schema = get(sandbox, "document_schemas/commercial_invoice@2026-03-23")
     assert schema["data"]["links"]["self"].endswith("/v2/document_schemas/commercial_invoice@2026-03-23")
-    created = httpx.post(
+    created = HTTP.post(
         f"{sandbox.api_url}/webhooks",
         headers=AUTH,
         json={"data": {"type": "webhook", "attributes": {"url": "https://x.test/h", "events": ["container.created"]}}},
@@ -76,7 +76,7 @@ def test_paging_meta_links_and_webhook_listings(sandbox: RunningSandbox) -> None
     assert [w["attributes"]["secret"] for w in listed] == [created["attributes"]["secret"]]
     for method, path in (("POST", "webhooks"), ("PATCH", f"webhooks/{created['id']}")):
         body = {"data": {"type": "webhook", "attributes": {"url": "https://x.test/h", "events": []}}}
-        refused = httpx.request(method, f"{sandbox.api_url}/{path}", headers=AUTH, json=body)
+        refused = HTTP.request(method, f"{sandbox.api_url}/{path}", headers=AUTH, json=body)
         assert refused.status_code == 422 and refused.json()["errors"][0]["source"]["pointer"] == "/data/attributes/events"
 
 
@@ -110,7 +110,7 @@ def test_malformed_bodies_are_422_with_a_pointer(sandbox: RunningSandbox, method
     account = sandbox.state.world.accounts[K1]
     tr = next(iter(account.tracking_requests))
     shipment = account.of_type("shipment")[0]["id"]
-    response = httpx.request(method, f"{sandbox.api_url}/{path.format(tr=tr, shipment=shipment)}", headers=AUTH, json=body)
+    response = HTTP.request(method, f"{sandbox.api_url}/{path.format(tr=tr, shipment=shipment)}", headers=AUTH, json=body)
     assert response.status_code == 422, response.text
     assert response.json()["errors"][0]["source"]["pointer"].startswith("/data")
 
@@ -129,22 +129,22 @@ WRITE_PATHS = ["tracking_requests/{tr}", "shipments/{shipment}", "custom_fields"
 def test_no_body_makes_the_sandbox_fail(sandbox: RunningSandbox, body: Any, path: str, method: str) -> None:
     account = sandbox.state.world.accounts[K1]
     target = path.format(tr=next(iter(account.tracking_requests)), shipment=account.of_type("shipment")[0]["id"])
-    response = httpx.request(method, f"{sandbox.api_url}/{target}", headers=AUTH, content=json.dumps(body))
+    response = HTTP.request(method, f"{sandbox.api_url}/{target}", headers=AUTH, content=json.dumps(body))
     assert response.status_code < 500, response.text
 
 
 def test_admin_routes_are_keyed_and_show_one_account(sandbox: RunningSandbox) -> None:
     base = sandbox.server.url
-    assert httpx.get(f"{base}/_admin/health").status_code == 200
+    assert HTTP.get(f"{base}/_admin/health").status_code == 200
     for path in ("stats", "deliveries"):
-        assert httpx.get(f"{base}/_admin/{path}").status_code == 401
-        assert httpx.get(f"{base}/_admin/{path}", headers={"Authorization": "Token nobody"}).status_code == 401
-    assert httpx.post(f"{base}/_admin/simulate").status_code == 401
+        assert HTTP.get(f"{base}/_admin/{path}").status_code == 401
+        assert HTTP.get(f"{base}/_admin/{path}", headers={"Authorization": "Token nobody"}).status_code == 401
+    assert HTTP.post(f"{base}/_admin/simulate").status_code == 401
     for _ in range(3):
-        httpx.get(f"{sandbox.api_url}/documents", headers={"Authorization": f"Token {K2}"})
-    httpx.get(f"{sandbox.api_url}/documents", headers=AUTH)
-    mine = httpx.get(f"{base}/_admin/stats", headers=AUTH).json()
-    theirs = httpx.get(f"{base}/_admin/stats", headers={"Authorization": f"Token {K2}"}).json()
+        HTTP.get(f"{sandbox.api_url}/documents", headers={"Authorization": f"Token {K2}"})
+    HTTP.get(f"{sandbox.api_url}/documents", headers=AUTH)
+    mine = HTTP.get(f"{base}/_admin/stats", headers=AUTH).json()
+    theirs = HTTP.get(f"{base}/_admin/stats", headers={"Authorization": f"Token {K2}"}).json()
     assert (mine["admitted"], mine["status_counts"]) == (1, {"200": 1})
     assert theirs["admitted"] == 3
 
@@ -153,5 +153,5 @@ def test_admin_routes_are_keyed_and_show_one_account(sandbox: RunningSandbox) ->
     "params", [{"containers": "-1"}, {"containers": "0"}, {"containers": "x"}, {"containers": "1000000"}, {"seed": "-5"}]
 )
 def test_simulate_checks_its_inputs(sandbox: RunningSandbox, params: dict[str, str]) -> None:
-    response = httpx.post(f"{sandbox.server.url}/_admin/simulate", params=params, headers=AUTH)
+    response = HTTP.post(f"{sandbox.server.url}/_admin/simulate", params=params, headers=AUTH)
     assert response.status_code == 400 and response.json()["errors"][0]["source"]["parameter"] in params

@@ -15,11 +15,10 @@ import pytest
 
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings
-from shipsync.pull.documents import pull_documents
 from shipsync.sandbox.routes_custom_fields import custom_field_resource
 from shipsync.sandbox.seed import definition_resource
 from shipsync.sandbox.world import Account
-from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
+from support.sandboxes import K1, PulledCopies, RunningSandbox, SandboxFactory
 from support.warehouse_rows import container_numbers
 
 EXTRA_FIELDS = 40  # short-text container fields, each with a value on every container
@@ -46,11 +45,11 @@ def _value_of(sandbox: RunningSandbox, container_id: str, slug: str) -> dict[str
 
 
 @pytest.fixture
-def busy(make_sandbox: SandboxFactory, warehouse: Path) -> tuple[RunningSandbox, Settings, list[dict[str, object]]]:
+def busy(
+    make_sandbox: SandboxFactory, warehouse: Path, pulled_copies: PulledCopies
+) -> tuple[RunningSandbox, Settings, list[dict[str, object]]]:
     """An account whose every container carries EXTRA_FIELDS values: its listing is many pages."""
-    sandbox = make_sandbox(documents=30)
-    settings = settings_for(sandbox, warehouse)
-    pull_documents(settings, all_documents=True)
+    sandbox, settings = pulled_copies.pulled(make_sandbox(documents=30), warehouse)
     account = _account(sandbox)
     with duckdb.connect(str(warehouse), read_only=True) as con:  # the containers the pulled documents name
         pulled = {r[0] for r in con.execute("SELECT id FROM containers").fetchall()}
@@ -117,11 +116,9 @@ def test_one_field_on_every_container_is_read_by_its_definition(
 
 
 def test_a_small_account_is_read_whole_in_one_request(
-    make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, pulled_copies: PulledCopies
 ) -> None:
-    sandbox = make_sandbox(documents=30)
-    settings = settings_for(sandbox, warehouse)
-    pull_documents(settings, all_documents=True)
+    _, settings = pulled_copies.pulled(make_sandbox(documents=30), warehouse)
     numbers = container_numbers(warehouse, 10_000)
     rows = [[number, f"PO-{i}", "high"] for i, number in enumerate(numbers)]
     file = _file(tmp_path / "small.csv", ["container_number", "po_number", "priority"], rows)

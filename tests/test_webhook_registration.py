@@ -18,6 +18,7 @@ from shipsync.errors import InputError
 from shipsync.sandbox import SandboxOptions, create_app
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
+from support.http import HTTP
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, settings_for
 
@@ -37,7 +38,7 @@ def test_headers_null_in_the_answer_keeps_the_secret(sandbox: RunningSandbox, wa
     settings = settings_for(sandbox, warehouse)
     webhook = register_webhook(settings, "https://hooks.example.test/w", ["container.transport.vessel_arrived"])
     # The service answers `headers: null` when none were set; the registration still completes.
-    answer = httpx.get(f"{sandbox.api_url}/webhooks/{webhook.id}", headers={"Authorization": f"Token {K1}"}).json()
+    answer = HTTP.get(f"{sandbox.api_url}/webhooks/{webhook.id}", headers={"Authorization": f"Token {K1}"}).json()
     assert answer["data"]["attributes"]["headers"] is None
     assert webhook.headers == [] and webhook.secret == service_secret(sandbox, webhook.id)
     assert stored_secrets(warehouse) == {webhook.id: webhook.secret}

@@ -26,6 +26,7 @@ from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import is_finished, segments
+from support.http import HTTP
 
 SECRET = "whsec-durability-0001"
 KILLS = 20
@@ -185,7 +186,7 @@ def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:
     port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w.duckdb"
     receiver = start_receiver(port, spool, warehouse)
     body = journey_notifications(1)[0]
-    response = httpx.post(f"http://127.0.0.1:{port}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)})
+    response = HTTP.post(f"http://127.0.0.1:{port}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)})
     assert response.status_code == 200
     receiver.send_signal(signal.SIGTERM)
     assert receiver.wait(timeout=20) == 128 + signal.SIGTERM

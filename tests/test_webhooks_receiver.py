@@ -24,6 +24,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign, verify
 from shipsync.webhooks.spool import segments
 from shipsync.webhooks.writer import SpoolWriter
+from support.http import HTTP
 
 SECRET, OTHER = "whsec-test-00001", "whsec-test-00002"
 
@@ -72,7 +73,7 @@ def post(url: str, body: bytes, secret: str | None = SECRET, signature: str | No
         headers["X-T49-Webhook-Signature"] = signature
     elif secret is not None:
         headers["X-T49-Webhook-Signature"] = sign(secret, body)
-    return httpx.post(f"{url}/webhook", content=body, headers=headers, timeout=10)
+    return HTTP.post(f"{url}/webhook", content=body, headers=headers, timeout=10)
 
 
 def stored(writer: SpoolWriter) -> list[bytes]:
@@ -81,7 +82,7 @@ def stored(writer: SpoolWriter) -> list[bytes]:
 
 def test_good_delivery_is_stored_before_200(receiver) -> None:  # type: ignore[no-untyped-def]
     server, writer = receiver
-    assert httpx.get(f"{server.url}/healthz").status_code == 200
+    assert HTTP.get(f"{server.url}/healthz").status_code == 200
     body = notification(event="container.transport.delivered")  # a kind beyond the 34 is accepted
     assert post(server.url, body).status_code == 200
     assert stored(writer) == [body]
@@ -139,7 +140,7 @@ def test_oversized_and_slow_bodies(receiver) -> None:  # type: ignore[no-untyped
         for _ in range(100):
             yield b"x" * 1024
 
-    response = httpx.post(f"{server.url}/webhook", content=chunks(), headers={"X-T49-Webhook-Signature": "0" * 64})
+    response = HTTP.post(f"{server.url}/webhook", content=chunks(), headers={"X-T49-Webhook-Signature": "0" * 64})
     assert response.status_code == 413
     assert stored(writer) == []
 
@@ -188,7 +189,7 @@ def test_a_10_mb_body_is_refused_while_reading_and_the_receiver_carries_on(tmp_p
             for _ in range(10 * 1024):
                 yield b"y" * 1024
 
-        response = httpx.post(f"{server.url}/webhook", content=chunks(), headers={"X-T49-Webhook-Signature": sign(SECRET, b"")}, timeout=30)
+        response = HTTP.post(f"{server.url}/webhook", content=chunks(), headers={"X-T49-Webhook-Signature": sign(SECRET, b"")}, timeout=30)
         assert response.status_code == 413
         assert post(server.url, notification("after-the-big-ones")).status_code == 200
     writer.close()

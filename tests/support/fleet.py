@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import orjson
 
 from shipsync.config import Settings, load_settings
@@ -19,6 +18,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
+from support.http import HTTP
 from support.sandboxes import K1
 
 ADMIN = {"Authorization": f"Token {K1}"}
@@ -26,7 +26,7 @@ ADMIN = {"Authorization": f"Token {K1}"}
 
 def _post(url: str, secret: str, body: bytes) -> int:
     headers = {"Content-Type": "application/json", "X-T49-Webhook-Signature": sign(secret, body)}
-    return httpx.post(f"{url}/webhook", content=body, headers=headers, timeout=10).status_code
+    return HTTP.post(f"{url}/webhook", content=body, headers=headers, timeout=10).status_code
 
 
 def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Settings:
@@ -42,7 +42,7 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         assert webhook.secret
         receiver.secrets.append(webhook.secret)
         pull_all(settings)
-        httpx.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
+        HTTP.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
         assert wait_for_deliveries(service.url, K1, timeout_s=60)["pending"] == 0, "the sandbox did not deliver in time"
         load_events(settings.warehouse, settings.spool_dir)
         # A redelivery under a known id with another body (a conflict), and a signed body that is

@@ -52,7 +52,7 @@ class AsyncShipsyncClient:
         self.transport = Transport(
             base_url,
             api_key,
-            limiter=limiter or shared_limiter(base_url, api_key, rate_limit),
+            limiter=limiter or shared_limiter(base_url, api_key, rate_limit, clock),
             policy=policy,
             connect_timeout=connect_timeout,
             read_timeout=read_timeout,

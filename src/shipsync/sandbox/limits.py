@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import math
-import time
 from collections import deque
 
+from shipsync.api.clock import Clock, MonotonicClock
 from shipsync.config import RateLimit
 
 
 class ServerRateLimit:
     """Admits at most N requests per key in any rolling window of W seconds; counts refusals."""
 
-    def __init__(self, limit: RateLimit | None) -> None:
+    def __init__(self, limit: RateLimit | None, clock: Clock | None = None) -> None:
         self.limit = limit
+        self.clock = clock or MonotonicClock()
         self._seen: dict[str, deque[float]] = {}
         self.admitted = 0
         self.refused = 0
@@ -25,7 +26,7 @@ class ServerRateLimit:
         if self.limit is None:
             self._admit(key)
             return None
-        now = time.monotonic() if now is None else now
+        now = self.clock.now() if now is None else now
         window = self._seen.setdefault(key, deque())
         while window and window[0] <= now - self.limit.seconds:
             window.popleft()

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from starlette.requests import Request
 
+from shipsync.api.clock import Clock
 from shipsync.config import RateLimit
 from shipsync.sandbox.limits import ServerRateLimit
 from shipsync.sandbox.seed import AccountSize
@@ -28,6 +29,9 @@ class SandboxOptions:
     containers: int | None = None
     custom_field_values: int = 0
     rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
+    # The time the rate limit's window runs on: a test's fake clock, shared with its client's
+    # limiter, lets it cross windows without waiting them out.
+    rate_clock: Clock | None = None
     fault_rate: float = 0.0
     latency_ms: float = 0.0
     # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
@@ -64,7 +68,8 @@ class SandboxState:
         for key, kinds in options.plans:
             if key in world.accounts:
                 world.accounts[key].event_kinds = tuple(kinds)
-        return cls(options=options, world=world, limiter=ServerRateLimit(options.rate_limit), rng=random.Random(options.seed))
+        limiter = ServerRateLimit(options.rate_limit, options.rate_clock)
+        return cls(options=options, world=world, limiter=limiter, rng=random.Random(options.seed))
 
 
 def state_of(request: Request) -> SandboxState:

@@ -4,6 +4,7 @@ publishes what it changed for analysts (the run is the outermost `publishing` sc
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,6 +28,8 @@ from shipsync.warehouse.upsert import TableCounts
 
 def prefect_flow_run_id() -> str | None:
     """The Prefect flow run this code runs in, if any (one flow run may hold several runs)."""
+    if "prefect" not in sys.modules:  # no flow run without Prefect; importing it costs 2-4 s
+        return None
     try:
         from prefect.runtime import flow_run
 
