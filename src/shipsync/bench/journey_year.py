@@ -1,15 +1,16 @@
 """A year of webhook deliveries about N documents' containers, spooled as the receiver spools them.
 
 Each page of documents (as `sandbox/stream.document_pages` serves them) gets the journeys of its
-containers, played by the sandbox's own simulation (`journeys.simulate`: every event kind of a
-journey in its proportions, each delivery with the full records as of its event), enveloped as the
-sandbox's `Deliverer` sends them (`deliver.delivery`: the reference object first in `included`, an
+containers and the events of its shipments' tracking requests, played by the sandbox's own
+simulation (`journeys.simulate`: every event kind of a journey in its proportions, each delivery
+with the full records as of its event), enveloped as the sandbox's `Deliverer` sends them (`deliver.delivery`: the reference object first in `included`, an
 id stable per event) and framed with the event's time as the time it was received. Records go to
 segments of the receiver's size, so `events load` reads the year as it would read a receiver's.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -22,6 +23,7 @@ from shipsync.api.jsonapi import refs_of, relationship
 from shipsync.sandbox.deliver import delivery
 from shipsync.sandbox.journey_plan import PlanBook
 from shipsync.sandbox.journeys import simulate
+from shipsync.sandbox.seed import tracking_request_resource
 from shipsync.sandbox.world import Account
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.spool import SpoolSizes
@@ -44,10 +46,17 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
         account.plans = PlanBook()
         for resource in page["included"]:
             account.add_related(resource)
-        for shipment in account.of_type("shipment"):  # journeys planned for the boxes the documents name
+        shipments = account.of_type("shipment")
+        for shipment in shipments:  # journeys planned for the boxes the documents name
             boxes = [box_id for _, box_id in refs_of(relationship(shipment, "containers"))]
             account.shipment_of.update(dict.fromkeys(boxes, str(shipment["id"])))
             account.plans.register(shipment, boxes)
+        # As the sandbox seeds an account: half its shipments tracked by a request (a quarter of
+        # them failed), whose awaiting-manifest, succeeded and stopped events the journeys send.
+        requests = random.Random(f"bench/{number}/tracking_requests")
+        for n, shipment in enumerate(shipments[: len(shipments) // 2]):
+            request = tracking_request_resource(requests, 0, number, n, shipment)
+            account.tracking_requests[request["id"]] = request
         simulate(account, emit, containers=containers, seed=number if seed is None else seed)
         yield from records
         records.clear()
