@@ -19,7 +19,7 @@ from support.warehouse_rows import rows
 def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path) -> None:
     spool, warehouse = tmp_path / "spool", tmp_path / "w" / "w.duckdb"
     year = SegmentWriter(spool, segment_bytes=1024 * 1024)
-    year.write(spooled_journeys(document_pages(100)))
+    year.write(spooled_journeys(document_pages(200)))  # two pages, which share a shipment
     year.close()
     written = segments(spool)
     assert len(written) > 3 and all(path.stat().st_size < 1024 * 1024 + 64 * 1024 for path in written)

@@ -3,9 +3,10 @@
 Each page of documents (as `sandbox/stream.document_pages` serves them) gets the journeys of its
 containers and the events of its shipments' tracking requests, played by the sandbox's own
 simulation (`journeys.simulate`: every event kind of a journey in its proportions, each delivery
-with the full records as of its event), enveloped as the sandbox's `Deliverer` sends them (`deliver.delivery`: the reference object first in `included`, an
-id stable per event) and framed with the event's time as the time it was received. Records go to
-segments of the receiver's size, so `events load` reads the year as it would read a receiver's.
+with the full records as of its event), enveloped as the sandbox's `Deliverer` sends them
+(`deliver.delivery`: the reference object first in `included`, an id stable per event) and framed
+with the event's time as the time it was received. Records go to segments of the receiver's size,
+so `events load` reads the year as it would read a receiver's.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
     """Spool records (as the receiver writes them) of the journeys of up to `containers` containers
     of each document page: the deliveries a webhook of the account would receive."""
     records: list[bytes] = []
+    played: set[str] = set()
 
     def emit(account: Account, kind: str, reference: dict[str, object], included: list[dict[str, object]], at: str) -> None:
         body = orjson.dumps(delivery(account, 0, "wh-bench", kind, reference, included, at))
@@ -46,7 +48,9 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
         account.plans = PlanBook()
         for resource in page["included"]:
             account.add_related(resource)
-        shipments = account.of_type("shipment")
+        # Adjacent pages share a shipment (each with boxes of its own): its journeys are the first page's.
+        shipments = [s for s in account.of_type("shipment") if s["id"] not in played]
+        played.update(s["id"] for s in shipments)
         for shipment in shipments:  # journeys planned for the boxes the documents name
             boxes = [box_id for _, box_id in refs_of(relationship(shipment, "containers"))]
             account.shipment_of.update(dict.fromkeys(boxes, str(shipment["id"])))
