@@ -122,7 +122,7 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     opened while a new one sees the newest."""
     import duckdb
 
-    from shipsync.bench.publish_bench import spooled_journeys
+    from shipsync.bench.journey_year import spooled_journeys
     from shipsync.sandbox.stream import document_pages
     from shipsync.warehouse.status import publication_status
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import orjson
 
+from shipsync.bench.journey_year import SegmentWriter
 from shipsync.bench.load_bench import run_path, write_pages
 from shipsync.bench.results import BenchResult, under
 from shipsync.report import build_report
@@ -43,7 +44,6 @@ KINDS = (
     "container.pickup_lfd.changed",
     "tracking_request.succeeded",
 )
-EVENTS_PER_SEGMENT = 25_000
 
 
 def _notification(n: int, at: datetime) -> bytes:
@@ -69,15 +69,12 @@ def _notification(n: int, at: datetime) -> bytes:
 
 
 def _spool_a_year(spool: Path, events: int, as_of: datetime) -> None:
-    spool.mkdir(parents=True)
     step = timedelta(days=DAYS) / events
     since = as_of - timedelta(days=DAYS)
-    for start in range(0, events, EVENTS_PER_SEGMENT):
-        records = []
-        for n in range(start, min(events, start + EVENTS_PER_SEGMENT)):
-            at = since + step * n
-            records.append(encode_record(_notification(n, at), 0, int(at.timestamp() * 1e9)))
-        (spool / f"segment-{start:020d}-1.spool").write_bytes(b"".join(records))
+    segments = SegmentWriter(spool)
+    moments = (since + step * n for n in range(events))
+    segments.write(encode_record(_notification(n, at), 0, int(at.timestamp() * 1e9)) for n, at in enumerate(moments))
+    segments.close()
 
 
 def _ledger_of_a_year(warehouse: Path, as_of: datetime) -> None:

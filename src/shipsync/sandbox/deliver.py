@@ -57,6 +57,23 @@ def envelope(
     }
 
 
+def delivery(
+    account: Account,
+    position: int,
+    webhook_id: str,
+    event: str,
+    reference: dict[str, Any],
+    included: list[dict[str, Any]],
+    created_at: str | None,
+) -> dict[str, Any]:
+    """The notification the account's `position`th webhook receives: the reference object first in
+    `included`, then the records it names."""
+    # The same event to the same address is the same notification (so a re-run duplicates, not doubles).
+    # Journeys carry their own timestamps; other events (a PATCH, an undo) are new each time.
+    notification_id = stable_id("notification", account.id, position, event, reference["id"], created_at) if created_at else None
+    return envelope(webhook_id, event, reference, [reference, *included], created_at, notification_id)
+
+
 class Deliverer:
     def __init__(self, retry_base_s: float = 0.5) -> None:
         self.retry_base_s = retry_base_s
@@ -74,10 +91,7 @@ class Deliverer:
             attributes = webhook["attributes"]
             if not attributes["active"] or event not in attributes["events"]:
                 continue
-            # The same event to the same address is the same notification (so a re-run duplicates, not doubles).
-            # Journeys carry their own timestamps; other events (a PATCH, an undo) are new each time.
-            notification_id = stable_id("notification", account.id, position, event, reference["id"], created_at) if created_at else None
-            body = orjson.dumps(envelope(webhook["id"], event, reference, [reference, *included], created_at, notification_id))
+            body = orjson.dumps(delivery(account, position, webhook["id"], event, reference, included, created_at))
             headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
             headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
             headers["Content-Type"] = "application/json"

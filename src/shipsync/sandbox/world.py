@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from shipsync.api.event_kinds import EVENT_KINDS
@@ -28,6 +29,7 @@ EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
 DEFAULT_CLOCK = datetime(2026, 7, 23, 12, 0, tzinfo=UTC)
 
 
+@lru_cache(maxsize=1 << 16)  # each delivery of a journey names its instants again
 def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
