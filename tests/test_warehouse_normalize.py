@@ -17,18 +17,25 @@ from shipsync.warehouse.normalize import (
     webhook_columns,
 )
 
+OBSERVED = "2026-11-25T12:00:00+00:00"
+
 
 def test_tracking_requests_take_tags_from_either_member_and_survive_null_parts() -> None:
     batch = tracking_request_columns(
         [
-            {"id": 1, "attributes": {"tags": ["a", "b"], "shipment_tags": ["ignored"]}},
+            {"id": 1, "attributes": {"tags": ["a", "b"], "shipment_tags": ["other"]}},
             {"id": "2", "attributes": {"shipment_tags": ["c"]}, "relationships": {"tracked_object": {"data": None}}},
             {"id": "3", "attributes": None, "relationships": None},
-        ]
+        ],
+        observed_at=OBSERVED,
     )["tracking_requests"]
     assert batch["id"] == ["1", "2", "3"]
     assert batch["tags"] == [["a", "b"], ["c"], None]
     assert batch["tracked_object_id"] == [None, None, None] and batch["tracked_object_type"] == [None, None, None]
+    # `tags` came under both names in the first: the other one is kept, not dropped.
+    leftovers = [orjson.loads(left) if left else None for left in batch["leftovers"]]
+    assert leftovers == [{"attributes": {"shipment_tags": ["other"]}}, None, None]
+    assert batch["observed_at"] == [OBSERVED] * 3
 
 
 def test_custom_fields_keep_the_value_as_json_and_the_entity_it_belongs_to() -> None:
@@ -39,7 +46,8 @@ def test_custom_fields_keep_the_value_as_json_and_the_entity_it_belongs_to() -> 
                 "attributes": {"api_slug": "po_number", "value": ["PO-1", "PO-2"], "display_value": "PO-1, PO-2"},
                 "relationships": {"entity": {"data": {"type": "container", "id": "c-1"}}, "definition": {"data": {"id": "d-1"}}},
             }
-        ]
+        ],
+        observed_at=OBSERVED,
     ).values()
     assert orjson.loads(columns["value"][0]) == ["PO-1", "PO-2"]
     assert (columns["entity_type"], columns["entity_id"], columns["definition_id"]) == (["container"], ["c-1"], ["d-1"])
@@ -50,10 +58,13 @@ def test_a_webhooks_header_values_and_secret_never_become_columns() -> None:
         "id": "w-1",
         "attributes": {"url": "https://x", "secret": "s3cret-value", "headers": [{"name": "Authorization", "value": "Token k"}]},
     }
-    columns = webhook_columns([resource])["webhooks"]
+    odd = {"id": "w-2", "attributes": {"secret": "other-s3cret", "headers": {"Authorization": "Token k"}, "extra": "kept"}}
+    columns = webhook_columns([resource, odd], observed_at=OBSERVED)["webhooks"]
     assert "secret" not in columns
     assert "s3cret-value" not in repr(columns) and "Token k" not in repr(columns)
-    assert orjson.loads(columns["headers"][0]) == [{"name": "Authorization"}]
+    assert "other-s3cret" not in repr(columns)
+    assert orjson.loads(columns["headers"][0]) == [{"name": "Authorization"}] and columns["headers"][1] == "[]"
+    assert orjson.loads(columns["leftovers"][1]) == {"attributes": {"extra": "kept"}}
 
 
 def test_merge_appends_batches_table_by_table() -> None:

@@ -45,7 +45,7 @@ def test_headers_null_in_the_answer_keeps_the_secret(sandbox: RunningSandbox, wa
     con = duckdb.connect(str(warehouse), read_only=True)
     row = con.execute("SELECT url, events, headers FROM webhooks WHERE id = ?", [webhook.id]).fetchone()
     con.close()
-    assert row == ("https://hooks.example.test/w", ["container.transport.vessel_arrived"], "[]")
+    assert row == ("https://hooks.example.test/w", ["container.transport.vessel_arrived"], [])
 
 
 def _in_process(app: Any, warehouse: Path, rewrite: Any) -> tuple[Any, SandboxTransport]:

@@ -107,7 +107,7 @@ def members(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[Json]:
 
 
 def _attribute_names() -> list[str]:
-    typed = sorted(set(sql_types("tracking_requests")) - {"id", "_synced_at", "_run_id"})
+    typed = sorted({str(name) for name in sql_types("tracking_requests")} - {"id", "_synced_at", "_run_id"})  # plain str: orjson's keys
     return [*typed, "number", "bill_of_lading_number", "pod_arrived_at", "weight_in_lbs"]
 
 

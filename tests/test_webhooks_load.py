@@ -149,13 +149,14 @@ def test_memory_stays_flat_with_1_mib_bodies_of_empty_objects(tmp_path: Path) ->
 def test_webhooks_keep_their_headers_names_only(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     register_webhook(settings, "http://127.0.0.1:9/hook", ["container.updated"], headers=[("Authorization", "Bearer tok-9f2e71")])
-    assert rows(warehouse, "SELECT headers FROM webhooks") == [('[{"name":"Authorization"}]',)]
+    assert rows(warehouse, "SELECT headers FROM webhooks") == [([{"name": "Authorization"}],)]
     assert b"tok-9f2e71" not in warehouse.read_bytes()
 
 
 def test_an_older_file_loses_its_header_values_when_first_opened(tmp_path: Path) -> None:
     warehouse = tmp_path / "w.duckdb"
-    with connect(warehouse) as con:  # a file as version 6 wrote it
+    with connect(warehouse) as con:  # a file as version 6 wrote it: the headers as sent, in JSON
+        con.execute("ALTER TABLE webhooks ALTER COLUMN headers TYPE JSON")
         headers = '[{"name": "Authorization", "value": "Bearer old-value-1"}, {"name": "X-Env", "value": "prod"}]'
         con.execute("INSERT INTO webhooks (id, url, headers) VALUES ('w-1', 'http://x', CAST(? AS JSON))", [headers])
         con.execute("INSERT INTO webhooks (id, url, headers) VALUES ('w-2', 'http://y', NULL)")
@@ -163,7 +164,7 @@ def test_an_older_file_loses_its_header_values_when_first_opened(tmp_path: Path)
         con.execute("INSERT INTO _shipsync_schema VALUES (6, now())")
     with connect(warehouse) as con:
         assert con.execute("SELECT id, headers FROM webhooks ORDER BY id").fetchall() == [
-            ("w-1", '[{"name":"Authorization"},{"name":"X-Env"}]'),
+            ("w-1", [{"name": "Authorization"}, {"name": "X-Env"}]),
             ("w-2", None),
         ]
 

@@ -60,7 +60,10 @@ def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
                 expected = [d["id"] for d in data] if isinstance(data, list) else (data or {}).get("id")
                 assert row[member.column] == expected, (resource["type"], member.name)
             else:
-                sent = (resource.get("attributes") or {}).get(member.name)
+                attributes = resource.get("attributes") or {}
+                sent = attributes.get(member.name)
+                if sent is None and member.also_sent_as:  # e.g. a tracking request's tags as `shipment_tags`
+                    sent = attributes.get(member.also_sent_as)
                 assert (row[member.column] is None and sent is None) or same(row[member.column], sent), (resource["type"], member.name)
                 checked += sent is not None
         # Leftovers hold only members the declaration does not name (none of them a misfit of a declared one).

@@ -11,9 +11,9 @@ import builtins
 from typing import Any
 from urllib.parse import quote
 
+from shipsync.api.account_models import CustomField
 from shipsync.api.entity_types import ROUTE_OF_ENTITY
 from shipsync.api.jsonapi import Pages, resource_document
-from shipsync.api.models import CustomField
 from shipsync.api.transport import Transport
 
 

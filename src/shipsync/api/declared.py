@@ -57,8 +57,20 @@ def top_level(name: str) -> Any:
     return Field(default=None, json_schema_extra={"top_level": name})
 
 
+def also_sent_as(name: str) -> Any:
+    """An attribute the service also sends under another name (a tracking request's `tags` as
+    `shipment_tags`): one column, filled from whichever came (the declared name first)."""
+    return Field(default=None, json_schema_extra={"also_sent_as": name})
+
+
+def secret() -> Any:
+    """A member that is never stored: no column, not in `leftovers`, not in dumps or reprs (a
+    webhook's `secret`, a header's `value`: either may be a credential, and analysts share the warehouse)."""
+    return Field(default=None, exclude=True, repr=False, json_schema_extra={"secret": True})
+
+
 def field_marks(field: Any) -> dict[str, Any]:
-    """What `polymorphic`, `link_table`, `link` and `top_level` put on a field."""
+    """What `polymorphic`, `link_table`, `link`, `top_level`, `also_sent_as` and `secret` put on a field."""
     extra = field.json_schema_extra
     return extra if isinstance(extra, dict) else {}
 
@@ -86,6 +98,8 @@ class Declared(ApiModel):
     # Rows also come from other resources' `included` and from webhook deliveries, found by type.
     # False: only the resource's own pull writes its table (it needs what that pull does, e.g. links).
     from_included: ClassVar[bool] = True
+    # Columns the pipeline itself keeps, not the service (name -> SQL type): no pull writes them.
+    local_columns: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def resource_values(cls, resource: JsonObject) -> dict[str, Any]:
@@ -94,4 +108,7 @@ class Declared(ApiModel):
             name = field_marks(field).get("top_level")
             if isinstance(name, str) and name in resource:
                 values[field_name] = resource[name]
+            other = field_marks(field).get("also_sent_as")
+            if isinstance(other, str) and values.get(field_name) is None and other in values:
+                values[field_name] = values[other]
         return values

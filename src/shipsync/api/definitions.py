@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from shipsync.api.account_models import CustomFieldDefinition, CustomFieldOption
 from shipsync.api.jsonapi import Pages, resource_document
-from shipsync.api.models import CustomFieldDefinition, CustomFieldOption
 from shipsync.api.transport import Transport
 
 # What PATCH /custom_field_definitions/{id} may change (not api_slug, entity_type, data_type).

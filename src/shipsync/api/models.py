@@ -1,4 +1,6 @@
-"""Typed models of the service's resources, with every field the spec and the facts pages list.
+"""The base of every resource model (`ApiModel`), relationship targets (`Ref`), and `Included` for
+related resources kept generic. The models themselves are declarations (`api.declared`), in
+`tracking_models`, `place_models`, `related_models`, `document_models` and `account_models`.
 
 Each model is built from a JSON:API resource dict by `from_resource`: attributes become fields,
 relationships become `Ref`s (or lists of them), `links.self` becomes `self_link`. The service may
@@ -9,7 +11,6 @@ reading an answer never fails, and never makes a write that already happened loo
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -74,73 +75,6 @@ class ApiModel(BaseModel):
         values["id"] = str(resource["id"])
         values["type"] = str(resource["type"])
         return values
-
-
-class CustomField(ApiModel):
-    api_slug: str | None = None
-    value: Any = None
-    display_value: str | None = None
-    entity: Ref | None = None
-    definition: Ref | None = None
-
-
-class CustomFieldDefinition(ApiModel):
-    # `Shipment`, `Container` or `TrackingRequest` today (the spec's `Cargo` in older data); kept as sent.
-    entity_type: str | None = None
-    api_slug: str | None = None
-    display_name: str | None = None
-    data_type: str | None = None
-    description: str | None = None
-    reference_type: str | None = None
-    validation: dict[str, Any] | None = None
-    default_format: str | None = None
-    default_value: Any = None
-    options: list[Ref] = Field(default_factory=list)
-
-
-class CustomFieldOption(ApiModel):
-    label: str | None = None
-    value: str | None = None
-    position: int | None = None
-
-
-class TrackingRequest(ApiModel):
-    request_number: str | None = None
-    status: str | None = None
-    request_type: str | None = None
-    scac: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    ref_numbers: list[str] | None = None
-    ref_number: str | None = None
-    tags: list[str] | None = None
-    # Deliveries and newer answers carry the tracked shipment's tags under this name.
-    shipment_tags: list[str] | None = None
-    failed_reason: str | None = None
-    is_retrying: bool | None = None
-    retry_count: int | None = None
-    tracked_object: Ref | None = None
-    customer: Ref | None = None
-
-    @property
-    def current_tags(self) -> list[str] | None:
-        """`tags` or `shipment_tags`, whichever the service sent."""
-        return self.tags if self.tags is not None else self.shipment_tags
-
-
-class WebhookHeader(BaseModel):
-    name: str
-    value: str | None = None
-
-
-class Webhook(ApiModel):
-    url: str | None = None
-    active: bool | None = None
-    events: list[str] = Field(default_factory=list)
-    # The secret is kept out of reprs and dumps: it goes only to the local secrets store.
-    secret: str | None = Field(default=None, repr=False, exclude=True)
-    # The service answers `headers: null` when none were set.
-    headers: list[WebhookHeader] = Field(default_factory=list)
 
 
 class Included(BaseModel):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from shipsync.api.account_models import TrackingRequest
 from shipsync.api.jsonapi import Pages, resource_document
-from shipsync.api.models import TrackingRequest
 from shipsync.api.transport import Transport
 
 

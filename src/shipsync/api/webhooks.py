@@ -11,9 +11,9 @@ from collections.abc import Collection, Iterable
 from typing import Any
 from urllib.parse import quote
 
+from shipsync.api.account_models import Webhook
 from shipsync.api.event_kinds import EVENT_KIND_SET, unknown_event_kinds
 from shipsync.api.jsonapi import JsonObject, resource_document
-from shipsync.api.models import Webhook
 from shipsync.api.transport import Transport
 from shipsync.errors import ApiError, AuthenticationError, RateLimitedError
 

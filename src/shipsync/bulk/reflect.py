@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from shipsync.bulk.model import Change
 from shipsync.json_text import dumps_or_null
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import Batch, custom_field_columns, definition_columns, merge, option_columns
 
@@ -44,21 +45,23 @@ def _definition_update(con: duckdb.DuckDBPyConnection, change: Change) -> None:
 
 def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id: str) -> None:
     batch: Batch = {}
+    observed_at = observed_now()  # after the writes: what they answered is the newest state
     for change in applied:
         resource = change.payload.get("resource")
         if change.target == "custom_field" and resource and change.action != "delete":
-            merge(batch, custom_field_columns([resource]))
+            merge(batch, custom_field_columns([resource], observed_at=observed_at))
         elif change.target == "shipment":
             _shipment_list(con, change)
         elif change.target == "tracking_request":
             con.execute("UPDATE tracking_requests SET ref_number = ? WHERE id = ?", [change.after, change.entity_id])
         elif change.target == "definition" and change.action == "create" and resource:
-            merge(batch, definition_columns([resource]))
-            merge(batch, option_columns(str(resource["id"]), change.payload.get("options_created", [])))
+            merge(batch, definition_columns([resource], observed_at=observed_at))
+            options = change.payload.get("options_created", [])
+            merge(batch, option_columns(str(resource["id"]), options, observed_at=observed_at))
         elif change.target == "definition" and change.action == "update":
             _definition_update(con, change)
         elif change.target == "option" and change.action == "create" and resource:
-            merge(batch, option_columns(change.entity_id, [resource]))
+            merge(batch, option_columns(change.entity_id, [resource], observed_at=observed_at))
         elif change.target == "option" and change.action == "update":
             after = change.after or {}
             con.execute(

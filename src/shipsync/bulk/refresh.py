@@ -113,15 +113,15 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}
     if defs is not None:
-        merge(batch, definition_columns(defs[0]))
+        merge(batch, definition_columns(defs[0], observed_at=observed_at))
         for definition_id, options in defs[1].items():
-            merge(batch, option_columns(definition_id, options))
+            merge(batch, option_columns(definition_id, options, observed_at=observed_at))
     if values is not None:
-        merge(batch, custom_field_columns(values))
+        merge(batch, custom_field_columns(values, observed_at=observed_at))
     if scoped is not None and scoped.values:
-        merge(batch, custom_field_columns(scoped.values))
+        merge(batch, custom_field_columns(scoped.values, observed_at=observed_at))
     if trs:
-        merge(batch, tracking_request_columns(trs))
+        merge(batch, tracking_request_columns(trs, observed_at=observed_at))
     if shipments:
         merge(batch, included_columns(shipments, observed_at))
     with connect(settings.warehouse) as con, transaction(con):

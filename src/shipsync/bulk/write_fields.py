@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from shipsync.api import AsyncShipsyncClient
+from shipsync.api.account_models import CustomField
 from shipsync.api.jsonapi import JsonObject
-from shipsync.api.models import CustomField
 from shipsync.bulk.model import Change
 from shipsync.errors import NotFoundError, ValidationError
 

@@ -8,6 +8,7 @@ from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import fetch_pages
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, no_progress, outcome_of, page_through, run_direct
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.ledger import FlowName, RunRecord, changed_since, ledger_run, since_text
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import tracking_request_columns
@@ -17,8 +18,10 @@ FLOW: FlowName = "pull_tracking_requests"
 
 def tracking_requests_pages(settings: Settings, since: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
     listing = lambda client, start, pages: client.tracking_requests.list_pages(updated_since=since, start=start, max_pages=pages)  # noqa: E731
+    observed_at = observed_now()
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH)
-    return outcome_of(fetched, write_batch(settings.warehouse, tracking_request_columns(fetched.data), run_id=run_id))
+    columns = tracking_request_columns(fetched.data, observed_at=observed_at)
+    return outcome_of(fetched, write_batch(settings.warehouse, columns, run_id=run_id))
 
 
 def pull_tracking_requests(

@@ -94,7 +94,9 @@ def _type_rows(con: duckdb.DuckDBPyConnection, declaration: type[Declared]) -> N
 
 def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
     """The newest delivered copy of each transport event, estimated event and place."""
-    replayed = [t for t in DECLARED_BY_TYPE if t not in ("shipment", "container", "email_submission", "document_representation")]
+    # Not the types whose rows were there already (typed above, or typed tracking requests).
+    kept = ("shipment", "container", "email_submission", "document_representation", "tracking_request")
+    replayed = [t for t in DECLARED_BY_TYPE if t not in kept]
     rows = con.execute(
         "SELECT r.type, r.id, r.attributes, r.relationships, strftime(e.created_at, '%Y-%m-%dT%H:%M:%S.%f%z'), e.notification_id "
         "FROM webhook_event_resources r JOIN webhook_events e ON e.notification_id = r.notification_id "
@@ -114,12 +116,37 @@ def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
-    """Schema 10: documents, metro areas and document schemas became declared tables, with the
-    bookkeeping of the others. What a row held stays as it was (the new `leftovers` is NULL: older
-    versions did not keep unknown members); `last_changed_at` is `_synced_at`, which named the last
-    change already. `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
-    for table in ("documents", "metro_areas", "document_schemas"):
+    """Schema 10: documents, metro areas, document schemas and the account's records (tracking
+    requests, custom field definitions, options and values, webhooks) became declared tables, with
+    the bookkeeping of the others. What a row held stays as it was (the new `leftovers` is NULL:
+    older versions did not keep unknown members); `last_changed_at` is `_synced_at`, which named the
+    last change already; a tracking request's `last_event_at` (the delivery it last took) becomes
+    its `observed_at`; a webhook's `headers` (JSON of names) become a list of structs. Other
+    `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
+    for table in DECLARED_SINCE_10:
         con.execute(f'UPDATE "{table}" SET last_changed_at = _synced_at WHERE last_changed_at IS NULL')
+    if "last_event_at" in _columns_of(con, "tracking_requests"):
+        con.execute("UPDATE tracking_requests SET observed_at = last_event_at WHERE observed_at IS NULL")
+        con.execute("ALTER TABLE tracking_requests DROP COLUMN last_event_at")
+    headers = con.execute(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = 'webhooks' AND column_name = 'headers'"
+    ).fetchone()
+    if headers is not None and headers[0] == "JSON":
+        con.execute(
+            'ALTER TABLE webhooks ALTER COLUMN headers TYPE STRUCT("name" VARCHAR)[] USING from_json(headers, \'[{"name": "VARCHAR"}]\')'
+        )
+
+
+DECLARED_SINCE_10 = (
+    "documents",
+    "metro_areas",
+    "document_schemas",
+    "tracking_requests",
+    "custom_field_definitions",
+    "custom_field_options",
+    "custom_fields",
+    "webhooks",
+)
 
 
 def drop_webhook_header_values(con: duckdb.DuckDBPyConnection) -> None:

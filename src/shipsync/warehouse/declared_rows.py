@@ -18,7 +18,7 @@ from shipsync.api.declared import Declared
 from shipsync.api.jsonapi import JsonObject, relationships_of
 from shipsync.json_text import dumps
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE, FRESHNESS
-from shipsync.warehouse.members import MISFIT, Member, members_of
+from shipsync.warehouse.members import MISFIT, Member, members_of, secret_members
 
 Columns = dict[str, list[Any]]
 Batch = dict[str, Columns]
@@ -69,7 +69,7 @@ class _Plan:
     attributes: tuple[Member, ...]
     relationships: tuple[Member, ...]
     outside: tuple[Member, ...]  # links and top-level members
-    attribute_names: frozenset[str]
+    attribute_names: frozenset[str]  # declared ones, and the secret ones (never kept anywhere)
     relationship_names: frozenset[str]
 
 
@@ -79,7 +79,8 @@ def _plan(declaration: type[Declared]) -> _Plan:
     attributes = tuple(m for m in members if m.place == "attributes")
     relationships = tuple(m for m in members if m.place == "relationships")
     outside = tuple(m for m in members if m.place in ("links", "top_level"))
-    return _Plan(attributes, relationships, outside, frozenset(m.name for m in attributes), frozenset(m.name for m in relationships))
+    names = frozenset(m.name for m in attributes) | secret_members(declaration)
+    return _Plan(attributes, relationships, outside, names, frozenset(m.name for m in relationships))
 
 
 def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str, Any]:
@@ -113,15 +114,20 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
         row[member.column] = value
         if member.polymorphic:
             row[f"{member.name}_type"] = type_
+    also_taken: set[str] = set()  # other names an attribute came under (not left over)
     for member in plan.attributes:
-        raw = attributes.get(member.name)
+        name = member.name
+        if member.also_sent_as and attributes.get(name) is None and member.also_sent_as in attributes:
+            name = member.also_sent_as
+            also_taken.add(name)
+        raw = attributes.get(name)
         value = None if raw is None else member.coerce(raw)
         if value is MISFIT:
-            left_attributes[member.name] = raw
+            left_attributes[name] = raw
             value = None
         row[member.column] = value
     for name, value in attributes.items():
-        if name not in plan.attribute_names and not (name == "id" and str(value) == resource_id):
+        if name not in plan.attribute_names and name not in also_taken and not (name == "id" and str(value) == resource_id):
             left_attributes[name] = value
     for name, value in relationships.items():
         if name not in plan.relationship_names:

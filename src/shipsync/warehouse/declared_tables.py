@@ -2,7 +2,8 @@
 
 Columns: the key (`id`, or the declared member that names the record), `id`, `kind` where a table
 holds several types, one column per member (relationships as `<name>_id`, `<name>_type` where they
-may point at several types, `<singular>_ids` for lists), derived columns, `self_link`, `leftovers`
+may point at several types, `<singular>_ids` for lists), derived columns, the columns the pipeline
+keeps itself (`local_columns`), `self_link`, `leftovers`
 (JSON: every member the declaration does not know or that came with another type than declared),
 and the bookkeeping columns below. A to-many relationship declared with `link_table` gets a table
 of (owner, target) rows instead of a list column.
@@ -17,6 +18,7 @@ from sqlalchemy import JSON, Column, DateTime, String, Table
 from sqlalchemy.types import UserDefinedType
 from sqlmodel import SQLModel
 
+from shipsync.api.account_models import CustomField, CustomFieldDefinition, CustomFieldOption, TrackingRequest, Webhook
 from shipsync.api.declared import Declared
 from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
@@ -38,6 +40,11 @@ DECLARED: tuple[type[Declared], ...] = (
     Document,
     DocumentSchema,
     MetroArea,
+    TrackingRequest,
+    CustomFieldDefinition,
+    CustomFieldOption,
+    CustomField,
+    Webhook,
 )
 # JSON:API type -> its declaration, for the types written wherever they arrive (`from_included`).
 DECLARED_BY_TYPE: dict[str, type[Declared]] = {t: d for d in DECLARED if d.from_included for t in d.resource_types}
@@ -83,6 +90,8 @@ def declared_table(declaration: type[Declared]) -> Table:
             columns.append(Column(f"{member.name}_type", String))
     for name, derived in declaration.derived.items():
         columns.append(Column(name, SqlType(derived.sql_type)))
+    for name, sql_type in declaration.local_columns.items():
+        columns.append(Column(name, SqlType(sql_type)))
     columns += [
         Column("self_link", String),
         Column("leftovers", JSON),

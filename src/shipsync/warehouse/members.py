@@ -58,6 +58,7 @@ class Member:
     polymorphic: bool = False  # a to-one relationship that also gets `<name>_type`
     place: Place = "attributes"
     link_table: LinkTable | None = None  # a to-many relationship kept in a link table, not a column
+    also_sent_as: str | None = None  # another name the service sends the attribute under
 
 
 def _text(value: Any) -> Any:
@@ -118,7 +119,7 @@ def _texts(value: Any) -> Any:
 
 def _struct_of(model: type[BaseModel]) -> tuple[str, Callable[[Any], Any]]:
     """SQL STRUCT type and a coercion to a complete dict (every field present: DuckDB's JSON cast needs them)."""
-    fields = [(name, _analyse(field.annotation)) for name, field in model.model_fields.items()]
+    fields = [(name, _analyse(field.annotation)) for name, field in model.model_fields.items() if not field_marks(field).get("secret")]
     sql = "STRUCT(" + ", ".join(f'"{name}" {sql_type}' for name, (_, sql_type, _) in fields) + ")"
 
     def coerce(value: Any) -> Any:
@@ -212,8 +213,10 @@ def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
         if field_name in ("id", "type", "self_link"):
             continue
         name = field.alias or field_name
-        kind, sql_type, coerce = _analyse(field.annotation)
         marks = field_marks(field)
+        if marks.get("secret"):
+            continue
+        kind, sql_type, coerce = _analyse(field.annotation)
         if marks.get("link"):
             found.append(Member(name.removesuffix("_link"), name, kind, sql_type, coerce, place="links"))
         elif "top_level" in marks:
@@ -226,5 +229,12 @@ def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
         elif kind in ("struct", "structs"):
             found.append(Member(name, name, kind, sql_type, _nested_json(coerce)))
         else:
-            found.append(Member(name, name, kind, sql_type, coerce))
+            also = marks.get("also_sent_as")
+            found.append(Member(name, name, kind, sql_type, coerce, also_sent_as=also if isinstance(also, str) else None))
     return tuple(found)
+
+
+@cache
+def secret_members(declaration: type[Declared]) -> frozenset[str]:
+    """Attributes that are never stored, in a column or in `leftovers` (see `api.declared.secret`)."""
+    return frozenset(f.alias or n for n, f in declaration.model_fields.items() if field_marks(f).get("secret"))

@@ -3,7 +3,8 @@
 Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
 resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
 Resources declared once in `shipsync.api` (documents and their link tables, document schemas, shipments,
-containers, events, places, metro areas, email submissions, extractions) get their tables from
+containers, events, places, metro areas, email submissions, extractions, and the account's tracking
+requests, custom field definitions, options and values, and webhooks) get their tables from
 `warehouse.declared_tables`, added here; the webhook event log's tables are in `warehouse.schema_events`.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
 """
@@ -51,79 +52,6 @@ class RelatedRow(Synced):
 
 class UserRow(RelatedRow, table=True):
     __tablename__ = "users"
-
-
-class TrackingRequestRow(Synced, table=True):
-    __tablename__ = "tracking_requests"
-    id: str = Field(primary_key=True)
-    request_number: str | None = None
-    status: str | None = None
-    request_type: str | None = None
-    scac: str | None = None
-    created_at: datetime | None = ts()
-    updated_at: datetime | None = ts()
-    ref_numbers: list[str] | None = strings()
-    tags: list[str] | None = strings()
-    ref_number: str | None = None  # schema 7
-    failed_reason: str | None = None
-    is_retrying: bool | None = None
-    retry_count: int | None = None
-    tracked_object_type: str | None = None
-    tracked_object_id: str | None = None
-    customer_id: str | None = None
-    self_link: str | None = None
-    last_event_at: datetime | None = ts()
-    last_event_id: str | None = None
-
-
-class CustomFieldDefinitionRow(Synced, table=True):
-    __tablename__ = "custom_field_definitions"
-    id: str = Field(primary_key=True)
-    entity_type: str | None = None
-    api_slug: str | None = None
-    display_name: str | None = None
-    data_type: str | None = None
-    description: str | None = None
-    reference_type: str | None = None
-    validation: dict[str, Any] | None = json_field()
-    default_format: str | None = None
-    default_value: Any = json_field(nullable=True)
-    self_link: str | None = None
-
-
-class CustomFieldOptionRow(Synced, table=True):
-    __tablename__ = "custom_field_options"
-    id: str = Field(primary_key=True)
-    definition_id: str | None = None
-    label: str | None = None
-    value: str | None = None
-    position: int | None = None
-
-
-class CustomFieldRow(Synced, table=True):
-    __tablename__ = "custom_fields"
-    id: str = Field(primary_key=True)
-    api_slug: str | None = None
-    value: Any = json_field(nullable=True)
-    display_value: str | None = None
-    entity_type: str | None = None
-    entity_id: str | None = None
-    definition_id: str | None = None
-    self_link: str | None = None
-
-
-class WebhookRow(Synced, table=True):
-    """Registered webhooks. Never the secret (it lives in the local secrets store only), and of
-    the headers sent with deliveries only their names: a value may be a credential."""
-
-    __tablename__ = "webhooks"
-    id: str = Field(primary_key=True)
-    url: str | None = None
-    active: bool | None = None
-    events: list[str] | None = strings()
-    headers: list[dict[str, str]] | None = json_field()
-    self_link: str | None = None
-    deleted_at: datetime | None = ts()
 
 
 class SyncRunRow(SQLModel, table=True):

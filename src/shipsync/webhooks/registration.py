@@ -14,13 +14,14 @@ from datetime import UTC, datetime
 import httpx
 
 from shipsync.api import AsyncShipsyncClient, run_with_client
+from shipsync.api.account_models import Webhook
 from shipsync.api.event_kinds import EVENT_KINDS, unknown_event_kinds
 from shipsync.api.jsonapi import JsonObject
-from shipsync.api.models import Webhook
 from shipsync.api.webhooks import secret_of
 from shipsync.config import Settings
 from shipsync.errors import ApiError, InputError
 from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.ledger import ledger_run
 from shipsync.warehouse.load import write_batch_with
 from shipsync.warehouse.normalize import webhook_columns
@@ -101,7 +102,7 @@ def register_webhook(
             },
         }
         with connect(settings.warehouse) as con, transaction(con):
-            write_batch_with(con, webhook_columns([resource]), run_id=record.run_id)
+            write_batch_with(con, webhook_columns([resource], observed_at=observed_now()), run_id=record.run_id)
         if secret is None:
             record.errors.append(f"webhook {webhook.id} was registered, but the service sent no secret: delete it and register again")
     return webhook
