@@ -71,6 +71,13 @@ def write_schema_9_file(path: Path) -> None:
         "INSERT INTO webhooks (_synced_at, _run_id, id, url, active, events, headers) "
         f"""VALUES ({SYNCED}, 'run-1', 'w-1', 'https://x', true, ['container.updated'], '[{{"name":"Authorization"}}]')"""
     )
+    con.execute(f"INSERT INTO accounts VALUES ({SYNCED}, 'run-1', 'a-1', 'ACME Imports')")
+    user = ('{"email":"kim@example.com","name":"Kim"}', '{"account":{"data":{"id":"a-1","type":"account"}}}')
+    con.execute(
+        "INSERT INTO users (_synced_at, _run_id, id, attributes, relationships, first_seen_at, last_changed_at, last_event_at) "
+        f"VALUES ({SYNCED}, 'run-1', 'u-1', ?, ?, {SYNCED}, {SYNCED}, NULL)",
+        list(user),
+    )
     con.close()
 
 
@@ -96,6 +103,15 @@ def test_schema_9_account_records_migrate_to_their_declared_tables(tmp_path: Pat
     ]
     (value,) = rows(own, "SELECT * FROM custom_fields")
     assert (orjson.loads(value["value"]), value["entity_type"], value["entity_id"]) == ("PO-7", "container", "c-1")
+    (account,) = rows(own, "SELECT * FROM accounts")
+    assert (account["company_name"], account["leftovers"], account["last_changed_at"]) == ("ACME Imports", None, account["_synced_at"])
+    # A user was kept whole as JSON: all of it is in `leftovers` now (the reference shows no member of a user).
+    (user,) = rows(own, "SELECT * FROM users")
+    assert not {"attributes", "relationships", "last_event_at"} & set(user)
+    assert orjson.loads(user["leftovers"]) == {
+        "attributes": {"email": "kim@example.com", "name": "Kim"},
+        "relationships": {"account": {"data": {"id": "a-1", "type": "account"}}},
+    }
     (webhook,) = rows(own, "SELECT * FROM webhooks")
     assert (webhook["headers"], webhook["events"], webhook["deleted_at"]) == ([{"name": "Authorization"}], ["container.updated"], None)
 

@@ -1,5 +1,5 @@
-"""Related records of a document, declared once (see `api.declared`): the email a document
-arrived with and its extraction."""
+"""Related records of a document, declared once (see `api.declared`): the account and the user it
+belongs to, the email it arrived with and its extraction."""
 
 from __future__ import annotations
 
@@ -10,6 +10,22 @@ from pydantic import Field
 
 from shipsync.api.declared import Declared
 from shipsync.api.models import Ref
+
+
+class Account(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("account",)
+    table_name: ClassVar[str] = "accounts"
+    row_is: ClassVar[str] = "One row per account that owns documents."
+
+    company_name: str | None = None
+
+
+class User(Declared):
+    """The reference shows no member of a user: whatever the service sends is kept in `leftovers`."""
+
+    resource_types: ClassVar[tuple[str, ...]] = ("user",)
+    table_name: ClassVar[str] = "users"
+    row_is: ClassVar[str] = "One row per user who added documents."
 
 
 class EmailSubmission(Declared):

@@ -21,7 +21,7 @@ import orjson
 from sqlalchemy.schema import CreateTable
 
 from shipsync.api.declared import Declared
-from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
+from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, Shipment
 from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow writes them
 from shipsync.warehouse.declared_rows import observed_now
@@ -53,14 +53,6 @@ def load_shipsync(pages_file: Path, warehouse: Path) -> None:
 
 def _ts(expr: str) -> str:
     return f"CAST({expr} AS TIMESTAMPTZ)"
-
-
-def _related_sql(table: str, type_: str) -> str:
-    return (
-        f"INSERT OR REPLACE INTO {table} (id, attributes, relationships, first_seen_at, last_changed_at, _synced_at, _run_id) "
-        f"SELECT r->>'id', r->'attributes', r->'relationships', now(), now(), now(), 'duckdb' FROM included "
-        f"WHERE r->>'type' = '{type_}' QUALIFY row_number() OVER (PARTITION BY r->>'id') = 1"
-    )
 
 
 _SQL_OF_KIND = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "timestamp": "TIMESTAMPTZ", "date": "DATE"}
@@ -130,12 +122,7 @@ def load_duckdb(pages_file: Path, warehouse: Path) -> None:
             f"INSERT OR REPLACE INTO {table} (document_id, {column}, _synced_at, _run_id) "
             f"SELECT DISTINCT d->>'id', unnest(CAST(d->'relationships'->'{rel}'->'data' AS JSON[]))->>'id', now(), 'duckdb' FROM docs"
         )
-    con.execute(
-        "INSERT OR REPLACE INTO accounts (id, company_name, _synced_at, _run_id) "
-        "SELECT DISTINCT r->>'id', r->'attributes'->>'company_name', now(), 'duckdb' FROM included WHERE r->>'type' = 'account'"
-    )
-    con.execute(_related_sql("users", "user"))
-    for declaration in (Shipment, Container, EmailSubmission, DocumentRepresentation):
+    for declaration in (Account, User, Shipment, Container, EmailSubmission, DocumentRepresentation):
         con.execute(_declared_sql(declaration))
     con.execute("COMMIT")
     con.close()

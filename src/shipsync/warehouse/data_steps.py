@@ -10,7 +10,7 @@ import duckdb
 import orjson
 
 from shipsync.api.declared import Declared
-from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
+from shipsync.api.related_models import DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, Shipment
 from shipsync.json_text import dumps, loads
 from shipsync.warehouse.changes import ensure_log
@@ -123,6 +123,7 @@ def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
     last change already; a tracking request's `last_event_at` (the delivery it last took) becomes
     its `observed_at`; a webhook's `headers` (JSON of names) become a list of structs. Other
     `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
+    _type_rows(con, User)  # kept whole as JSON before: its members go to `leftovers`
     for table in DECLARED_SINCE_10:
         con.execute(f'UPDATE "{table}" SET last_changed_at = _synced_at WHERE last_changed_at IS NULL')
     if "last_event_at" in _columns_of(con, "tracking_requests"):
@@ -138,6 +139,8 @@ def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
 
 
 DECLARED_SINCE_10 = (
+    "accounts",
+    "users",
     "documents",
     "metro_areas",
     "document_schemas",

@@ -22,7 +22,7 @@ from shipsync.api.account_models import CustomField, CustomFieldDefinition, Cust
 from shipsync.api.declared import Declared
 from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
-from shipsync.api.related_models import DocumentRepresentation, EmailSubmission
+from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, EstimatedEvent, Shipment, TransportEvent
 from shipsync.warehouse.members import LinkTable, members_of
 
@@ -40,6 +40,8 @@ DECLARED: tuple[type[Declared], ...] = (
     Document,
     DocumentSchema,
     MetroArea,
+    Account,
+    User,
     TrackingRequest,
     CustomFieldDefinition,
     CustomFieldOption,

@@ -1,8 +1,9 @@
 """Normalize JSON:API resources into per-table columns, ready for `upsert`.
 
 Input is what the service sends (resource dicts), so the same code serves pulls, the webhook event
-log and benchmarks. Columns are built with one comprehension each: at 100k documents, per-row
-dispatch costs more than the work.
+log and benchmarks. Every table is a declaration's (`warehouse.declared_rows` builds its columns):
+these functions name what each read writes, and add what the resource itself does not say (an
+option's definition, a webhook's headers cut to their names).
 """
 
 from __future__ import annotations
@@ -14,41 +15,16 @@ from shipsync.api.account_models import CustomField, CustomFieldDefinition, Cust
 from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.place_models import MetroArea
-from shipsync.json_text import dumps_or_null
 from shipsync.warehouse.declared_rows import declared_batch, declared_tables_batch
-from shipsync.warehouse.schema import RELATED_TABLES
 
 Columns = dict[str, list[Any]]
 Batch = dict[str, Columns]  # table name -> column name -> values
 
 
 def included_columns(included: Iterable[JsonObject], observed_at: str | None) -> Batch:
-    """Declared types (shipments, containers, places, ...) get their typed tables, stamped with
-    when they were observed; accounts their own columns; users keep attributes as JSON."""
-    included = list(included)
-    by_type: dict[str, dict[str, JsonObject]] = {}
-    for resource in included:
-        by_type.setdefault(resource.get("type", ""), {})[str(resource.get("id"))] = resource
-    batch: Batch = declared_batch(included, observed_at=observed_at)
-    accounts = list(by_type.get("account", {}).values())
-    if accounts:
-        batch["accounts"] = {
-            "id": [str(a["id"]) for a in accounts],
-            "company_name": [(a.get("attributes") or {}).get("company_name") for a in accounts],
-        }
-    for type_, table_name in RELATED_TABLES.items():
-        resources = list(by_type.get(type_, {}).values())
-        if resources:
-            batch[table_name] = related_columns(resources)
-    return batch
-
-
-def related_columns(resources: Sequence[JsonObject]) -> Columns:
-    return {
-        "id": [str(r["id"]) for r in resources],
-        "attributes": [dumps_or_null(r.get("attributes") or {}) for r in resources],
-        "relationships": [dumps_or_null(r.get("relationships") or {}) for r in resources],
-    }
+    """What a page includes (shipments, containers, accounts, users, ...), into their typed tables,
+    stamped with when they were observed."""
+    return declared_batch(included, observed_at=observed_at)
 
 
 def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject], observed_at: str | None) -> Batch:

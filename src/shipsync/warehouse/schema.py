@@ -1,11 +1,12 @@
-"""The warehouse schema as SQLModel table classes: the one source of truth for the DDL.
+"""The warehouse schema: the one source of truth for the DDL.
 
-Every synced table carries `_synced_at` and `_run_id` (the run that last wrote the row). Related
-resources whose fields the spec does not show keep `attributes` and `relationships` as JSON.
-Resources declared once in `shipsync.api` (documents and their link tables, document schemas, shipments,
-containers, events, places, metro areas, email submissions, extractions, and the account's tracking
-requests, custom field definitions, options and values, and webhooks) get their tables from
-`warehouse.declared_tables`, added here; the webhook event log's tables are in `warehouse.schema_events`.
+Every resource shipsync stores is declared once in `shipsync.api` (documents and their link tables,
+document schemas, shipments, containers, events, places, metro areas, accounts, users, email
+submissions, extractions, and the account's tracking requests, custom field definitions, options
+and values, and webhooks): its table comes from `warehouse.declared_tables`, added here, and every
+such row carries `_synced_at` and `_run_id` (the run that last wrote it). The tables shipsync keeps
+for itself (the run ledger, bulk results and undo, the schema version) are SQLModel classes below;
+the webhook event log's tables are in `warehouse.schema_events`.
 Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
 """
 
@@ -22,36 +23,6 @@ from shipsync.warehouse.declared_tables import create_declared_tables
 from shipsync.warehouse.schema_columns import json_field, strings, ts
 
 SCHEMA_VERSION = 10
-
-
-class Synced(SQLModel):
-    """Columns every synced row carries (named with a leading underscore in the table)."""
-
-    synced_at: datetime | None = ts(sa_column_kwargs={"name": "_synced_at"})
-    run_id: str | None = Field(default=None, sa_column_kwargs={"name": "_run_id"})
-
-
-class AccountRow(Synced, table=True):
-    __tablename__ = "accounts"
-    id: str = Field(primary_key=True)
-    company_name: str | None = None
-
-
-class RelatedRow(Synced):
-    """A related resource whose fields the spec does not show: kept whole as JSON."""
-
-    id: str = Field(primary_key=True)
-    attributes: dict[str, Any] | None = json_field()
-    relationships: dict[str, Any] | None = json_field()
-    first_seen_at: datetime | None = ts()
-    last_changed_at: datetime | None = ts()
-    # The newest webhook event that refreshed this row: older deliveries never roll it back.
-    last_event_at: datetime | None = ts()
-    last_event_id: str | None = None
-
-
-class UserRow(RelatedRow, table=True):
-    __tablename__ = "users"
 
 
 class SyncRunRow(SQLModel, table=True):
@@ -123,7 +94,5 @@ def tables() -> list[Table]:
 def table(name: str) -> Table:
     return SQLModel.metadata.tables[name]
 
-
-RELATED_TABLES = {"user": "users"}
 
 create_declared_tables()
