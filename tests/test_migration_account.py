@@ -159,3 +159,11 @@ def test_schema_9_account_records_migrate_to_their_declared_tables(tmp_path: Pat
     }
     assert write_batch(path, webhook_columns([hook], observed_at=later), run_id="run-3")["webhooks"].updated == 1
     assert not [f for f in tmp_path.rglob("*") if f.is_file() and b"never-stored" in f.read_bytes()]
+
+    # Counts the old tables kept as INTEGER are BIGINT, as declared: a large one fits.
+    found = rows(own, "SELECT table_name || '.' || column_name AS c, data_type AS t FROM information_schema.columns")
+    types = {r["c"]: r["t"] for r in found}
+    assert types["tracking_requests.retry_count"] == types["custom_field_options.position"] == "BIGINT"
+    big = {**REQUEST, "attributes": {**REQUEST["attributes"], "retry_count": 2**40}}
+    assert write_batch(path, tracking_request_columns([big], observed_at=later), run_id="run-4")["tracking_requests"].updated == 1
+    assert rows(own, "SELECT retry_count FROM tracking_requests")[0]["retry_count"] == 2**40

@@ -70,6 +70,7 @@ TRANSPORT_EVENT = {
     "relationships": {"container": {"data": {"type": "container", "id": "c-1"}}, "vessel": {"data": {"type": "vessel", "id": "v-1"}}},
 }
 VESSEL = {"id": "v-1", "type": "vessel", "attributes": {"name": "EVER ACE", "imo": "9893890"}, "relationships": {}}
+USER = {"id": "u-1", "type": "user", "attributes": {"name": "Kim", "email": "kim@example.com"}, "relationships": {}}
 
 
 def dumps(value: Any) -> str:
@@ -85,6 +86,7 @@ def write_schema_8_file(path: Path) -> None:
         ("containers", CONTAINER, None),
         ("email_submissions", EMAIL, None),
         ("document_representations", REPRESENTATION, None),
+        ("users", USER, "2026-05-20T09:00:00Z"),
     ):
         con.execute(
             f"INSERT INTO {table} (id, attributes, relationships, first_seen_at, last_changed_at, last_event_at, last_event_id, "
@@ -93,13 +95,15 @@ def write_schema_8_file(path: Path) -> None:
             "TIMESTAMPTZ '2026-05-02 00:00:00+00', 'run-1')",
             [resource["id"], dumps(resource["attributes"]), dumps(resource["relationships"]), event, "n-0" if event else None],
         )
-    body = {"data": {"id": "n-1", "type": "webhook_notification"}, "included": [TRANSPORT_EVENT, VESSEL]}
+    # The delivery also carries the user as it was then: the stored row (typed, not replayed) keeps what it holds.
+    user_then = {**USER, "attributes": {"name": "Kim (old)"}}
+    body = {"data": {"id": "n-1", "type": "webhook_notification"}, "included": [TRANSPORT_EVENT, VESSEL, user_then]}
     con.execute(
         "INSERT INTO webhook_events (notification_id, event, created_at, reference_type, reference_id, payload) "
         "VALUES ('n-1', 'container.transport.vessel_discharged', TIMESTAMPTZ '2026-05-20 10:05:00+00', 'transport_event', 'te-1', ?)",
         [dumps(body)],
     )
-    for resource in (TRANSPORT_EVENT, VESSEL):
+    for resource in (TRANSPORT_EVENT, VESSEL, user_then):
         con.execute(
             "INSERT INTO webhook_event_resources VALUES ('n-1', ?, ?, ?, ?)",
             [resource["type"], resource["id"], dumps(resource["attributes"]), dumps(resource["relationships"])],
@@ -165,6 +169,11 @@ def test_schema_8_file_migrates_to_typed_columns_and_loses_nothing(tmp_path: Pat
         (row,) = rows(path, f"SELECT * FROM {table}")
         back = as_sent(row, table)
         assert set(back["attributes"]) == set(resource["attributes"]), table
+
+    # A user was kept whole as JSON: it is in `leftovers` now, as stored (the delivery's older copy not replayed over it).
+    (user,) = rows(path, "SELECT * FROM users")
+    assert orjson.loads(user["leftovers"]) == {"attributes": USER["attributes"]}
+    assert (user["observed_at"].isoformat(), user["last_event_id"]) == ("2026-05-20T09:00:00+00:00", "n-0")
 
     # The event log's transport events and places fill their new tables.
     (event,) = rows(path, "SELECT * FROM transport_events")

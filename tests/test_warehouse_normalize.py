@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from shipsync.api.account_models import Webhook
 from shipsync.api.tracking_models import Container
 from shipsync.warehouse.declared_rows import declared_row
 from shipsync.warehouse.members import members_of
@@ -58,13 +59,41 @@ def test_a_webhooks_header_values_and_secret_never_become_columns() -> None:
         "id": "w-1",
         "attributes": {"url": "https://x", "secret": "s3cret-value", "headers": [{"name": "Authorization", "value": "Token k"}]},
     }
-    odd = {"id": "w-2", "attributes": {"secret": "other-s3cret", "headers": {"Authorization": "Token k"}, "extra": "kept"}}
-    columns = webhook_columns([resource, odd], observed_at=OBSERVED)["webhooks"]
+    # Credentials wherever an answer might carry them: none of it is kept, in a column or in leftovers.
+    odd = {
+        "id": "w-2",
+        "attributes": {"secret": "other-s3cret", "headers": {"Authorization": "Token k"}, "config": {"signing_secret": "nested-s3cret"}},
+        "relationships": {"owner": {"data": None, "meta": {"secret": "meta-s3cret"}}},
+        "links": {"self": "/v2/webhooks/w-2", "rotate": "/v2/webhooks/w-2?secret=link-s3cret"},
+        "meta": {"secret": "top-s3cret"},
+    }
+    names = {"id": "w-3", "attributes": {"headers": [{"name": {"x": "Token k"}, "value": "Token k"}, "Token k", {"name": "X-Env"}]}}
+    columns = webhook_columns([resource, odd, names], observed_at=OBSERVED)["webhooks"]
     assert "secret" not in columns
-    assert "s3cret-value" not in repr(columns) and "Token k" not in repr(columns)
-    assert "other-s3cret" not in repr(columns)
-    assert orjson.loads(columns["headers"][0]) == [{"name": "Authorization"}] and columns["headers"][1] == "[]"
-    assert orjson.loads(columns["leftovers"][1]) == {"attributes": {"extra": "kept"}}
+    assert "s3cret" not in repr(columns) and "Token k" not in repr(columns)
+    assert [orjson.loads(h) for h in columns["headers"]] == [[{"name": "Authorization"}], [], [{"name": "X-Env"}]]
+    assert columns["leftovers"] == [None, None, None] and columns["self_link"] == [None, "/v2/webhooks/w-2", None]
+
+
+def test_a_struct_holding_a_secret_that_does_not_fit_is_not_kept() -> None:
+    """The declaration alone (without `webhook_columns`' cut): a header list of the wrong shape is dropped, not left over."""
+    row = declared_row(Webhook, {"id": "w", "type": "webhook", "attributes": {"headers": [{"name": 1, "value": "TOKEN"}], "url": "u"}})
+    assert row["headers"] is None and row["url"] == "u" and row["leftovers"] is None
+
+
+def test_tags_sent_of_the_wrong_type_fall_back_to_shipment_tags() -> None:
+    (columns,) = tracking_request_columns(
+        [
+            {"id": "1", "attributes": {"tags": "hot", "shipment_tags": ["hot"]}},
+            {"id": "2", "attributes": {"tags": None, "shipment_tags": "x"}},
+        ],
+        observed_at=OBSERVED,
+    ).values()
+    assert columns["tags"] == [["hot"], None]
+    assert [orjson.loads(left) for left in columns["leftovers"]] == [
+        {"attributes": {"tags": "hot"}},
+        {"attributes": {"shipment_tags": "x"}},
+    ]
 
 
 def test_merge_appends_batches_table_by_table() -> None:

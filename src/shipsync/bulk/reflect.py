@@ -30,17 +30,29 @@ def _delete(con: duckdb.DuckDBPyConnection, table: str, column: str, ids: list[s
         con.unregister("_gone")
 
 
-def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change) -> None:
-    values: list[str] = list(change.after or [])
+# A row a write changed holds, for that member, the state after the write: its freshness stamp
+# moves to the reflection's time, so that a delivery sent before the write (loaded later) cannot put
+# the old value back. The row's other members are then taken as that new too: a delivery from before
+# the write that changed one of them is refused, and the next pull or delivery brings it.
+STAMPED = "observed_at = greatest(coalesce(observed_at, CAST($stamp AS TIMESTAMPTZ)), CAST($stamp AS TIMESTAMPTZ))"
+
+
+def _update(con: duckdb.DuckDBPyConnection, sql: str, values: dict[str, Any], stamp: str) -> None:
+    con.execute(sql.replace("$stamped", STAMPED), {**values, "stamp": stamp})
+
+
+def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -> None:
+    values = {"values": list(change.after or []), "id": change.entity_id}
     column = "tags" if change.field == "tags" else "ref_numbers"
-    con.execute(f"UPDATE shipments SET {column} = ? WHERE id = ?", [values, change.entity_id])
-    con.execute(f"UPDATE tracking_requests SET {column} = ? WHERE tracked_object_id = ?", [values, change.entity_id])
+    _update(con, f"UPDATE shipments SET {column} = $values, $stamped WHERE id = $id", values, stamp)
+    _update(con, f"UPDATE tracking_requests SET {column} = $values, $stamped WHERE tracked_object_id = $id", values, stamp)
 
 
-def _definition_update(con: duckdb.DuckDBPyConnection, change: Change) -> None:
+def _definition_update(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -> None:
     for name, value in (change.after or {}).items():
         stored: Any = dumps_or_null(value) if name in JSON_ATTRIBUTES else value
-        con.execute(f'UPDATE custom_field_definitions SET "{name}" = ? WHERE id = ?', [stored, change.resource_id])
+        sql = f'UPDATE custom_field_definitions SET "{name}" = $value, $stamped WHERE id = $id'
+        _update(con, sql, {"value": stored, "id": change.resource_id}, stamp)
 
 
 def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id: str) -> None:
@@ -51,23 +63,22 @@ def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id
         if change.target == "custom_field" and resource and change.action != "delete":
             merge(batch, custom_field_columns([resource], observed_at=observed_at))
         elif change.target == "shipment":
-            _shipment_list(con, change)
+            _shipment_list(con, change, observed_at)
         elif change.target == "tracking_request":
-            con.execute("UPDATE tracking_requests SET ref_number = ? WHERE id = ?", [change.after, change.entity_id])
+            sql = "UPDATE tracking_requests SET ref_number = $value, $stamped WHERE id = $id"
+            _update(con, sql, {"value": change.after, "id": change.entity_id}, observed_at)
         elif change.target == "definition" and change.action == "create" and resource:
             merge(batch, definition_columns([resource], observed_at=observed_at))
             options = change.payload.get("options_created", [])
             merge(batch, option_columns(str(resource["id"]), options, observed_at=observed_at))
         elif change.target == "definition" and change.action == "update":
-            _definition_update(con, change)
+            _definition_update(con, change, observed_at)
         elif change.target == "option" and change.action == "create" and resource:
             merge(batch, option_columns(change.entity_id, [resource], observed_at=observed_at))
         elif change.target == "option" and change.action == "update":
-            after = change.after or {}
-            con.execute(
-                "UPDATE custom_field_options SET label = ?, position = ? WHERE id = ?",
-                [after["label"], after["position"], change.resource_id],
-            )
+            after = {"label": (change.after or {})["label"], "position": (change.after or {})["position"], "id": change.resource_id}
+            sql = "UPDATE custom_field_options SET label = $label, position = $position, $stamped WHERE id = $id"
+            _update(con, sql, after, observed_at)
     if batch:
         write_batch_with(con, batch, run_id=run_id)
     deleted = [c for c in applied if c.action == "delete" and c.resource_id]

@@ -55,7 +55,7 @@ def typed_resources(con: duckdb.DuckDBPyConnection) -> None:
     is lost); `last_event_at` becomes the freshness stamp `observed_at`; the JSON columns go. Then the
     event log's transport and estimated events and places fill their new tables."""
     ensure_log(con)  # the upserts log what they write (opening after a migration republishes everything anyway)
-    for declaration in (Shipment, Container, EmailSubmission, DocumentRepresentation):
+    for declaration in (Shipment, Container, EmailSubmission, DocumentRepresentation, User):
         _type_rows(con, declaration)
     _replay_event_log(con)
 
@@ -95,7 +95,7 @@ def _type_rows(con: duckdb.DuckDBPyConnection, declaration: type[Declared]) -> N
 def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
     """The newest delivered copy of each transport event, estimated event and place."""
     # Not the types whose rows were there already (typed above, or typed tracking requests).
-    kept = ("shipment", "container", "email_submission", "document_representation", "tracking_request")
+    kept = ("shipment", "container", "email_submission", "document_representation", "tracking_request", "user", "account")
     replayed = [t for t in DECLARED_BY_TYPE if t not in kept]
     rows = con.execute(
         "SELECT r.type, r.id, r.attributes, r.relationships, strftime(e.created_at, '%Y-%m-%dT%H:%M:%S.%f%z'), e.notification_id "
@@ -116,15 +116,18 @@ def _replay_event_log(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
-    """Schema 10: documents, metro areas, document schemas and the account's records (tracking
-    requests, custom field definitions, options and values, webhooks) became declared tables, with
-    the bookkeeping of the others. What a row held stays as it was (the new `leftovers` is NULL:
-    older versions did not keep unknown members); `last_changed_at` is `_synced_at`, which named the
-    last change already; a tracking request's `last_event_at` (the delivery it last took) becomes
-    its `observed_at`; a webhook's `headers` (JSON of names) become a list of structs. Other
+    """Schema 10: accounts, users, documents, metro areas, document schemas and the account's
+    records (tracking requests, custom field definitions, options and values, webhooks) became
+    declared tables, with the bookkeeping of the others. What a row held stays as it was (the new
+    `leftovers` is NULL: older versions did not keep unknown members), except users, kept whole as
+    JSON, whose members all go to `leftovers` (stamped like the typed rows of schema 9);
+    `last_changed_at` is `_synced_at`, which named the last change already; a tracking request's
+    `last_event_at` (the delivery it last took) becomes its `observed_at`; a webhook's `headers`
+    (JSON of names) become a list of structs; INTEGER counts become BIGINT, as declared. Other
     `first_seen_at` and `observed_at` stay NULL: no older version recorded them."""
-    _type_rows(con, User)  # kept whole as JSON before: its members go to `leftovers`
+    _type_rows(con, User)  # kept whole as JSON at schema 9: its members go to `leftovers` (a no-op after step 9)
     for table in DECLARED_SINCE_10:
+        _widen_integers(con, table)
         con.execute(f'UPDATE "{table}" SET last_changed_at = _synced_at WHERE last_changed_at IS NULL')
     if "last_event_at" in _columns_of(con, "tracking_requests"):
         con.execute("UPDATE tracking_requests SET observed_at = last_event_at WHERE observed_at IS NULL")
@@ -136,6 +139,18 @@ def changed_when_synced(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(
             'ALTER TABLE webhooks ALTER COLUMN headers TYPE STRUCT("name" VARCHAR)[] USING from_json(headers, \'[{"name": "VARCHAR"}]\')'
         )
+
+
+def _widen_integers(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Older tables kept some counts as INTEGER where the declarations say BIGINT (a tracking
+    request's `retry_count`, an option's `position`): widened, so that a value past 2**31 fits."""
+    declared = sql_types(table)
+    found = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND data_type = 'INTEGER'", [table]
+    ).fetchall()
+    for (column,) in found:
+        if declared.get(column) == "BIGINT":
+            con.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE BIGINT')
 
 
 DECLARED_SINCE_10 = (

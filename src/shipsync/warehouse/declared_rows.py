@@ -116,15 +116,18 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
             row[f"{member.name}_type"] = type_
     also_taken: set[str] = set()  # other names an attribute came under (not left over)
     for member in plan.attributes:
-        name = member.name
-        if member.also_sent_as and attributes.get(name) is None and member.also_sent_as in attributes:
-            name = member.also_sent_as
-            also_taken.add(name)
-        raw = attributes.get(name)
+        raw = attributes.get(member.name)
         value = None if raw is None else member.coerce(raw)
         if value is MISFIT:
-            left_attributes[name] = raw
+            if not member.holds_secrets:  # a misfit's raw value could carry what is never stored
+                left_attributes[member.name] = raw
             value = None
+        other = member.also_sent_as
+        if value is None and other and attributes.get(other) is not None:
+            other_value = member.coerce(attributes[other])
+            if other_value is not MISFIT:
+                value = other_value
+                also_taken.add(other)
         row[member.column] = value
     for name, value in attributes.items():
         if name not in plan.attribute_names and name not in also_taken and not (name == "id" and str(value) == resource_id):

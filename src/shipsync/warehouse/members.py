@@ -59,6 +59,7 @@ class Member:
     place: Place = "attributes"
     link_table: LinkTable | None = None  # a to-many relationship kept in a link table, not a column
     also_sent_as: str | None = None  # another name the service sends the attribute under
+    holds_secrets: bool = False  # a struct with `secret()` fields: a value that does not fit is not kept
 
 
 def _text(value: Any) -> Any:
@@ -227,11 +228,19 @@ def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
             linked = _link_table(declaration, marks)
             found.append(Member(name, f"{_singular(name)}_ids", kind, sql_type, coerce, place="relationships", link_table=linked))
         elif kind in ("struct", "structs"):
-            found.append(Member(name, name, kind, sql_type, _nested_json(coerce)))
+            found.append(Member(name, name, kind, sql_type, _nested_json(coerce), holds_secrets=_holds_secrets(field.annotation)))
         else:
             also = marks.get("also_sent_as")
             found.append(Member(name, name, kind, sql_type, coerce, also_sent_as=also if isinstance(also, str) else None))
     return tuple(found)
+
+
+def _holds_secrets(annotation: Any) -> bool:
+    """Whether a struct (or list of structs) annotation has fields marked `secret()`."""
+    for part in (annotation, *get_args(annotation), *(a for arg in get_args(annotation) for a in get_args(arg))):
+        if isinstance(part, type) and issubclass(part, Struct):
+            return any(field_marks(f).get("secret") for f in part.model_fields.values())
+    return False
 
 
 @cache

@@ -62,20 +62,37 @@ def custom_field_columns(resources: Sequence[JsonObject], *, observed_at: str | 
 
 def header_names(headers: Any) -> list[dict[str, Any]]:
     """The names of the headers a webhook sends, never their values (a value may be a credential)."""
-    return [{"name": h["name"]} for h in headers if isinstance(h, dict) and "name" in h] if isinstance(headers, list) else []
+    if not isinstance(headers, list):
+        return []
+    return [{"name": h["name"]} for h in headers if isinstance(h, dict) and isinstance(h.get("name"), str)]
+
+
+# What a webhook's row may hold: a registration's answer may carry credentials anywhere else (its
+# `secret`, a header's value, or wherever a later version puts one), and the warehouse is shared.
+WEBHOOK_ATTRIBUTES = ("url", "active", "events", "headers")
 
 
 def webhook_columns(resources: Sequence[JsonObject], *, observed_at: str | None) -> Batch:
-    """Webhooks without their secret and without their headers' values: the declaration stores
-    neither; the headers are cut to their names first all the same, so that a `headers` of an
-    unexpected shape cannot carry a value into `leftovers`."""
-    scrubbed = []
+    """Webhooks with only the members above and their self link: never the secret, and of the
+    headers only their names. Nothing else goes to `leftovers`."""
+    kept = []
     for resource in resources:
         attributes = resource.get("attributes")
-        if isinstance(attributes, dict) and attributes.get("headers") is not None:
-            resource = {**resource, "attributes": {**attributes, "headers": header_names(attributes["headers"])}}
-        scrubbed.append(resource)
-    return declared_tables_batch(Webhook, scrubbed, observed_at=observed_at)
+        attributes = attributes if isinstance(attributes, dict) else {}
+        listed = {name: attributes[name] for name in WEBHOOK_ATTRIBUTES if name in attributes}
+        if listed.get("headers") is not None:
+            listed["headers"] = header_names(listed["headers"])
+        links = resource.get("links")
+        self_link = links.get("self") if isinstance(links, dict) else None
+        kept.append(
+            {
+                "id": resource["id"],
+                "type": "webhook",
+                "attributes": listed,
+                "links": {"self": self_link} if isinstance(self_link, str) else {},
+            }
+        )
+    return declared_tables_batch(Webhook, kept, observed_at=observed_at)
 
 
 def merge(into: Batch, more: Batch) -> Batch:
