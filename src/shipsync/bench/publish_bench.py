@@ -59,8 +59,10 @@ def _build(documents: int, warehouse: Path) -> tuple[int, float]:
         segments.close()
         report = load_events(warehouse, spool, YEAR_LOAD)
     shutil.rmtree(spool)  # its segments, archived once loaded: the minute's deliveries go to a new spool
-    if report.loaded != segments.records:
-        raise RuntimeError(f"loaded {report.loaded} of {segments.records} deliveries: {report}")
+    # Every record is accounted for: loaded, or kept as a conflict (the generator sends a few events
+    # twice with different bodies at 100,000 documents: 92 of 2,152,820), as the loader keeps any.
+    if report.loaded + report.conflicts != segments.records:
+        raise RuntimeError(f"loaded {report.loaded} and {report.conflicts} conflicts of {segments.records} deliveries")
     return report.loaded, time.perf_counter() - started
 
 
