@@ -97,6 +97,7 @@ class Webhook(Declared):
     row_is: ClassVar[str] = "One row per webhook registered for the account."
     from_included: ClassVar[bool] = False
     local_columns: ClassVar[dict[str, str]] = {"deleted_at": "TIMESTAMP WITH TIME ZONE"}
+    keeps_leftovers: ClassVar[bool] = False
 
     url: str | None = None
     active: bool | None = None

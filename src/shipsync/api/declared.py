@@ -100,6 +100,9 @@ class Declared(ApiModel):
     from_included: ClassVar[bool] = True
     # Columns the pipeline itself keeps, not the service (name -> SQL type): no pull writes them.
     local_columns: ClassVar[dict[str, str]] = {}
+    # False: what the declaration does not name is dropped, not kept in `leftovers` (a resource that
+    # may carry credentials anywhere, as a webhook's answer does).
+    keeps_leftovers: ClassVar[bool] = True
 
     @classmethod
     def resource_values(cls, resource: JsonObject) -> dict[str, Any]:

@@ -76,9 +76,9 @@ def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id
         elif change.target == "option" and change.action == "create" and resource:
             merge(batch, option_columns(change.entity_id, [resource], observed_at=observed_at))
         elif change.target == "option" and change.action == "update":
-            after = {"label": (change.after or {})["label"], "position": (change.after or {})["position"], "id": change.resource_id}
+            after = change.after or {}
             sql = "UPDATE custom_field_options SET label = $label, position = $position, $stamped WHERE id = $id"
-            _update(con, sql, after, observed_at)
+            _update(con, sql, {"label": after["label"], "position": after["position"], "id": change.resource_id}, observed_at)
     if batch:
         write_batch_with(con, batch, run_id=run_id)
     deleted = [c for c in applied if c.action == "delete" and c.resource_id]

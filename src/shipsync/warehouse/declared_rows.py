@@ -145,7 +145,7 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
     for key in ("attributes", "relationships", "links"):
         if key in resource and not isinstance(resource[key], dict | None):
             leftovers[key] = resource[key]
-    row["leftovers"] = dumps(leftovers) if leftovers else None
+    row["leftovers"] = dumps(leftovers) if leftovers and declaration.keeps_leftovers else None
     return row
 
 

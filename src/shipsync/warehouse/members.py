@@ -236,11 +236,10 @@ def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
 
 
 def _holds_secrets(annotation: Any) -> bool:
-    """Whether a struct (or list of structs) annotation has fields marked `secret()`."""
-    for part in (annotation, *get_args(annotation), *(a for arg in get_args(annotation) for a in get_args(arg))):
-        if isinstance(part, type) and issubclass(part, Struct):
-            return any(field_marks(f).get("secret") for f in part.model_fields.values())
-    return False
+    """Whether a struct annotation (or a list or optional of one) has fields marked `secret()`."""
+    if isinstance(annotation, type) and issubclass(annotation, Struct):
+        return any(field_marks(f).get("secret") for f in annotation.model_fields.values())
+    return any(_holds_secrets(arg) for arg in get_args(annotation))
 
 
 @cache

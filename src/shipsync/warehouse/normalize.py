@@ -67,32 +67,16 @@ def header_names(headers: Any) -> list[dict[str, Any]]:
     return [{"name": h["name"]} for h in headers if isinstance(h, dict) and isinstance(h.get("name"), str)]
 
 
-# What a webhook's row may hold: a registration's answer may carry credentials anywhere else (its
-# `secret`, a header's value, or wherever a later version puts one), and the warehouse is shared.
-WEBHOOK_ATTRIBUTES = ("url", "active", "events", "headers")
-
-
 def webhook_columns(resources: Sequence[JsonObject], *, observed_at: str | None) -> Batch:
-    """Webhooks with only the members above and their self link: never the secret, and of the
-    headers only their names. Nothing else goes to `leftovers`."""
-    kept = []
+    """Webhooks: their declaration keeps no secret and nothing in `leftovers`; the headers are cut
+    to their names first, so that the well-formed names of a list with odd entries are kept."""
+    cut = []
     for resource in resources:
         attributes = resource.get("attributes")
-        attributes = attributes if isinstance(attributes, dict) else {}
-        listed = {name: attributes[name] for name in WEBHOOK_ATTRIBUTES if name in attributes}
-        if listed.get("headers") is not None:
-            listed["headers"] = header_names(listed["headers"])
-        links = resource.get("links")
-        self_link = links.get("self") if isinstance(links, dict) else None
-        kept.append(
-            {
-                "id": resource["id"],
-                "type": "webhook",
-                "attributes": listed,
-                "links": {"self": self_link} if isinstance(self_link, str) else {},
-            }
-        )
-    return declared_tables_batch(Webhook, kept, observed_at=observed_at)
+        if isinstance(attributes, dict) and attributes.get("headers") is not None:
+            resource = {**resource, "attributes": {**attributes, "headers": header_names(attributes["headers"])}}
+        cut.append(resource)
+    return declared_tables_batch(Webhook, cut, observed_at=observed_at)
 
 
 def merge(into: Batch, more: Batch) -> Batch:
