@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from shipsync.bench.results import as_context, at_least, print_table, under
-from shipsync.bench.suite import BENCHMARKS, Benchmark, at_quick_sizes
+from shipsync_bench.results import as_context, at_least, print_table, under
+from shipsync_bench.suite import BENCHMARKS, Benchmark, at_quick_sizes
 
 
 def test_a_quick_run_keeps_the_verdicts_it_can_judge_and_makes_the_rest_context() -> None:

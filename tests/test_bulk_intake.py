@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 
-from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.progress import Advance, RequestBudget
 from shipsync.config import Settings
+from shipsync_bench.xlsx_file import write_xlsx
 from support.sandboxes import RunningSandbox, service_values
 from support.warehouse_rows import container_numbers
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from openpyxl import Workbook
 
-from shipsync.bench.xlsx_file import write_xlsx
 from shipsync.bulk.cells import Cell, cell_text, cell_value, parse_number, split_list
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Problem
@@ -20,6 +19,7 @@ from shipsync.bulk.reader import read_sheet
 from shipsync.bulk.results_cells import safe_cell
 from shipsync.errors import InputError
 from shipsync.values import FieldRules, ValueProblem
+from shipsync_bench.xlsx_file import write_xlsx
 from support.hostile_files import write_ods
 
 ROWS = "Container Number;PO Number\nCSQU3054383;Über-1\n"

@@ -122,9 +122,9 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     opened while a new one sees the newest."""
     import duckdb
 
-    from shipsync.bench.journey_year import spooled_journeys
-    from shipsync.sandbox.stream import document_pages
     from shipsync.warehouse.status import publication_status
+    from shipsync_bench.journey_year import spooled_journeys
+    from shipsync_sandbox.stream import document_pages
 
     warehouse, spool = env / "w.duckdb", env / "spool"
     spool.mkdir()

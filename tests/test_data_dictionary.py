@@ -12,12 +12,12 @@ import pytest
 
 from shipsync.bulk.apply import apply_file
 from shipsync.pull.everything import pull_all
-from shipsync.sandbox.deliver import envelope
-from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.migrate import ensure_schema
 from shipsync.warehouse.schema import tables
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
+from shipsync_sandbox.deliver import envelope
+from shipsync_sandbox.journeys import simulate
 from support.analyst_world import world
 from support.sandboxes import SandboxFactory, settings_for
 

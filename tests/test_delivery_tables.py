@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
-from shipsync.sandbox.deliver import envelope
-from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
+from shipsync_sandbox.deliver import envelope
+from shipsync_sandbox.journeys import simulate
 from support.sandboxes import RunningSandbox
 from support.warehouse_rows import assert_rows_hold, load_deliveries, rows, write_container
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from shipsync.demo import STEPS
+from shipsync_demo.run import STEPS
 
 FLOW_RUNS_PER_DEMO = len(STEPS) - 2  # every step but the receiver's start and the simulation
 

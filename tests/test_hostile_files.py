@@ -73,7 +73,7 @@ def test_a_sheet_spanning_the_grid_is_refused_not_a_crash(read_in_child: tuple[d
 
 
 def test_an_overstated_dimension_alone_is_no_reason_to_refuse(tmp_path: Path) -> None:
-    from shipsync.bench.xlsx_file import MAIN, write_raw_xlsx
+    from shipsync_bench.xlsx_file import MAIN, write_raw_xlsx
 
     sheet = f'<worksheet xmlns="{MAIN}"><dimension ref="A1:XFD1048576"/><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row>'
     sheet += '<row r="2"><c r="A2" t="s"><v>1</v></c></row></sheetData></worksheet>'

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import orjson
 
-from shipsync.bench.journey_year import SegmentWriter, spooled_journeys
-from shipsync.sandbox.stream import document_pages
 from shipsync.webhooks.framing import read_records
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.spool import segments
+from shipsync_bench.journey_year import SegmentWriter, spooled_journeys
+from shipsync_sandbox.stream import document_pages
 from support.warehouse_rows import rows
 
 

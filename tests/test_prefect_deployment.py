@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 
-from shipsync.bench.processes import SandboxProcess, UpProcess
 from shipsync.operate.state import running_as
-from shipsync.sandbox.reference import METRO_AREAS
 from shipsync.serving import stop_process
+from shipsync_bench.processes import SandboxProcess, UpProcess
+from shipsync_sandbox.reference import METRO_AREAS
 from support.prefect_up import KEY, ROOT, api, query, run_deployments, up_env, wait_for
 
 LOCODES = [code for code, *_ in METRO_AREAS]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from shipsync.bench.postgres import TemporaryPostgres, postgres_bin
-from shipsync.bench.processes import UpProcess, prefect_load
+from shipsync_bench.postgres import TemporaryPostgres, postgres_bin
+from shipsync_bench.processes import UpProcess, prefect_load
 from support.prefect_up import ROOT, up_env
 
 pytestmark = [

@@ -12,8 +12,8 @@ from shipsync.pull.documents import pull_documents, read_ids_file
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_document_schemas, pull_metro_areas
 from shipsync.pull.tracking_requests import pull_tracking_requests
-from shipsync.sandbox.world import Account
 from shipsync.warehouse.connection import connect
+from shipsync_sandbox.world import Account
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 from support.warehouse_rows import count
 

@@ -14,8 +14,8 @@ import pytest
 from shipsync.pull.documents import FLOW, pull_documents
 from shipsync.pull.listing_marks import MARK
 from shipsync.pull.tracking import pull_containers, pull_shipments
-from shipsync.sandbox.document_store import DocumentStore
 from shipsync.warehouse.ledger import last_success_parameter
+from shipsync_sandbox.document_store import DocumentStore
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 from support.warehouse_rows import count
 

@@ -16,11 +16,11 @@ import pytest
 
 from shipsync.api.place_models import Port, Terminal
 from shipsync.api.tracking_models import Container, Shipment, TransportEvent
-from shipsync.sandbox import SandboxOptions, create_app
-from shipsync.sandbox.journeys import simulate
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import MISFIT, members_of
+from shipsync_sandbox import SandboxOptions, create_app
+from shipsync_sandbox.journeys import simulate
 from support.sandboxes import K1
 from support.warehouse_rows import rows
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from shipsync.bench.bounds_common import bounded, pages
-from shipsync.bench.pull_bounds import daily_sync
-from shipsync.bench.request_bounds import custom_fields
+from shipsync_bench.bounds_common import bounded, pages
+from shipsync_bench.pull_bounds import daily_sync
+from shipsync_bench.request_bounds import custom_fields
 
 
 def test_pages_minutes_and_the_goal() -> None:

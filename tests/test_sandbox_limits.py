@@ -4,7 +4,7 @@ window per API key, refusals counted, and a Retry-After that is enough."""
 from __future__ import annotations
 
 from shipsync.config import RateLimit
-from shipsync.sandbox.limits import ServerRateLimit
+from shipsync_sandbox.limits import ServerRateLimit
 
 
 def test_the_window_admits_n_then_refuses_with_a_retry_after_that_is_enough() -> None:

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
-from shipsync.sandbox.advance import Changes, advance
-from shipsync.sandbox.views import container_view
+from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
+from shipsync_sandbox.advance import Changes, advance
+from shipsync_sandbox.views import container_view
 from support.sandboxes import K1
 
 AUTH = {"Authorization": f"Token {K1}"}

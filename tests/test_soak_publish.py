@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from shipsync.bench.processes import SandboxProcess
-from shipsync.demo import example_files
 from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync_bench.processes import SandboxProcess
+from shipsync_demo.run import example_files
 
 SOAK_S = 60.0
 ANALYST = str(Path(__file__).parent / "helpers" / "analyst.py")

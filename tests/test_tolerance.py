@@ -28,9 +28,9 @@ from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
 from shipsync.config import load_settings
 from shipsync.errors import InputError
-from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
+from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
 from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1

@@ -28,7 +28,7 @@ from shipsync.errors import InputError
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_metro_areas
-from shipsync.sandbox import SandboxApp, SandboxOptions, create_app
+from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
 from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from support.sandboxes import K1

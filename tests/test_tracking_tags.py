@@ -12,13 +12,13 @@ import orjson
 
 from shipsync.bulk.undo import undo_run
 from shipsync.pull.tracking_requests import pull_tracking_requests
-from shipsync.sandbox.deliver import envelope
-from shipsync.sandbox.views import tracking_request_view
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.schema import SCHEMA_VERSION
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
+from shipsync_sandbox.deliver import envelope
+from shipsync_sandbox.views import tracking_request_view
 from support.sandboxes import K1, RunningSandbox, settings_for
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings
-from shipsync.sandbox.routes_custom_fields import custom_field_resource
-from shipsync.sandbox.seed import definition_resource
-from shipsync.sandbox.world import Account
+from shipsync_sandbox.routes_custom_fields import custom_field_resource
+from shipsync_sandbox.seed import definition_resource
+from shipsync_sandbox.world import Account
 from support.sandboxes import K1, PulledCopies, RunningSandbox, SandboxFactory
 from support.warehouse_rows import container_numbers
 
@@ -73,7 +73,7 @@ def _file(path: Path, header: list[str], rows: list[list[str]]) -> Path:
 def _value_reads(caplog: pytest.LogCaptureFixture) -> int:
     """GETs of custom field values the sandbox answered: listings (filtered or not) and entity routes."""
     # The message, not record.args: the redaction filter an entry point installs folds args into msg.
-    lines = [r.getMessage().split() for r in caplog.records if r.name == "shipsync.sandbox"]
+    lines = [r.getMessage().split() for r in caplog.records if r.name == "shipsync_sandbox"]
     return sum(1 for method, path, *_ in lines if method == "GET" and path.endswith("/custom_fields"))
 
 

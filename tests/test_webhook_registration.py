@@ -15,9 +15,9 @@ import pytest
 from shipsync.api.event_kinds import EVENT_KINDS, NEWER_EVENT_KINDS, SPEC_EVENT_KINDS
 from shipsync.config import load_settings
 from shipsync.errors import InputError
-from shipsync.sandbox import SandboxOptions, create_app
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
+from shipsync_sandbox import SandboxOptions, create_app
 from support.http import HTTP
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, settings_for

@@ -18,14 +18,14 @@ import httpx
 import orjson
 import pytest
 
-from shipsync.sandbox.deliver import envelope
-from shipsync.sandbox.journeys import simulate
-from shipsync.sandbox.world import build_world
 from shipsync.serving import free_port, wait_until_answers
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import is_finished, segments
+from shipsync_sandbox.deliver import envelope
+from shipsync_sandbox.journeys import simulate
+from shipsync_sandbox.world import build_world
 from support.http import HTTP
 
 SECRET = "whsec-durability-0001"

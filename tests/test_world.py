@@ -12,12 +12,12 @@ import httpx
 import pytest
 
 from shipsync.api.tracking_models import Container
-from shipsync.sandbox import SandboxOptions, create_app
-from shipsync.sandbox.journey_plan import DAY, parse
-from shipsync.sandbox.journeys import simulate
-from shipsync.sandbox.views import container_view, shipment_view
-from shipsync.sandbox.world import World, build_world
 from shipsync.warehouse.members import members_of
+from shipsync_sandbox import SandboxOptions, create_app
+from shipsync_sandbox.journey_plan import DAY, parse
+from shipsync_sandbox.journeys import simulate
+from shipsync_sandbox.views import container_view, shipment_view
+from shipsync_sandbox.world import World, build_world
 from support.sandboxes import K1
 
 CONTAINER_ATTRIBUTES = {m.name for m in members_of(Container) if m.kind not in ("ref", "refs")}

@@ -13,10 +13,10 @@ import orjson
 import pytest
 
 from shipsync.api.event_kinds import EVENT_KINDS
-from shipsync.sandbox.deliver import envelope
-from shipsync.sandbox.journeys import simulate
-from shipsync.sandbox.world import build_world
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
+from shipsync_sandbox.deliver import envelope
+from shipsync_sandbox.journeys import simulate
+from shipsync_sandbox.world import build_world
 from support.warehouse_rows import assert_rows_hold, load_deliveries, rows
 
 # Kinds no journey has: a failed request is never tracked, and documents are not journeys.

@@ -20,8 +20,8 @@ from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.config import RateLimit
 from shipsync.errors import ApiError
-from shipsync.sandbox import SandboxOptions, create_app
-from shipsync.sandbox.journeys import simulate
+from shipsync_sandbox import SandboxOptions, create_app
+from shipsync_sandbox.journeys import simulate
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1
 

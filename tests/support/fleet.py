@@ -10,14 +10,14 @@ import orjson
 
 from shipsync.config import Settings, load_settings
 from shipsync.pull.everything import pull_all
-from shipsync.sandbox import SandboxOptions, create_app
-from shipsync.sandbox.admin_client import wait_for_deliveries
 from shipsync.serving import BackgroundServer
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox import SandboxOptions, create_app
+from shipsync_sandbox.admin_client import wait_for_deliveries
 from support.http import HTTP
 from support.sandboxes import K1
 

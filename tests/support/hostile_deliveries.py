@@ -12,9 +12,9 @@ import duckdb
 import httpx
 import orjson
 
-from shipsync.sandbox.deliver import envelope
 from shipsync.webhooks.load import LoadReport, load_events
 from shipsync.webhooks.signature import sign
+from shipsync_sandbox.deliver import envelope
 
 SECRET = "whsec-hostile-corpus-01"
 Json = dict[str, Any]

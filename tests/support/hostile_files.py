@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from shipsync.bench.xlsx_file import MAIN, write_raw_xlsx
+from shipsync_bench.xlsx_file import MAIN, write_raw_xlsx
 
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from shipsync.sandbox import SandboxApp
+from shipsync_sandbox import SandboxApp
 
 Rewrite = Callable[[httpx.Request, Any], Any]
 

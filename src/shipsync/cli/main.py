@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import enum
+from importlib.metadata import entry_points
 
 import typer
 
 from shipsync.cli.apply_cmd import apply_app, template
-from shipsync.cli.bench_cmd import bench
-from shipsync.cli.common import one_line_errors, quiet_prefect
+from shipsync.cli.common import quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.report_cmd import report
-from shipsync.cli.sandbox_cmd import sandbox_app
 from shipsync.cli.up_cmd import up
-from shipsync.cli.webhooks_cmd import events_app, simulate, webhooks_app
+from shipsync.cli.webhooks_cmd import events_app, webhooks_app
 from shipsync.logsetup import LEVELS, setup_logging
 
 app = typer.Typer(
@@ -21,8 +20,6 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-app.add_typer(sandbox_app, name="sandbox")
-app.command()(bench)
 app.add_typer(pull_app, name="pull")
 app.command()(status)
 app.command()(report)
@@ -31,7 +28,6 @@ app.add_typer(apply_app, name="apply")
 app.command()(template)
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(events_app, name="events")
-sandbox_app.command("simulate")(simulate)
 
 
 LogLevel = enum.Enum("LogLevel", {name: name for name in LEVELS}, type=str)  # type: ignore[misc]
@@ -51,18 +47,6 @@ def _every_command(
     setup_logging(log_level.value)
 
 
-@app.command()
-@one_line_errors
-def demo(
-    workdir: str = typer.Option("shipsync-demo", help="Folder for the demo's warehouse, spool and result files."),
-    documents: int = typer.Option(200, min=1, help="Documents the sandbox serves per account."),
-) -> None:
-    """Run everything end to end against a local sandbox: no network, no key needed."""
-    from shipsync.demo import run_demo
-
-    run_demo(workdir=workdir, documents=documents)
-
-
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def deploy(ctx: typer.Context) -> None:
     """Create the deployments of prefect.yaml on the configured Prefect server (`prefect deploy --all`).
@@ -77,6 +61,25 @@ def deploy(ctx: typer.Context) -> None:
     if ensure_process_pool(POOL):
         typer.echo(f"Created the process work pool {POOL!r}")
     raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
+
+
+LAB_COMMANDS = "shipsync.commands"
+
+
+def add_installed_commands(root: typer.Typer) -> None:
+    """Commands that other installed packages add under `shipsync` (the lab's `sandbox`, `bench` and
+    `demo`): entry points in the group `shipsync.commands`, each a Typer app (a group of commands) or
+    a function (one command). The product imports none of them by name; without them installed,
+    `shipsync` simply has no such commands."""
+    for entry in sorted(entry_points(group=LAB_COMMANDS), key=lambda e: e.name):
+        command = entry.load()
+        if isinstance(command, typer.Typer):
+            root.add_typer(command, name=entry.name)
+        else:
+            root.command(entry.name)(command)
+
+
+add_installed_commands(app)
 
 
 def main() -> None:

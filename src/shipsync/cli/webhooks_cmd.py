@@ -1,4 +1,4 @@
-"""`shipsync webhooks register|delete|serve`, `shipsync events load` and `shipsync sandbox simulate`."""
+"""`shipsync webhooks register|delete|serve`, `shipsync events load`."""
 
 from __future__ import annotations
 
@@ -100,27 +100,3 @@ def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (
         f"{report.entities_refreshed} entities refreshed, {report.stale_ignored} older events ignored, "
         f"{len(report.archived)} segment(s) archived"
     )
-
-
-@one_line_errors
-def simulate(
-    url: str = typer.Option("http://127.0.0.1:8700", "--url", help="The sandbox (without /v2)."),
-    api_key: str = typer.Option("sandbox-key-1", "--api-key", help="Whose containers move (their webhooks receive it)."),
-    containers: int = typer.Option(10, "--containers", min=1, help="How many containers travel."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Which containers: 0 the first in id order, else a seeded sample."),
-) -> None:
-    """Move seeded containers through realistic journeys; registered webhooks receive the events."""
-    import httpx
-
-    response = httpx.post(
-        f"{url.rstrip('/')}/_admin/simulate",
-        params={"containers": containers, "seed": seed},
-        headers={"Authorization": f"Token {api_key}"},
-        timeout=60,
-    )
-    if response.status_code != 200:
-        from shipsync.errors import ApiError
-
-        raise ApiError(f"sandbox answered {response.status_code}: {response.text[:200]}")
-    body = response.json()
-    console.print(f"simulated {body['events']} events; {body['notifications']} notifications queued for delivery")

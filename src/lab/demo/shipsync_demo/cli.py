@@ -1,0 +1,20 @@
+"""`shipsync demo`: the whole pipeline against a local sandbox, as its Prefect flows.
+
+Installed as the `demo` command of `shipsync` (entry point `shipsync.commands`)."""
+
+from __future__ import annotations
+
+import typer
+
+from shipsync.cli.common import one_line_errors
+
+
+@one_line_errors
+def demo(
+    workdir: str = typer.Option("shipsync-demo", help="Folder for the demo's warehouse, spool and result files."),
+    documents: int = typer.Option(200, min=1, help="Documents the sandbox serves per account."),
+) -> None:
+    """Run everything end to end against a local sandbox: no network, no key needed."""
+    from shipsync_demo.run import run_demo
+
+    run_demo(workdir=workdir, documents=documents)

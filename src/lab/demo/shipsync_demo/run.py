@@ -1,0 +1,258 @@
+"""`shipsync demo`: the whole pipeline as Prefect flow runs against a local sandbox, then what an
+analyst would look at first. No network, no key, no server to start by hand.
+
+Starts Prefect's embedded API (its database in the demo folder), the sandbox in this process and
+the webhook receiver as its own process, on free loopback ports. Then each step in `STEPS` runs:
+registering a webhook, pulling everything, applying the example spreadsheets shipped with the
+package (dry run, for real, and an undo), moving containers so the sandbox delivers signed webhooks,
+loading the event log. Every step but the simulation is the flow a deployment runs. Prints the flow
+runs (state, duration, rows, artifacts), the warehouse's tables and a few analyst queries.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import httpx
+
+from shipsync.config import Settings, load_settings
+from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
+from shipsync_demo.embedded_prefect import EmbeddedPrefect
+from shipsync_demo.show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
+from shipsync_sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+from shipsync_sandbox.admin_client import wait_for_deliveries
+from shipsync_sandbox.world import EPOCH
+
+JOURNEY_CONTAINERS = 25
+STATUSES = ("planned", "applied", "unchanged", "rejected", "failed", "unknown")
+
+
+class Told(NamedTuple):
+    """What a step prints after its name, and the rows its flow run wrote (None: not a count of rows)."""
+
+    text: str
+    rows: int | None = None
+
+
+@dataclass
+class Demo:
+    """What the steps share: where things are, and what earlier steps made."""
+
+    root: Path
+    settings: Settings
+    sandbox_url: str
+    receiver_url: str
+    prefect: EmbeddedPrefect
+    processes: ExitStack
+    step: str = ""
+    made: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, int | None] = field(default_factory=dict)
+
+    def flow(self, flow: Any, **parameters: Any) -> Any:
+        """Run `flow` as a flow run of this step; its result."""
+        return self.prefect.run(self.step, flow, **parameters)
+
+    def query(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        return analyst_query(self.settings.warehouse, sql, list(parameters))[1]
+
+    @property
+    def last_flow_run(self) -> str:
+        return self.prefect.runs[-1].flow_run_id
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of the demo: `run` does it (usually through `demo.flow`), `tell` says what it did."""
+
+    label: str
+    run: Callable[[Demo], Any]
+    tell: Callable[[Demo, Any], Told]
+
+
+def register(demo: Demo) -> str:
+    from flows import webhooks
+
+    demo.made["webhook"] = demo.flow(webhooks.register, url=f"{demo.receiver_url}/webhook", all_events=True)
+    return demo.made["webhook"]
+
+
+def start_receiver(demo: Demo) -> int:
+    """`shipsync webhooks serve`, as an operator runs it, now that the webhook's secret is stored."""
+    log = (demo.root / "receiver.log").open("wb")
+    command = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", demo.receiver_url.rsplit(":", 1)[1]]
+    receiver = subprocess.Popen([*command, "--spool", str(demo.settings.spool_dir)], stdout=log, stderr=subprocess.STDOUT)
+    demo.processes.callback(log.close)
+    demo.processes.callback(stop_process, receiver)
+    wait_until_answers(f"{demo.receiver_url}/healthz", receiver)
+    return receiver.pid
+
+
+def apply(kind: str, sheet: str, dry_run: bool = False) -> Callable[[Demo], str]:
+    def run(demo: Demo) -> str:
+        from flows import bulk
+
+        run_id: str = demo.flow(bulk.apply_spreadsheet, kind=kind, file=str(demo.root / "spreadsheets" / sheet), dry_run=dry_run)
+        demo.made[kind] = run_id
+        return run_id
+
+    return run
+
+
+def undo_tracking_requests(demo: Demo) -> str:
+    from flows import bulk
+
+    return str(demo.flow(bulk.undo_apply, run_id=demo.made["tracking-requests"]))
+
+
+def applied(demo: Demo, run_id: str) -> Told:
+    counts = dict(demo.query("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", run_id))
+    text = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
+    return Told(f"{text}; results in bulk_results and NAME.results.csv beside the file", sum(counts.values()))
+
+
+def pulled(demo: Demo, _: None) -> Told:
+    runs = demo.query(
+        "SELECT flow, sum(CAST(c.value->>'inserted' AS BIGINT)), sum(CAST(c.value->>'updated' AS BIGINT)) "
+        "FROM sync_runs, json_each(table_counts) AS c WHERE prefect_flow_run_id = ? GROUP BY flow ORDER BY min(started_at)",
+        demo.last_flow_run,
+    )
+    return Told("; ".join(f"{flow.removeprefix('pull_')} +{new}/~{changed}" for flow, new, changed in runs), sum(r[1] + r[2] for r in runs))
+
+
+def pull_all(demo: Demo) -> None:
+    from flows import pull
+
+    demo.flow(pull.pull_all)
+
+
+def journeys(demo: Demo) -> dict[str, int]:
+    httpx.post(
+        f"{demo.sandbox_url}/_admin/simulate",
+        params={"containers": JOURNEY_CONTAINERS},
+        headers={"Authorization": f"Token {DEFAULT_API_KEYS[0]}"},
+        timeout=60,
+    ).raise_for_status()
+    return wait_for_deliveries(demo.sandbox_url, DEFAULT_API_KEYS[0])
+
+
+def load_events(demo: Demo) -> int:
+    from flows import webhooks
+
+    return int(demo.flow(webhooks.load_events))
+
+
+def build_report(demo: Demo) -> str:
+    """The report flow over the sandbox's whole world (its journeys start at EPOCH)."""
+    from flows import report
+
+    days = (datetime.now(UTC) - EPOCH).days + 1
+    return str(demo.flow(report.report, output=str(demo.root / "report.html"), days=days))
+
+
+def delete_webhook(demo: Demo) -> None:
+    from flows import webhooks
+
+    demo.flow(webhooks.delete, webhook_id=demo.made["webhook"])
+
+
+# The demo, in order. A step is a label, what it runs, and what it says; add one by adding a line.
+STEPS: list[Step] = [
+    Step("register a webhook for every event kind", register, lambda d, _: Told("its secret kept in the local store")),
+    Step("start the webhook receiver", start_receiver, lambda d, _: Told(f"`shipsync webhooks serve`, log in {d.root / 'receiver.log'}")),
+    Step("pull all", pull_all, pulled),
+    Step("apply custom-field-definitions", apply("custom-field-definitions", "custom-field-definitions.csv"), applied),
+    Step("apply custom-fields (dry run)", apply("custom-fields", "container-tags.csv", dry_run=True), applied),
+    Step("apply custom-fields", apply("custom-fields", "container-tags.csv"), applied),
+    Step("apply tracking-requests", apply("tracking-requests", "tracking-requests.csv"), applied),
+    Step("undo the tracking-requests run", undo_tracking_requests, applied),
+    Step(f"simulate {JOURNEY_CONTAINERS} container journeys", journeys, lambda d, s: Told(f"{s['delivered']} signed deliveries stored")),
+    Step("load events", load_events, lambda d, n: Told(f"{n} new events in webhook_events", n)),
+    Step("delete the webhook", delete_webhook, lambda d, _: Told("done")),
+    Step("build the report", build_report, lambda d, path: Told(str(path))),
+]
+
+
+def run_step(demo: Demo, step: Step) -> None:
+    started, runs_before, demo.step = time.monotonic(), len(demo.prefect.runs), step.label
+    with console.status(step.label):
+        told = step.tell(demo, step.run(demo))
+    if len(demo.prefect.runs) > runs_before:
+        demo.rows[demo.last_flow_run] = told.rows
+    console.print(f"[green]✓[/green] {step.label}: {told.text} [dim]({time.monotonic() - started:.1f} s)[/dim]")
+
+
+def fresh_workdir(workdir: str) -> Path:
+    """The demo's folder, emptied of what a previous run wrote, with the example spreadsheets.
+
+    The sandbox lives in memory and starts afresh each run, so the demo's files do too: each run
+    is the same run. Only what the demo itself wrote is removed.
+    """
+    root = Path(workdir).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json", "receiver.log", "report.html"):
+        (root / name).unlink(missing_ok=True)
+    # Not prefect/: its database keeps every run's flow runs. .shipsync/ is the pipeline's own file,
+    # shipsync.published/ the states analysts read.
+    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    example_files(root)
+    return root
+
+
+def example_files(workdir: Path) -> Path:
+    """The demo's example spreadsheets, copied into `workdir/spreadsheets` (their results land there)."""
+    target = workdir / "spreadsheets"
+    target.mkdir(parents=True, exist_ok=True)
+    for item in resources.files("shipsync_demo.data").iterdir():
+        if item.name.endswith(".csv"):
+            (target / item.name).write_bytes(item.read_bytes())
+    return target
+
+
+def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
+    started = time.monotonic()
+    root = fresh_workdir(workdir)
+    with ExitStack() as processes, EmbeddedPrefect(root / "prefect") as prefect:
+        sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
+        sandbox_server = processes.enter_context(BackgroundServer(sandbox))
+        prefect.wait_until_ready()
+        receiver_url = f"http://127.0.0.1:{free_port()}"
+        environment = {
+            "SHIPSYNC_API_URL": f"{sandbox_server.url}/v2",
+            "SHIPSYNC_API_KEY": DEFAULT_API_KEYS[0],
+            "SHIPSYNC_RATE_LIMIT": "0",
+            "SHIPSYNC_WAREHOUSE": str(root / "shipsync.duckdb"),
+            "SHIPSYNC_SPOOL": str(root / "spool"),
+            "SHIPSYNC_SECRETS_FILE": str(root / "secrets.json"),  # the demo's own, not the user's store
+        }
+        os.environ.update(environment)  # the flows read their settings from the environment, as on a worker
+        demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
+        console.print(
+            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect API {prefect.api_url} "
+            f"(embedded, started in {prefect.started_in:.1f} s), receiver {receiver_url}/webhook, warehouse {demo.settings.warehouse}"
+        )
+        for step in STEPS:
+            run_step(demo, step)
+        flow_runs = prefect.read_back(demo.rows)
+    show_flow_runs(flow_runs)
+    for title, sql in {"Warehouse": None, **ANALYST_QUERIES}.items():
+        show_query(title, demo.settings.warehouse, sql)
+    show_pickup_risk(demo.settings.warehouse)
+    console.print(f"[bold green]done[/bold green] in {time.monotonic() - started:.0f} s. Next:")
+    console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync status")
+    console.print(f"  duckdb -readonly {demo.settings.warehouse}   (or python: duckdb.connect(path, read_only=True))")
+    console.print("  the data dictionary: warehouse/README.md; the results files: " + str(root / "spreadsheets"))
+    console.print("  the flow runs in the Prefect UI:")
+    for line in prefect.browse_hint():
+        console.print(f"    {line}")

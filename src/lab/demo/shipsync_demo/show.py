@@ -1,0 +1,68 @@
+"""What `shipsync demo` prints: its console, the flow runs it made, every table's row count, a few
+analyst queries and the containers at risk, each read from the warehouse read-only."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from shipsync.warehouse.pickup_risk import pickup_risk_lines
+from shipsync_demo.embedded_prefect import FlowRunSeen
+
+console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
+TABLES = (
+    "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+    "AND table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY 1"
+)
+ANALYST_QUERIES = {
+    "Containers by port of discharge": """
+        SELECT pod_locode AS port, pod_metro_area AS name, count(*) AS containers
+        FROM container_status GROUP BY ALL ORDER BY containers DESC LIMIT 5""",
+    "Documents by type": "SELECT effective_document_type AS type, count(*) AS documents FROM document_overview GROUP BY 1 ORDER BY 2 DESC",
+    "Latest milestone of five containers": """
+        SELECT container_number, bill_of_lading, event, strftime(event_at, '%Y-%m-%d') AS day, locode, vessel
+        FROM container_milestones QUALIFY row_number() OVER (PARTITION BY container_id ORDER BY event_at DESC) = 1
+        ORDER BY container_number LIMIT 5""",
+    "Custom field values by field": "SELECT api_slug, count(*) AS values FROM custom_fields GROUP BY 1 ORDER BY 2 DESC LIMIT 6",
+}
+
+
+def analyst_query(warehouse: Path, sql: str, parameters: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every read the demo makes of the warehouse, read-only: columns and rows."""
+    from shipsync.warehouse.connection import connect
+
+    with connect(warehouse, read_only=True) as con:
+        result = con.execute(sql, parameters or [])
+        return [d[0] for d in result.description or []], result.fetchall()
+
+
+def show_pickup_risk(warehouse: Path) -> None:
+    from shipsync.warehouse.connection import connect
+
+    console.print("[bold]Containers at risk (pickup_risk)[/bold]")
+    with connect(warehouse, read_only=True) as con:
+        for line in pickup_risk_lines(con):
+            console.print(f"  {line}")
+
+
+def show_flow_runs(runs: list[FlowRunSeen]) -> None:
+    table = Table("step", "flow", "flow run", "state", "seconds", "rows", "artifacts", title="Prefect flow runs")
+    for run in runs:
+        rows = "" if run.rows is None else f"{run.rows:,}"
+        table.add_row(run.step, run.flow, run.name, run.state, f"{run.seconds:.1f}", rows, ", ".join(run.artifacts))
+    console.print(table)
+
+
+def show_query(title: str, warehouse: Path, sql: str | None) -> None:
+    if sql is None:  # the row count of every table
+        _, names = analyst_query(warehouse, TABLES)
+        sql = " UNION ALL ".join(f"SELECT '{name}' AS table, count(*) AS rows FROM \"{name}\"" for (name,) in names) + " ORDER BY 1"
+    columns, rows = analyst_query(warehouse, sql)
+    table = Table(*columns, title=title)
+    for row in rows:
+        table.add_row(*["" if v is None else str(v) for v in row])
+    console.print(table)

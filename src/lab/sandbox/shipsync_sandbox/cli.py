@@ -1,0 +1,110 @@
+"""`shipsync sandbox ...`: run the local stand-in of the service, and move its containers (`simulate`).
+
+Installed as the `sandbox` group of the `shipsync` command (entry point `shipsync.commands`)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from shipsync.cli.common import console, one_line_errors
+from shipsync.config import parse_rate_limit
+from shipsync.redaction import register_secret
+
+sandbox_app = typer.Typer(help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True)
+
+
+@sandbox_app.command("serve")
+@one_line_errors
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    port: int = typer.Option(8700, help="Port to listen on."),
+    api_key: list[str] = typer.Option(
+        [], "--api-key", help="An API key; repeat for more. Each key is its own isolated account (default: the demo keys)."
+    ),
+    seed: int = typer.Option(7, help="Seed of the generated data (same seed, same data)."),
+    documents: int = typer.Option(200, min=0, help="Documents per account (with shipments, containers and the rest)."),
+    shipments: int | None = typer.Option(None, min=1, help="Shipments per account (default: one per two documents)."),
+    containers: int | None = typer.Option(None, min=0, help="Containers per account, spread over the shipments (default: 1-3 each)."),
+    custom_field_values: int = typer.Option(0, min=0, help="Custom field values per account, on containers then shipments."),
+    rate_limit: str = typer.Option("100/60", help="REQUESTS/SECONDS per key, rolling window; 0 turns it off."),
+    fault_rate: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."),
+    latency_ms: float = typer.Option(0.0, min=0.0, help="Added latency per request (jittered 0.5x to 1.5x)."),
+) -> None:
+    """Serve the sandbox API at http://HOST:PORT/v2, one log line per request on standard output.
+
+    Set SHIPSYNC_API_URL=http://HOST:PORT/v2 and SHIPSYNC_API_KEY to one of the keys to point
+    shipsync at it. Admin endpoints: GET /_admin/health; GET /_admin/stats, GET /_admin/deliveries and
+    POST /_admin/simulate take an account's `Authorization: Token KEY` and show only that account;
+    POST /_admin/advance?hours=H&documents=N&changed_documents=N&containers=N&custom_field_values=N
+    moves that account's clock on and changes N records of each kind (for incremental syncs).
+    """
+    # Imported here, not at the top: every `shipsync` command would otherwise pay for the sandbox.
+    import uvicorn
+
+    from shipsync_sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+
+    options = SandboxOptions(
+        api_keys=tuple(api_key or DEFAULT_API_KEYS),
+        seed=seed,
+        documents=documents,
+        shipments=shipments,
+        containers=containers,
+        custom_field_values=custom_field_values,
+        rate_limit=parse_rate_limit(rate_limit, name="--rate-limit"),
+        fault_rate=fault_rate,
+        latency_ms=latency_ms,
+    )
+    for key in options.api_keys:
+        register_secret(key)  # masked in every log record (the CLI installed the redaction)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    access = logging.getLogger("shipsync_sandbox")
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    access.propagate = False
+    app = create_app(options)
+    keys = ", ".join(options.api_keys)
+    print(
+        f"sandbox: http://{host}:{port}/v2  keys: {keys}  documents/account: {documents}  rate limit: {rate_limit}",
+        flush=True,
+    )
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="off",
+        access_log=False,
+        log_level="warning",
+    )
+
+
+@sandbox_app.command("simulate")
+@one_line_errors
+def simulate(
+    url: str = typer.Option("http://127.0.0.1:8700", "--url", help="The sandbox (without /v2)."),
+    api_key: str = typer.Option(
+        "sandbox-key-1", "--api-key", envvar="SHIPSYNC_API_KEY", help="Whose containers move (their webhooks receive it)."
+    ),
+    containers: int = typer.Option(10, "--containers", min=1, help="How many containers travel."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Which containers: 0 the first in id order, else a seeded sample."),
+) -> None:
+    """Move seeded containers through realistic journeys; registered webhooks receive the events."""
+    import httpx
+
+    response = httpx.post(
+        f"{url.rstrip('/')}/_admin/simulate",
+        params={"containers": containers, "seed": seed},
+        headers={"Authorization": f"Token {api_key}"},
+        timeout=60,
+    )
+    if response.status_code != 200:
+        from shipsync.errors import ApiError
+
+        raise ApiError(f"sandbox answered {response.status_code}: {response.text[:200]}")
+    body = response.json()
+    console.print(f"simulated {body['events']} events; {body['notifications']} notifications queued for delivery")

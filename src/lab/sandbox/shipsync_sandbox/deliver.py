@@ -1,0 +1,133 @@
+"""The sandbox delivers webhook notifications like the service: a JSON:API envelope, signed with the
+webhook's secret, POSTed to its URL, retried with backoff up to 12 times until answered 2xx."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import orjson
+
+from shipsync.webhooks.signature import sign
+from shipsync_sandbox.reference import stable_id
+from shipsync_sandbox.world import Account
+
+ACCEPTED = {200, 201, 202, 204}
+MAX_RETRIES = 12
+
+
+@dataclass
+class DeliveryStats:
+    notifications: int = 0
+    delivered: int = 0
+    attempts: int = 0
+    gave_up: int = 0
+
+
+def envelope(
+    webhook_id: str,
+    event: str,
+    reference: dict[str, Any],
+    included: list[dict[str, Any]],
+    created_at: str | None = None,
+    notification_id: str | None = None,
+) -> dict[str, Any]:
+    notification_id = notification_id or str(uuid.uuid4())
+    return {
+        "data": {
+            "id": notification_id,
+            "type": "webhook_notification",
+            "attributes": {
+                "id": notification_id,
+                "event": event,
+                "delivery_status": "pending",
+                "created_at": created_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            },
+            "relationships": {
+                "webhook": {"data": {"id": webhook_id, "type": "webhook"}},
+                "reference_object": {"data": {"id": reference["id"], "type": reference["type"]}},
+            },
+        },
+        "included": included,
+    }
+
+
+def delivery(
+    account: Account,
+    position: int,
+    webhook_id: str,
+    event: str,
+    reference: dict[str, Any],
+    included: list[dict[str, Any]],
+    created_at: str | None,
+) -> dict[str, Any]:
+    """The notification the account's `position`th webhook receives: the reference object first in
+    `included`, then the records it names."""
+    # The same event to the same address is the same notification (so a re-run duplicates, not doubles).
+    # Journeys carry their own timestamps; other events (a PATCH, an undo) are new each time.
+    notification_id = stable_id("notification", account.id, position, event, reference["id"], created_at) if created_at else None
+    return envelope(webhook_id, event, reference, [reference, *included], created_at, notification_id)
+
+
+class Deliverer:
+    def __init__(self, retry_base_s: float = 0.5) -> None:
+        self.retry_base_s = retry_base_s
+        self.stats = DeliveryStats()
+        self.stats_by_account: dict[str, DeliveryStats] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pending_by_account: dict[str, int] = {}
+        self._client: httpx.AsyncClient | None = None
+
+    def emit(
+        self, account: Account, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str | None = None
+    ) -> None:
+        """Queue a notification to every active webhook of the account that takes this kind."""
+        for position, webhook in enumerate(list(account.webhooks.values())):
+            attributes = webhook["attributes"]
+            if not attributes["active"] or event not in attributes["events"]:
+                continue
+            body = orjson.dumps(delivery(account, position, webhook["id"], event, reference, included, created_at))
+            headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
+            headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
+            headers["Content-Type"] = "application/json"
+            mine = self.stats_by_account.setdefault(account.id, DeliveryStats())
+            for stats in (self.stats, mine):
+                stats.notifications += 1
+            self._pending_by_account[account.id] = self._pending_by_account.get(account.id, 0) + 1
+            task = asyncio.get_running_loop().create_task(self._deliver(attributes["url"], body, headers, (self.stats, mine)))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(functools.partial(self._done, account.id))
+
+    def _done(self, account_id: str, task: asyncio.Task[None]) -> None:
+        self._pending_by_account[account_id] -= 1
+
+    async def _deliver(self, url: str, body: bytes, headers: dict[str, str], counters: tuple[DeliveryStats, ...]) -> None:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=16))
+        for attempt in range(MAX_RETRIES + 1):
+            for stats in counters:
+                stats.attempts += 1
+            try:
+                response = await self._client.post(url, content=body, headers=headers)
+                if response.status_code in ACCEPTED:
+                    for stats in counters:
+                        stats.delivered += 1
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(min(60.0, self.retry_base_s * 2**attempt))
+        for stats in counters:
+            stats.gave_up += 1
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)
+
+    def pending_of(self, account_id: str) -> int:
+        return self._pending_by_account.get(account_id, 0)

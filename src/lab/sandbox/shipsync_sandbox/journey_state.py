@@ -1,0 +1,253 @@
+"""A shipment or container as the service shows it at one instant of its planned journey: every
+member of `docs/tracking-model.md` (32 shipment attributes, 37 container attributes), its
+relationships, and the container's past transport events."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from shipsync_sandbox.journey_plan import DAY, HOUR, ContainerPlan, ShipmentPlan, Step
+from shipsync_sandbox.places import VESSELS, metro_area_id, port_id, vessel_id
+from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone, stable_id
+from shipsync_sandbox.world import Resource, iso
+
+DEMURRAGE_PER_DAY = 175.0
+EXAM_FEE = 350.0
+STATUS_AFTER = {
+    "container.transport.empty_out": "new",
+    "container.transport.full_in": "new",
+    "container.transport.vessel_loaded": "on_ship",
+    "container.transport.vessel_departed": "on_ship",
+    "container.transport.transshipment_arrived": "on_ship",
+    "container.transport.transshipment_discharged": "grounded",
+    "container.transport.transshipment_loaded": "on_ship",
+    "container.transport.transshipment_departed": "on_ship",
+    "container.transport.feeder_arrived": "on_ship",
+    "container.transport.feeder_discharged": "grounded",
+    "container.transport.feeder_loaded": "on_ship",
+    "container.transport.feeder_departed": "on_ship",
+    "container.transport.vessel_berthed": "on_ship",
+    "container.transport.vessel_arrived": "on_ship",
+    "container.transport.vessel_discharged": "not_available",
+    "container.transport.rail_loaded": "on_rail",
+    "container.transport.rail_departed": "on_rail",
+    "container.transport.rail_arrived": "on_rail",
+    "container.transport.arrived_at_inland_destination": "on_rail",
+    "container.transport.rail_unloaded": "not_available",
+    "container.transport.not_available": "not_available",
+    "container.transport.available": "available",
+    "container.transport.full_out": "picked_up",
+    "container.transport.delivered": "delivered",
+    "container.transport.empty_in": "empty_returned",
+}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return iso(moment) if moment is not None else None
+
+
+def _hour(moment: datetime) -> datetime:
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _when(moment: datetime | None, now: datetime) -> str | None:
+    """The time if it has happened by `now`, else null."""
+    return iso(moment) if moment is not None and moment <= now else None
+
+
+def eta_as_of(plan: ShipmentPlan, now: datetime) -> datetime:
+    made = [eta for at, eta in plan.estimates if at <= now]
+    return made[-1] if made else plan.original_eta
+
+
+def stopped_at(plan: ShipmentPlan) -> datetime:
+    """Line tracking stops a day after the last container's empty return."""
+    return plan.finished_at + DAY
+
+
+def shipment_state(plan: ShipmentPlan, now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(attributes, relationships) the journey gives a shipment at `now`; the rest is stored."""
+    rail_arrivals = [c.at("container.transport.rail_arrived") for c in plan.containers.values()]
+    arrived_inland = min((a for a in rail_arrivals if a is not None), default=None)
+    stop = stopped_at(plan)
+    checked = _hour(min(now, stop))
+    attributes = {
+        "pod_vessel_name": plan.pod_vessel,
+        "pod_vessel_imo": next(v for v in VESSELS if v[0] == plan.pod_vessel)[1],
+        "pod_voyage_number": plan.pod_voyage,
+        "pol_etd_at": iso(plan.etd),
+        "pol_atd_at": _when(plan.atd, now),
+        "pod_eta_at": iso(eta_as_of(plan, now)),
+        "pod_original_eta_at": iso(plan.original_eta),
+        "pol_original_etd_at": iso(plan.etd),
+        "pod_ata_at": _when(plan.ata, now),
+        "destination_eta_at": _iso(plan.destination_eta),
+        "destination_original_eta_at": _iso(plan.destination_eta),
+        "destination_ata_at": _when(arrived_inland, now),
+        "line_tracking_last_attempted_at": iso(checked),
+        "line_tracking_last_succeeded_at": iso(checked - HOUR if now.hour % 7 == 0 else checked),
+        "line_tracking_stopped_at": _when(stop, now),
+        "line_tracking_stopped_reason": "all_containers_terminated" if stop <= now else None,
+    }
+    destination_type = "metro_area" if plan.destination in INLAND_LOCODES else "port"
+    destination_id = metro_area_id(plan.destination) if destination_type == "metro_area" else port_id(plan.destination)
+    relationships = {
+        "port_of_lading": {"data": {"type": "port", "id": port_id(plan.pol)}},
+        "port_of_discharge": {"data": {"type": "port", "id": port_id(plan.pod)}},
+        "destination": {"data": {"type": destination_type, "id": destination_id}},
+        "pod_terminal": {"data": {"type": "terminal", "id": plan.pod_terminal_as_of(now)}},
+        "destination_terminal": {
+            "data": {"type": "rail_terminal", "id": plan.destination_terminal_id} if plan.destination_terminal_id else None
+        },
+        "line_tracking_stopped_by_user": {"data": None},
+    }
+    return attributes, relationships
+
+
+def _fees(plan: ContainerPlan, lfd: datetime, now: datetime) -> list[dict[str, Any]]:
+    if now < plan.discharged_at:
+        return []
+    fees: list[dict[str, Any]] = []
+    if plan.exam_fee:
+        fees.append({"type": "exam", "amount": EXAM_FEE, "currency_code": "USD"})
+    over = (min(now, plan.full_out_at) - (lfd + DAY)) / DAY
+    if over > 0:
+        fees.append({"type": "demurrage", "amount": DEMURRAGE_PER_DAY * math.ceil(over), "currency_code": "USD"})
+    if fees:
+        fees.append({"type": "total", "amount": sum(f["amount"] for f in fees), "currency_code": "USD"})
+    return fees
+
+
+def last_free_day(plan: ContainerPlan, now: datetime) -> datetime | None:
+    """Known once the box is where it is picked up: discharged at the POD, or unloaded at the inland ramp."""
+    known_from = plan.at("container.transport.rail_unloaded") if plan.rail else plan.discharged_at
+    if known_from is None or now < known_from:
+        return None
+    if plan.extended_lfd and plan.extended_lfd[0] <= now:
+        return plan.extended_lfd[1]
+    return plan.last_free_day
+
+
+def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(attributes, relationships) the journey gives a container at `now`; the rest is stored."""
+    past = [s for s in plan.steps if s.at <= now]
+    seen = {s.kind: s.at for s in past}
+    lfd = last_free_day(plan, now)
+    discharged = plan.discharged_at <= now
+    picked_up = plan.full_out_at <= now
+    rail = plan.rail
+    on_rail = bool(rail) and "container.transport.rail_loaded" in seen
+    status = STATUS_AFTER.get(past[-1].kind, "new") if past else "new"
+    if rail and status == "not_available" and "container.transport.rail_loaded" not in seen:
+        status = "awaiting_inland_transfer"
+    holding = bool(plan.holds) and discharged and (plan.released_at is None or now < plan.released_at)
+    destination_tz = place_time_zone(shipment.destination)
+    attributes = {
+        "seal_number": plan.seal_number,
+        "current_status": status,
+        "pod_arrived_at": _iso(seen.get("container.transport.vessel_arrived")),
+        "pod_discharged_at": _iso(seen.get("container.transport.vessel_discharged")),
+        "availability_known": discharged,
+        # At the pickup facility: the POD terminal, or the inland ramp for a box that goes on by rail.
+        "available_for_pickup": None if not discharged else (plan.available_at <= now and not picked_up),
+        "pickup_lfd": None if rail else _iso(lfd),
+        "pickup_appointment_at": _iso(plan.appointment_at) if plan.appointment_at and plan.available_at <= now else None,
+        "pod_full_out_at": None if rail else _when(plan.full_out_at, now),
+        "pod_full_out_chassis_number": f"TRLU{int(plan.full_out_at.timestamp()) % 10**6:06d}" if not rail and picked_up else None,
+        "location_at_pod_terminal": f"Row {plan.discharged_at.day} Bay {plan.discharged_at.hour + 1}"
+        if discharged and not picked_up and not rail
+        else None,
+        "terminal_checked_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.ata <= now else None,
+        "holds_at_pod_terminal": [dict(h) for h in plan.holds] if holding else [],
+        "fees_at_pod_terminal": _fees(plan, lfd, now) if lfd and not rail else [],
+        "pod_timezone": place_time_zone(shipment.pod),
+        "pod_rail_carrier_scac": rail[0] if rail and discharged else None,
+        "ind_rail_carrier_scac": rail[1] if rail and discharged else None,
+        "pod_rail_loaded_at": _iso(seen.get("container.transport.rail_loaded")),
+        "pod_rail_departed_at": _iso(seen.get("container.transport.rail_departed")),
+        "ind_eta_at": _iso(shipment.destination_eta) if rail else None,
+        "ind_ata_at": _iso(seen.get("container.transport.rail_arrived")),
+        "ind_rail_unloaded_at": _iso(seen.get("container.transport.rail_unloaded")),
+        # The real service sends this day as the instant that starts it.
+        "ind_facility_lfd_on": _iso(lfd) if rail and lfd and "container.transport.rail_unloaded" in seen else None,
+        "ind_facility_holds": None,
+        "ind_facility_fees": None,
+        "pol_full_in_at": _iso(seen.get("container.transport.full_in")),
+        "pol_vessel_loaded_at": _iso(seen.get("container.transport.vessel_loaded")),
+        "pol_vessel_departed_at": _iso(seen.get("container.transport.vessel_departed")),
+        "delivered_at": None,
+        "empty_out_at": None,
+        "ssl_lfd": None,
+        "final_destination_full_out_at": _when(plan.full_out_at, now) if rail else None,
+        "final_destination_timezone": destination_tz if rail else None,
+        "empty_terminated_at": _iso(seen.get("container.transport.empty_in")),
+        "empty_terminated_timezone": destination_tz if "container.transport.empty_in" in seen else None,
+        "import_deadlines": {
+            "pickup_lfd_terminal": None if rail else _iso(lfd),
+            "pickup_lfd_rail": _iso(lfd) if rail and "container.transport.rail_unloaded" in seen else None,
+            "pickup_lfd_line": _iso(lfd + 2 * DAY) if lfd else None,
+        },
+        "pod_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.atd <= now else None,
+        "shipment_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))),
+        # The railway is asked once the box is on rail.
+        "rail_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if on_rail else None,
+    }
+    pod_terminal = shipment.pod_terminal_as_of(now)
+    facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", pod_terminal)
+    relationships = {
+        "pod_terminal": {"data": {"type": "terminal", "id": pod_terminal}},
+        "pickup_facility": {"data": {"type": facility[0], "id": facility[1]} if facility[1] else None},
+        "transport_events": {"data": [{"type": "transport_event", "id": event_id(plan, s)} for s in past if is_transport(s)]},
+        "raw_events": {"data": []},
+    }
+    return attributes, relationships
+
+
+def is_transport(step: Step) -> bool:
+    return step.kind.startswith("container.transport.")
+
+
+def event_id(plan: ContainerPlan, step: Step) -> str:
+    return stable_id("transport_event", plan.container_id, step.kind, iso(step.at))
+
+
+def location_of(locode: str) -> dict[str, str]:
+    if locode in INLAND_LOCODES:
+        return {"type": "metro_area", "id": metro_area_id(locode)}
+    return {"type": "port", "id": port_id(locode)}
+
+
+def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kind: str | None = None, value: str | None = None) -> Resource:
+    """The `transport_event` of one step (`kind` overrides the event, e.g. a last-free-day change,
+    whose new value is `value`)."""
+    relationships: dict[str, Any] = {
+        "container": {"data": {"type": "container", "id": plan.container_id}},
+        "shipment": {"data": {"type": "shipment", "id": shipment.shipment_id}},
+        "location": {"data": location_of(step.locode)},
+        "terminal": {"data": {"type": step.terminal[0], "id": step.terminal[1]} if step.terminal else None},
+        "vessel": {"data": {"type": "vessel", "id": vessel_id(step.vessel)} if step.vessel else None},
+        "source_event": {"data": None},
+        "previous_version": {"data": None},
+    }
+    return {
+        "id": event_id(plan, step) if kind is None else stable_id("transport_event", plan.container_id, kind, iso(step.at)),
+        "type": "transport_event",
+        "attributes": {
+            "event": kind or step.kind,
+            "timestamp": iso(step.at),
+            "timezone": place_time_zone(step.locode),
+            "location_locode": step.locode,
+            "voyage_number": step.voyage,
+            "data_source": step.data_source,
+            "created_at": iso(step.at + timedelta(minutes=5)),  # learned minutes after it happened
+            "invalidated_at": None,
+            "value": value,
+        },
+        "relationships": relationships,
+    }
+
+
+def past_events(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) -> list[Resource]:
+    return [transport_event(shipment, plan, s) for s in plan.steps if s.at <= now and is_transport(s)]

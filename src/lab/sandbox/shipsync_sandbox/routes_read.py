@@ -1,0 +1,121 @@
+"""Sandbox read endpoints: documents (one, and the listing extension), metro areas, document schemas."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from shipsync_sandbox.document_store import DocumentStore
+from shipsync_sandbox.jsonapi_http import ApiProblem, paged, single
+from shipsync_sandbox.related import related_of
+from shipsync_sandbox.state import account_of, state_of
+from shipsync_sandbox.world import Account
+
+INCLUDE_ALIASES = {"current_extraction": "last_document_representation"}
+INCLUDABLE = ("shipments", "cargos", "account", "user", "last_document_representation", "email_submission")
+DOCUMENT_SORTS = ("created_at", "document_type", "added_by")
+
+
+def not_found(detail: str) -> ApiProblem:
+    return ApiProblem(404, "Not Found", detail)
+
+
+def found(resources: Mapping[str, dict[str, Any]], key: str, name: str) -> dict[str, Any]:
+    """The resource stored under `key`, or the service's 404 (`Couldn't find <Name>`)."""
+    resource = resources.get(key)
+    if resource is None:
+        raise not_found(f"Couldn't find {name}")
+    return resource
+
+
+def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> list[str]:
+    raw = request.query_params.get("include")
+    if not raw:
+        return []
+    names = []
+    for item in (part.strip() for part in raw.split(",") if part.strip()):
+        name = INCLUDE_ALIASES.get(item, item)
+        if name not in includable:
+            raise ApiProblem(400, "Bad Request", f"{item} is not an includable relationship", parameter="include")
+        names.append(name)
+    return names
+
+
+async def get_document(request: Request) -> Response:
+    account = account_of(request)
+    document = found(account.documents, request.path_params["id"], "Document")
+    return single(document, request, included=related_of(account, [document], includes_of(request)))
+
+
+def _references(account: Account, document: dict[str, Any]) -> set[str]:
+    """Numbers a document can be found by: its shipments' bills of lading and references, its containers."""
+    found: set[str] = set()
+    for ref in document["relationships"]["shipments"]["data"]:
+        attributes = (account.resource("shipment", ref["id"]) or {}).get("attributes", {})
+        found.update([attributes.get("bill_of_lading_number") or "", *(attributes.get("ref_numbers") or [])])
+    for ref in document["relationships"]["cargos"]["data"]:
+        found.add((account.resource("container", ref["id"]) or {}).get("attributes", {}).get("number") or "")
+    return {n.casefold() for n in found if n}
+
+
+def _added_by(account: Account, document: dict[str, Any]) -> str:
+    user = account.resource("user", document["relationships"]["user"]["data"]["id"]) or {"attributes": {}}
+    return f"{user['attributes'].get('first_name', '')} {user['attributes'].get('last_name', '')}".strip()
+
+
+async def list_documents(request: Request) -> Response:
+    account = account_of(request)
+    includes = includes_of(request)
+    q = request.query_params
+    sort = q.get("sort", "created_at")
+    key = sort.lstrip("-")
+    if key not in DOCUMENT_SORTS:
+        raise ApiProblem(400, "Bad Request", f"cannot sort by {sort} (use {', '.join(DOCUMENT_SORTS)})", parameter="sort")
+    filtered = any(q.get(f"filter[{name}]") for name in ("document_types", "filename", "reference"))
+    store = account.documents
+    if key == "created_at" and not filtered and isinstance(store, DocumentStore):
+        # Documents are numbered in creation order: only the page answered with is made.
+        ordered = store.in_order(newest_first=sort.startswith("-"))
+        return paged(request, ordered, included_for=lambda page: related_of(account, page, includes))
+    documents = list(store.values())
+    if types := q.get("filter[document_types]"):
+        wanted = set(types.split(","))
+        documents = [d for d in documents if d["attributes"]["document_type"] in wanted]
+    if name := q.get("filter[filename]"):
+        documents = [d for d in documents if name.lower() in (d["attributes"]["file_name"] or "").lower()]
+    if reference := q.get("filter[reference]"):
+        documents = [d for d in documents if reference.strip().casefold() in _references(account, d)]
+    if key == "added_by":
+        documents.sort(key=lambda d: (_added_by(account, d), d["id"]), reverse=sort.startswith("-"))
+    else:
+        documents.sort(key=lambda d: (d["attributes"][key], d["id"]), reverse=sort.startswith("-"))
+    return paged(request, documents, included_for=lambda page: related_of(account, page, includes))
+
+
+async def get_metro_area(request: Request) -> Response:
+    world = state_of(request).world
+    key = request.path_params["id"]
+    metro = world.metro_by_code.get(key.upper()) or world.metro_areas.get(key)
+    if metro is None:
+        raise not_found("Couldn't find MetroArea")
+    return single(metro, request)
+
+
+async def get_document_schema(request: Request) -> Response:
+    schema_id = request.path_params["id"]
+    schema = state_of(request).world.document_schemas.get(schema_id)
+    if schema is None:
+        raise not_found(f"Couldn't find DocumentSchema with 'id'={schema_id}")
+    return single(schema, request)
+
+
+READ_ROUTES = [
+    Route("/v2/documents", list_documents, methods=["GET"]),
+    Route("/v2/documents/{id}", get_document, methods=["GET"]),
+    Route("/v2/metro_areas/{id}", get_metro_area, methods=["GET"]),
+    Route("/v2/document_schemas/{id}", get_document_schema, methods=["GET"]),
+]

@@ -1,0 +1,252 @@
+"""Seeded data of one sandbox account: users, shipments with containers, documents with their email
+submission and extraction, tracking requests, and the account's own definitions.
+
+Generated from the seed alone (the same options give the same data). Members the service's
+reference shows but that carry no information here are derived from drawn values, never drawn
+themselves, so the drawn data (container numbers the demo's spreadsheets name) stays the same.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from shipsync.iso6346 import check_digit
+from shipsync_sandbox.carriers import CARRIER_NAMES, CARRIERS, SHORT_NAMES
+from shipsync_sandbox.document_store import DocumentStore, spacing_for
+from shipsync_sandbox.journey_plan import PlanBook
+from shipsync_sandbox.reference import (
+    ACCOUNT_DEFINITIONS,
+    INLAND_LOCODES,
+    ORIGIN_LOCODES,
+    US_PORT_LOCODES,
+    place_name,
+    place_time_zone,
+    stable_id,
+)
+from shipsync_sandbox.seed_documents import DocumentSource
+from shipsync_sandbox.world import EPOCH, Account, Resource, iso
+
+COMPANY_NAMES = ("Acme Imports", "Globex Logistics", "Initech Supply", "Umbrella Trading", "Stark Freight")
+# What the service calls `open top`; drawn as one token so the seeded draws stay the same.
+EQUIPMENT_TYPES = {"open_top": "open top"}
+
+
+def container_number(rng: random.Random) -> str:
+    owner = "".join(rng.choice(string.ascii_uppercase) for _ in range(3)) + "U"
+    serial = f"{rng.randrange(1_000_000):06d}"
+    return f"{owner}{serial}{check_digit(owner + serial)}"
+
+
+def definition_resource(definition_id: str, spec: dict[str, Any]) -> tuple[Resource, list[Resource]]:
+    attributes = {
+        "entity_type": spec["entity_type"],
+        "api_slug": spec["api_slug"],
+        "display_name": spec["display_name"],
+        "data_type": spec["data_type"],
+        "description": spec.get("description"),
+        "reference_type": spec.get("reference_type"),
+        "validation": spec.get("validation") or {},
+        "default_format": spec.get("default_format"),
+        "default_value": spec.get("default_value"),
+    }
+    options = [
+        {
+            "id": (option_id := stable_id("option", definition_id, value)),
+            "type": "custom_field_option",
+            "attributes": {"label": value.replace("_", " ").title(), "value": value, "position": i},
+            "links": {"self": f"/v2/custom_field_definitions/{definition_id}/options/{option_id}"},
+        }
+        for i, value in enumerate(spec.get("options") or [])
+    ]
+    definition = {
+        "id": definition_id,
+        "type": "custom_field_definition",
+        "attributes": attributes,
+        "relationships": {"options": {"data": [{"type": "custom_field_option", "id": o["id"]} for o in options]}},
+        "links": {"self": f"/v2/custom_field_definitions/{definition_id}"},
+    }
+    return definition, options
+
+
+@dataclass(frozen=True)
+class AccountSize:
+    """How much an account holds. Unset counts follow the documents: a shipment per two documents,
+    one to three containers each; no seeded custom field values."""
+
+    documents: int = 200
+    shipments: int | None = None
+    containers: int | None = None
+    custom_field_values: int = 0
+
+
+def build_account(index: int, *, seed: int, size: AccountSize, clock: datetime) -> Account:
+    rng = random.Random(f"{seed}/{index}")
+    account, users = new_account(index, seed)
+    shipments = [shipment_resource(rng, seed, index, s) for s in range(size.shipments or max(1, size.documents // 2 + 1))]
+    add_shipments(account, rng, seed, index, shipments, size.containers)
+    source = DocumentSource(seed, index, shipments, users, spacing_for(size.documents, clock - EPOCH))
+    account.documents = DocumentStore(account, source, size.documents)
+    tr_rng = random.Random(f"{seed}/{index}/tracking_requests")
+    for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
+        tracking_request = tracking_request_resource(tr_rng, seed, index, t, shipment)
+        account.tracking_requests[tracking_request["id"]] = tracking_request
+        if t % 2:
+            shipment["attributes"]["tags"] = ["seeded"]
+    for spec in ACCOUNT_DEFINITIONS:
+        definition, options = definition_resource(stable_id("account_definition", seed, index, spec["api_slug"]), spec)
+        account.definitions[definition["id"]] = definition
+        account.options[definition["id"]] = options
+    return account
+
+
+def new_account(index: int, seed: int) -> tuple[Account, list[Resource]]:
+    """An account with its three users, and nothing else yet."""
+    account_id = stable_id("account", seed, index)
+    account = Account(id=account_id, company_name=COMPANY_NAMES[index % len(COMPANY_NAMES)])
+    account.add_related({"id": account_id, "type": "account", "attributes": {"company_name": account.company_name}})
+    users = []
+    for u in range(3):
+        user = {
+            "id": stable_id("user", seed, index, u),
+            "type": "user",
+            "attributes": {"first_name": ("Ana", "Ben", "Chen")[u], "last_name": "Ops", "email": f"ops{u}@example.com"},
+            "relationships": {"account": {"data": {"type": "account", "id": account_id}}},
+        }
+        users.append(user)
+        account.add_related(user)
+    return account, users
+
+
+def add_shipments(
+    account: Account, rng: random.Random, seed: int, index: int, shipments: list[Resource], containers_total: int | None = None
+) -> None:
+    """Store shipments with one to three containers each (or `containers_total` spread evenly), and
+    plan their journeys."""
+    if not isinstance(account.plans, PlanBook):
+        account.plans = PlanBook()
+    for n, shipment in enumerate(shipments):
+        account.add_related(shipment)
+        count = (
+            rng.randint(1, 3) if containers_total is None else containers_total // len(shipments) + (n < containers_total % len(shipments))
+        )
+        containers = [container_resource(rng, seed, index, shipment, c) for c in range(count)]
+        for container in containers:
+            account.add_related(container)
+            account.shipment_of[container["id"]] = shipment["id"]
+        shipment["relationships"]["containers"] = {"data": [{"type": "container", "id": c["id"]} for c in containers]}
+        account.plans.register(shipment, [c["id"] for c in containers])
+
+
+def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Resource:
+    pol = rng.choice(ORIGIN_LOCODES)
+    pod = rng.choice(US_PORT_LOCODES)
+    destination = rng.choice(INLAND_LOCODES) if rng.random() < 0.3 else pod
+    scac = rng.choice(CARRIERS)
+    departed = EPOCH + timedelta(days=rng.randint(0, 200))
+    bill = f"{scac}{rng.randrange(10**9):09d}"
+    eta = departed + timedelta(days=rng.randint(14, 35))
+    ref = f"REF-{rng.randrange(10**5):05d}"
+    return {
+        "id": stable_id("shipment", seed, account, n),
+        "type": "shipment",
+        "attributes": {
+            "bill_of_lading_number": bill,
+            "normalized_number": bill[4:],
+            "ref_numbers": [ref],
+            "tags": [],
+            "customer_name": COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None,
+            "created_at": iso(departed - timedelta(days=3)),
+            "shipping_line_scac": scac,
+            "shipping_line_name": CARRIER_NAMES[scac],
+            "shipping_line_short_name": SHORT_NAMES[scac],
+            "port_of_lading_locode": pol,
+            "port_of_lading_name": place_name(pol),
+            "port_of_discharge_locode": pod,
+            "port_of_discharge_name": place_name(pod),
+            "destination_locode": destination,
+            "destination_name": place_name(destination),
+            "pol_etd_at": iso(departed),
+            "pol_atd_at": iso(departed),
+            "pod_eta_at": iso(eta),
+            "pod_original_eta_at": iso(eta),
+            "pol_original_etd_at": iso(departed),
+            "pod_ata_at": None,
+            "destination_eta_at": iso(eta + timedelta(days=5)) if destination != pod else None,
+            "destination_original_eta_at": iso(eta + timedelta(days=5)) if destination != pod else None,
+            "destination_ata_at": None,
+            "pol_timezone": place_time_zone(pol),
+            "pod_timezone": place_time_zone(pod),
+            "destination_timezone": place_time_zone(destination),
+            "line_tracking_last_attempted_at": None,
+            "line_tracking_last_succeeded_at": None,
+            "line_tracking_stopped_at": None,
+            "line_tracking_stopped_reason": None,
+        },
+        "relationships": {},
+        "links": {"self": f"/v2/shipments/{stable_id('shipment', seed, account, n)}"},
+    }
+
+
+def container_resource(rng: random.Random, seed: int, account: int, shipment: Resource, n: int) -> Resource:
+    number = container_number(rng)
+    equipment = rng.choice(("dry", "reefer", "open_top"))
+    length = rng.choice((20, 40, 40, 45))
+    height = rng.choice(("standard", "high_cube"))
+    weight = rng.randint(8_000, 52_000)
+    return {
+        "id": stable_id("container", seed, account, shipment["id"], n),
+        "type": "container",
+        "attributes": {
+            "number": number,
+            "ref_numbers": [],
+            "created_at": shipment["attributes"]["created_at"],
+            "equipment_type": EQUIPMENT_TYPES.get(equipment, equipment),
+            "equipment_length": length,
+            "equipment_height": height,
+            "weight_in_lbs": weight,
+            "current_status": "new",
+            "availability_known": False,
+            "available_for_pickup": None,
+            "holds_at_pod_terminal": [],
+            "fees_at_pod_terminal": [],
+            "pod_timezone": shipment["attributes"]["pod_timezone"],
+        },
+        "relationships": {"shipment": {"data": {"type": "shipment", "id": shipment["id"]}}},
+    }
+
+
+def tracking_request_resource(rng: random.Random, seed: int, index: int, n: int, shipment: Resource) -> Resource:
+    """A tracking request as stored; `views.tracking_request_view` adds its shipment's tags and numbers."""
+    created = EPOCH + timedelta(days=n % 90, hours=rng.randint(0, 23))
+    status, failed_reason, retrying, retries = [
+        ("pending", None, False, 0),
+        ("created", None, False, 0),
+        ("failed", rng.choice(("booking_cancelled", "not_found", "duplicate")), False, 0),
+        ("pending", None, True, rng.randint(1, 5)),
+    ][n % 4]
+    tr_id = stable_id("tracking_request", seed, index, n)
+    return {
+        "id": tr_id,
+        "type": "tracking_request",
+        "attributes": {
+            "request_number": shipment["attributes"]["bill_of_lading_number"],
+            "request_type": "bill_of_lading",
+            "status": status,
+            "scac": shipment["attributes"]["shipping_line_scac"],
+            "created_at": iso(created),
+            "updated_at": iso(created + timedelta(hours=1)),
+            "ref_number": None,
+            "failed_reason": failed_reason,
+            "is_retrying": retrying,
+            "retry_count": retries,
+        },
+        "relationships": {
+            "tracked_object": {"data": {"type": "shipment", "id": shipment["id"]}},
+            "customer": {"data": {"type": "party", "id": stable_id("party", seed, index, n % 5)}},
+        },
+        "links": {"self": f"/v2/tracking_requests/{tr_id}"},
+    }

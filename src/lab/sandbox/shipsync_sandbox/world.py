@@ -1,0 +1,153 @@
+"""The sandbox's state: service-wide reference data and, per API key, an isolated account.
+
+Everything is generated deterministically from the seed (see `seed.py`), so two sandboxes with
+the same options serve the same data. Resources are stored as JSON:API resource dicts; those whose
+members are computed from others (a tracking request shows its shipment's tags) are rendered by
+`views.py` when served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from shipsync.api.event_kinds import EVENT_KINDS
+from shipsync_sandbox.custom_field_index import CustomFieldStore
+
+if TYPE_CHECKING:
+    from shipsync_sandbox.journey_plan import ShipmentPlan
+    from shipsync_sandbox.places import Places
+    from shipsync_sandbox.seed import AccountSize
+
+Resource = dict[str, Any]
+EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+# The world's "now" unless the options say otherwise: seeded shipments depart from EPOCH to 200 days
+# later, so at this instant most journeys are over, some are at sea or at the terminal, a few not begun.
+DEFAULT_CLOCK = datetime(2026, 7, 23, 12, 0, tzinfo=UTC)
+
+
+@lru_cache(maxsize=1 << 16)  # each delivery of a journey names its instants again
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Account:
+    """One API key's data; other accounts never see it."""
+
+    id: str
+    company_name: str
+    documents: Mapping[str, Resource] = field(default_factory=dict)  # a DocumentStore once seeded
+    related: dict[tuple[str, str], Resource] = field(default_factory=dict)
+    tracking_requests: dict[str, Resource] = field(default_factory=dict)
+    definitions: dict[str, Resource] = field(default_factory=dict)
+    options: dict[str, list[Resource]] = field(default_factory=dict)
+    custom_fields: CustomFieldStore = field(default_factory=CustomFieldStore)
+    webhooks: dict[str, Resource] = field(default_factory=dict)
+    # The webhook event kinds this account may subscribe to (its plan); all 43 by default.
+    event_kinds: tuple[str, ...] = EVENT_KINDS
+    # What the account's requests did, for its own `/_admin/stats`.
+    status_counts: dict[int, int] = field(default_factory=dict)
+    # The account's "now": shipments and containers are served as of this instant of their journeys.
+    clock: datetime = DEFAULT_CLOCK
+    # Each shipment's planned journey, by shipment id; a container's shipment, by container id.
+    plans: Mapping[str, ShipmentPlan] = field(default_factory=dict)  # a PlanBook once seeded
+    shipment_of: dict[str, str] = field(default_factory=dict)
+    # Containers moved past the clock by `/_admin/simulate`: served as of this instant instead.
+    progress: dict[str, datetime] = field(default_factory=dict)
+    by_type: dict[str, dict[str, Resource]] = field(default_factory=dict)
+
+    def resource(self, type_: str, id_: str) -> Resource | None:
+        return self.related.get((type_, id_))
+
+    def add_related(self, resource: Resource) -> None:
+        self.related[(resource["type"], resource["id"])] = resource
+        self.by_type.setdefault(resource["type"], {})[resource["id"]] = resource
+
+    def of_type(self, type_: str) -> list[Resource]:
+        """Stored resources of one type, in id order."""
+        return [r for _, r in sorted(self.by_type.get(type_, {}).items())]
+
+    def as_of(self, container_id: str) -> datetime:
+        """The instant a container is served at: the clock, or later if a simulation moved it on."""
+        moved = self.progress.get(container_id)
+        return moved if moved is not None and moved > self.clock else self.clock
+
+    def shipment_as_of(self, shipment_id: str) -> datetime:
+        plan = self.plans.get(shipment_id)
+        return max([self.clock, *(self.as_of(c) for c in plan.containers)] if plan else [self.clock])
+
+    def entity(self, type_: str, id_: str) -> Resource | None:
+        """A shipment, container or tracking request of this account (what custom fields hang on)."""
+        if type_ == "tracking_request":
+            return self.tracking_requests.get(id_)
+        return self.resource(type_, id_) if type_ in ("shipment", "container") else None
+
+
+@dataclass
+class World:
+    seed: int
+    metro_areas: dict[str, Resource]
+    metro_by_code: dict[str, Resource]
+    document_schemas: dict[str, Resource]
+    template_definitions: dict[str, Resource]
+    template_options: dict[str, list[Resource]]
+    accounts: dict[str, Account]  # by API key
+    places: Places
+    shipping_lines: dict[str, Resource]
+
+    def definition(self, account: Account, definition_id: str) -> Resource | None:
+        return account.definitions.get(definition_id) or self.template_definitions.get(definition_id)
+
+    def options_of(self, account: Account, definition_id: str) -> list[Resource]:
+        if definition_id in self.template_options:
+            return self.template_options[definition_id]
+        return account.options.setdefault(definition_id, [])
+
+    def definition_by_slug(self, account: Account, slug: str) -> Resource | None:
+        for source in (account.definitions, self.template_definitions):
+            for definition in source.values():
+                if definition["attributes"]["api_slug"] == slug:
+                    return definition
+        return None
+
+
+def build_world(
+    api_keys: list[str], *, seed: int = 7, documents: int = 200, clock: datetime = DEFAULT_CLOCK, size: AccountSize | None = None
+) -> World:
+    """Every account holds `size` (or `documents` documents and what follows from them)."""
+    from shipsync_sandbox.carriers import shipping_line_resources
+    from shipsync_sandbox.custom_field_store import seed_values
+    from shipsync_sandbox.places import catalog
+    from shipsync_sandbox.reference import TEMPLATE_DEFINITIONS, document_schema_resources, metro_area_resources, stable_id
+    from shipsync_sandbox.seed import AccountSize, build_account, definition_resource
+
+    metro = metro_area_resources()
+    templates: dict[str, Resource] = {}
+    template_options: dict[str, list[Resource]] = {}
+    for spec in TEMPLATE_DEFINITIONS:
+        definition, options = definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
+        templates[definition["id"]] = definition
+        template_options[definition["id"]] = options
+    size = size or AccountSize(documents=documents)
+    accounts = {key: build_account(index, seed=seed, size=size, clock=clock) for index, key in enumerate(api_keys)}
+    for account in accounts.values():
+        account.clock = clock
+    world = World(
+        seed=seed,
+        metro_areas={m["id"]: m for m in metro},
+        metro_by_code={m["attributes"]["code"]: m for m in metro},
+        document_schemas={s["id"]: s for s in document_schema_resources()},
+        template_definitions=templates,
+        template_options=template_options,
+        accounts=accounts,
+        places=catalog(),
+        shipping_lines={line["id"]: line for line in shipping_line_resources()},
+    )
+    if size.custom_field_values:
+        for index, account in enumerate(accounts.values()):
+            seed_values(world, account, size.custom_field_values, seed=seed, index=index)
+    return world
