@@ -68,7 +68,7 @@ def test_json_text_is_canonical_and_reads_back() -> None:
 def test_the_ledger_names_each_run_as_its_prefect_flow_is_named() -> None:
     """A pull or webhook flow and the ledger rows it writes share a name, so an operator can go
     from one to the other; the ledger's closed set of names covers every such flow."""
-    flows_dir = Path(__file__).resolve().parents[1] / "flows"
+    flows_dir = Path(__file__).resolve().parents[2] / "flows"
     prefect_names = {m for f in flows_dir.glob("*.py") for m in re.findall(r'@flow\(name="([a-z_]+)"', f.read_text())}
     recording = {n for n in prefect_names if n.startswith("pull_") or n.endswith("_webhook")} - {"pull_all"}
     assert recording and recording <= set(get_args(FlowName))

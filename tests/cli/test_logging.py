@@ -91,7 +91,7 @@ def test_a_flow_run_masks_the_key_with_prefect_and_httpx_at_debug(make_sandbox: 
         """
     )
     result = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[1]
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2]
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "HTTP Request" in result.stderr and "prefect" in result.stderr.lower()

@@ -25,7 +25,7 @@ from shipsync_bench.processes import SandboxProcess
 from shipsync_demo.run import example_files
 
 SOAK_S = 60.0
-ANALYST = str(Path(__file__).parent / "helpers" / "analyst.py")
+ANALYST = str(Path(__file__).parents[1] / "support" / "analyst.py")
 
 
 class Runs:

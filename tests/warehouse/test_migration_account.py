@@ -13,7 +13,7 @@ from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import custom_field_columns, definition_columns, tracking_request_columns, webhook_columns
 from support.warehouse_rows import migrated, rows
 
-FIXTURE = Path(__file__).parent / "fixtures" / "schema_9.sql"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_9.sql"
 SYNCED = "TIMESTAMPTZ '2026-11-02 00:00:00+00'"
 DELIVERED = "2026-11-01T12:00:00+00:00"  # the delivery the tracking request last took
 

@@ -15,7 +15,7 @@ from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns, document_schema_columns, metro_area_columns
 from support.warehouse_rows import migrated, rows
 
-FIXTURE = Path(__file__).parent / "fixtures" / "schema_9.sql"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_9.sql"
 SYNCED = "2026-11-02 00:00:00+00"
 
 DOCUMENT = {

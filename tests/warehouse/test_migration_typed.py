@@ -13,7 +13,7 @@ from shipsync.warehouse.declared_tables import DECLARED_BY_TABLE
 from shipsync.warehouse.members import members_of
 from support.warehouse_rows import migrated, rows
 
-FIXTURE = Path(__file__).parent / "fixtures" / "schema_8.sql"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_8.sql"
 
 SHIPMENT = {
     "id": "s-1",

@@ -21,7 +21,7 @@ from shipsync_sandbox.journeys import simulate
 from support.analyst_world import world
 from support.sandboxes import SandboxFactory, settings_for
 
-DICTIONARY = Path(__file__).resolve().parents[1] / "warehouse" / "README.md"
+DICTIONARY = Path(__file__).resolve().parents[2] / "warehouse" / "README.md"
 
 
 def example_queries() -> list[str]:

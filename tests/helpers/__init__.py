@@ -1,1 +1,0 @@
-"""Small programs the end-to-end tests run as separate processes."""
