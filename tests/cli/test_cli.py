@@ -135,7 +135,8 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     assert f"events load: {half} loaded" in ok("events", "load")
     held_generation = publication_status(warehouse).generation  # type: ignore[union-attr]
     observed = env / "held.jsonl"
-    holding = [sys.executable, str(Path(__file__).parents[1] / "support" / "analyst.py"), "hold", str(warehouse), str(observed), "300", "0.2"]
+    analyst = str(Path(__file__).parents[1] / "support" / "analyst.py")
+    holding = [sys.executable, analyst, "hold", str(warehouse), str(observed), "300", "0.2"]
     holder = subprocess.Popen(holding, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
