@@ -27,7 +27,11 @@ def pull_documents(ids: list[str] | None = None, ids_file: str | None = None, al
 @runs_in_worker_thread
 def pull_metro_areas(locodes: list[str] | None = None, force: bool = False, freshness_days: float = 7) -> None:
     record = reference.pull_metro_areas(
-        flow_settings(), ids=locodes or [], force=force, freshness=timedelta(days=freshness_days), runner=prefect_step
+        flow_settings(),
+        ids=locodes or [],
+        force=force,
+        freshness=timedelta(days=freshness_days),
+        runner=prefect_step,
     )
     publish([record], "pull-metro-areas")
 
@@ -36,7 +40,11 @@ def pull_metro_areas(locodes: list[str] | None = None, force: bool = False, fres
 @runs_in_worker_thread
 def pull_document_schemas(schema_ids: list[str] | None = None, force: bool = False, freshness_days: float = 7) -> None:
     record = reference.pull_document_schemas(
-        flow_settings(), ids=schema_ids or [], force=force, freshness=timedelta(days=freshness_days), runner=prefect_step
+        flow_settings(),
+        ids=schema_ids or [],
+        force=force,
+        freshness=timedelta(days=freshness_days),
+        runner=prefect_step,
     )
     publish([record], "pull-document-schemas")
 
@@ -51,13 +59,19 @@ def pull_tracking_requests(full: bool = False) -> None:
 @flow(name="pull_shipments", log_prints=True)
 @runs_in_worker_thread
 def pull_shipments(incremental: bool = False) -> None:
-    publish([tracking.pull_shipments(flow_settings(), incremental=incremental, runner=prefect_step)], "pull-shipments")
+    publish(
+        [tracking.pull_shipments(flow_settings(), incremental=incremental, runner=prefect_step)],
+        "pull-shipments",
+    )
 
 
 @flow(name="pull_containers", log_prints=True)
 @runs_in_worker_thread
 def pull_containers(incremental: bool = False) -> None:
-    publish([tracking.pull_containers(flow_settings(), incremental=incremental, runner=prefect_step)], "pull-containers")
+    publish(
+        [tracking.pull_containers(flow_settings(), incremental=incremental, runner=prefect_step)],
+        "pull-containers",
+    )
 
 
 @flow(name="pull_shipping_lines", log_prints=True)

@@ -19,13 +19,13 @@ from shipsync.report import build_report
 def report(output: str | None = None, days: int = 30) -> str:
     """Write the report (default: report.html beside the warehouse) and link it from the flow run."""
     settings = flow_settings()
-    target = Path(output) if output else settings.warehouse.parent / "report.html"
-    result = build_report(settings.warehouse, target, days=days, spool=settings.spool_dir)
+    target = Path(output) if output else (settings.lake.folder or settings.state_dir) / "report.html"
+    result = build_report(settings.lake, target, days=days, spool=settings.spool_dir)
     create_link_artifact(
         key="report",
         link=result.path.resolve().as_uri(),
         link_text=f"shipsync report ({result.drawn} of {len(result.outcomes)} charts)",
-        description=f"The report of {settings.warehouse}, {days} days",
+        description=f"The report of {settings.lake.describe()}, {days} days",
         _sync=True,  # type: ignore[call-arg]
     )
     create_markdown_artifact(key="report-summary", markdown=result.summary_markdown(), description="shipsync report", _sync=True)  # type: ignore[call-arg]

@@ -30,7 +30,7 @@ def delete(webhook_id: str) -> None:
 @runs_in_worker_thread
 def load_events(spool: str | None = None) -> int:
     settings = flow_settings()
-    report = load_spool(settings.warehouse, Path(spool) if spool else settings.spool_dir)
+    report = load_spool(settings.lake, Path(spool) if spool else settings.spool_dir)
     print(
         f"loaded {report.loaded}, duplicates {report.duplicates}, conflicts {report.conflicts}, "
         f"dead-lettered {report.dead_letters} (see webhook_dead_letters), archived {len(report.archived)}"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import Field, PrivateAttr, SecretStr, field_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shipsync.errors import ConfigError
@@ -17,10 +17,10 @@ from shipsync.redaction import register_secret
 
 if TYPE_CHECKING:
     from shipsync.api.ratelimit import RequestLimiter
-    from shipsync.warehouse.publishing import PublishOptions
+    from shipsync.warehouse.location import LakeLocation
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
-DEFAULT_WAREHOUSE = Path("warehouse/shipsync.duckdb")
+DEFAULT_WAREHOUSE = "warehouse"
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,22 @@ class Settings(BaseSettings):
 
     api_url: str = PRODUCTION_API_URL
     api_key: SecretStr | None = None
-    warehouse: Path = DEFAULT_WAREHOUSE
+    # The lake: a folder (its SQLite catalog and data files), or ducklake:postgres:... with
+    # SHIPSYNC_WAREHOUSE_DATA (see shipsync.warehouse.location).
+    warehouse: str = DEFAULT_WAREHOUSE
+    warehouse_data: str | None = None
+    # The account's schema in the lake (several accounts share one lake); default `main`.
+    account: str | None = None
+    # Object storage of the lake's data files: the standard AWS variables (never written anywhere).
+    aws_access_key_id: str | None = Field(default=None, validation_alias=AliasChoices("AWS_ACCESS_KEY_ID", "aws_access_key_id"))
+    aws_secret_access_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key")
+    )
+    aws_session_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("AWS_SESSION_TOKEN", "aws_session_token"))
+    aws_region: str | None = Field(default=None, validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION", "aws_region"))
+    aws_endpoint_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "aws_endpoint_url")
+    )
     spool: Path | None = None
     rate_limit: str = "100/60"
     connect_timeout: float = Field(default=10.0, gt=0)
@@ -82,17 +97,6 @@ class Settings(BaseSettings):
     # ("auto": when a Prefect API is configured and a rate limit is set). The entry points (flows,
     # CLI) attach it with `with_rate_budget`; the API client never imports Prefect.
     shared_budget: str = "auto"
-    # Where else each published state goes: FOLDER or FOLDER=URL, comma-separated (a shared folder,
-    # or a folder an object store mounts or syncs, read back at URL), under `account`'s name.
-    publish_to: str = ""
-    account: str | None = None
-
-    @field_validator("account")
-    @classmethod
-    def _account_name(cls, value: str | None) -> str | None:
-        if value and (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value) or value == "accounts"):
-            raise ValueError("use letters, digits, '.', '_' or '-' (and not 'accounts')")
-        return value
 
     _rate_budget: RateBudget | None = PrivateAttr(default=None)
 
@@ -101,26 +105,34 @@ class Settings(BaseSettings):
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
+    @field_validator("warehouse", "warehouse_data", mode="before")
+    @classmethod
+    def _path_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, Path) else value
+
     def model_post_init(self, __context: object) -> None:
         if self.api_key is not None:
             register_secret(self.api_key.get_secret_value())
         if self.webhook_secrets is not None:
             for secret in self.webhook_secrets.get_secret_value().split(","):
                 register_secret(secret.strip())
-        from shipsync.warehouse.publishing import configure
-
-        configure(self.warehouse, self.publish_options)
+        for credential in (self.aws_secret_access_key, self.aws_session_token):
+            if credential is not None:
+                register_secret(credential.get_secret_value())
 
     @property
-    def publish_options(self) -> PublishOptions:
-        from shipsync.warehouse.publishing import PublishOptions, Target
+    def lake(self) -> LakeLocation:
+        """The warehouse these settings name (object storage credentials from the AWS variables)."""
+        from shipsync.warehouse.location import ObjectStorage, lake_location
 
-        targets = []
-        for item in (part.strip() for part in self.publish_to.split(",")):
-            if item:
-                folder, _, url = item.partition("=")
-                targets.append(Target(Path(folder.strip()), url.strip() or None))
-        return PublishOptions(account=self.account or None, targets=tuple(targets))
+        storage = ObjectStorage(
+            key_id=self.aws_access_key_id,
+            secret=self.aws_secret_access_key.get_secret_value() if self.aws_secret_access_key else None,
+            session_token=self.aws_session_token.get_secret_value() if self.aws_session_token else None,
+            region=self.aws_region,
+            endpoint_url=self.aws_endpoint_url,
+        )
+        return lake_location(self.warehouse, self.warehouse_data, self.account, storage)
 
     @property
     def rate_budget(self) -> RateBudget | None:
@@ -152,8 +164,12 @@ class Settings(BaseSettings):
 
     @property
     def spool_dir(self) -> Path:
-        """Where the webhook receiver appends deliveries: SHIPSYNC_SPOOL, else beside the warehouse."""
-        return self.spool if self.spool is not None else self.warehouse.parent / "spool"
+        """Where this host's webhook receiver appends deliveries: SHIPSYNC_SPOOL, else `spool/` in
+        the warehouse folder (a lake beyond one host has none: then in the state folder)."""
+        if self.spool is not None:
+            return self.spool
+        folder = self.lake.folder
+        return folder / "spool" if folder is not None else self.state_dir / "spool"
 
 
 def user_config_dir() -> Path:

@@ -3,8 +3,8 @@
     ShipsyncError
     ├── ConfigError                 a setting is missing or malformed (names the variable)
     ├── InputError                  a user file is unreadable or invalid (names file, row, column)
-    ├── WarehouseError              the DuckDB file cannot be used
-    │   └── WarehouseLockedError    another process holds the file for writing
+    ├── WarehouseError              the lake cannot be opened, read or written
+    │   └── WarehouseBusyError      other writers kept committing until a run's deadline
     └── ApiError                    the service (or the way to it) failed a request
         ├── AuthenticationError     401
         ├── PermissionDeniedError   403
@@ -41,11 +41,11 @@ class InputError(ShipsyncError):
 
 
 class WarehouseError(ShipsyncError):
-    """The warehouse cannot be opened or written."""
+    """The warehouse cannot be opened, read or written."""
 
 
-class WarehouseLockedError(WarehouseError):
-    """Another process holds the DuckDB file; retried with backoff before this is raised."""
+class WarehouseBusyError(WarehouseError):
+    """A run's commit kept losing races with other writers until its deadline (names them)."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Coroutine, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from functools import cache, wraps
 from typing import Any, ParamSpec, TypeVar
 
@@ -27,37 +26,11 @@ P = ParamSpec("P")
 API_KEY_BLOCK = "shipsync-api-key"
 
 
-WAREHOUSE_LIMIT = "shipsync-warehouse"
-
-
-def _serialize_warehouse_writes() -> None:
-    """Writers in every worker take the `shipsync-warehouse` global concurrency limit (1 slot)."""
-    from prefect.concurrency.sync import concurrency
-    from prefect.context import FlowRunContext
-
-    from shipsync.prefect_budget import ensure_limit, prefect_api_configured
-    from shipsync.warehouse.connection import set_write_guard
-
-    if not prefect_api_configured():
-        return
-    ensure_limit(WAREHOUSE_LIMIT, 1)
-
-    def guard() -> AbstractContextManager[object]:
-        # Only inside a flow run: the same process may also serve the CLI or tests afterwards.
-        if FlowRunContext.get() is None:
-            return nullcontext()
-        return concurrency(WAREHOUSE_LIMIT, occupy=1, strict=True)
-
-    set_write_guard(guard)
-
-
 def flow_settings() -> Settings:
     """SHIPSYNC_* from the environment; the API key from a Prefect Secret block when not in env.
 
-    Clients made from these settings draw from the Prefect-wide rate budget, and this process's
-    warehouse writes take the shared write slot of the Prefect server.
+    Clients made from these settings draw from the Prefect-wide rate budget.
     """
-    _serialize_warehouse_writes()
     return attach_prefect_budget(_settings_with_key())
 
 

@@ -2,8 +2,9 @@
 
 Each kind is a `Planner` (see `planner.py`); this module runs any of them the same way. Nothing is
 sent before the whole file has been validated; a bad header rejects the file before anything is
-written. Writes go out in chunks, each recorded before the next, so an interrupted run keeps what
-it did and a re-run (which re-reads the service first) finishes the rest.
+written. The run is one snapshot: its refresh, results, before-images and what the writes changed
+are committed together when it ends. A run stopped mid-way (a crash, a kill) commits nothing: the
+service keeps what was sent, and a re-run (which re-reads the service first) sends only the rest.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
 from shipsync.bulk.planner import Planner
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
-from shipsync.bulk.record import store, summary, write_results_file
+from shipsync.bulk.record import ResultsLog, summary, write_results_file
 from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
 from shipsync.errors import InputError
-from shipsync.warehouse.ledger import apply_flows, ledger_run
+from shipsync.warehouse.ledger import WarehouseRun, apply_flows, warehouse_run
 
 PLANNERS: dict[str, Planner] = {p.kind: p for p in (TrackingRequestsPlanner(), DefinitionsPlanner(), CustomFieldsPlanner())}
 WRITE_CHUNK = 500
@@ -73,6 +74,21 @@ def plan_without_gc_pauses(planner: Planner, table: Sheet, known: Knowledge, cle
     return changes, problems
 
 
+def _knowledge(settings: Settings, run: WarehouseRun, planner: Planner, table: Sheet, progress: Stage) -> Knowledge:
+    """What the plan reads: the warehouse, refreshed from the service in rounds until the planner
+    asks for nothing more (each round's reads see what the rounds before staged)."""
+    scope = planner.scope
+    known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking)
+    for round_number in range(MAX_REFRESH_ROUNDS):
+        request = planner.refresh_request(run.con, table, known, round_number)
+        if request is None:
+            break
+        run.records[0].add_stats(refresh(settings, run, request, progress=progress))
+        with run.warehouse.preview():
+            known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking)
+    return known
+
+
 def apply_file(
     settings: Settings,
     kind: str,
@@ -92,29 +108,24 @@ def apply_file(
         table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance)
     planner.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
-    with ledger_run(settings, apply_flows(kind)[0], params) as record:
-        scope = planner.scope
-        known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
-        for round_number in range(MAX_REFRESH_ROUNDS):
-            request = planner.refresh_request(settings, table, known, round_number)
-            if request is None:
-                break
-            record.add_stats(refresh(settings, record.run_id, request, progress=progress))
-            known = read_knowledge(settings.warehouse, entities=scope.entities, tracking=scope.tracking)
+    flow = apply_flows(kind)[0]
+    with warehouse_run(settings.lake, flow, params) as run, run.step(flow, params) as record:
+        known = _knowledge(settings, run, planner, table, progress)
         planner.check_headers(table, known)
         with progress("checking rows", len(table.rows)) as advance:
             changes, problems = plan_without_gc_pauses(planner, reporting_rows(table, advance), known, clear_empty)
         report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems)
-        store(settings.warehouse, record.run_id, kind, table, [c for c in changes if c.action == "skip"], problems)
+        results = ResultsLog(run.warehouse, record.run_id, kind, table)
+        results.store([c for c in changes if c.action == "skip"], problems)
         pending = [c for c in changes if c.action != "skip"]
         if dry_run:
-            store(settings.warehouse, record.run_id, kind, table, pending, [])
+            results.store(pending, [])
         else:
             with progress(f"writing {len(pending):,} changes", len(pending), RequestBudget(settings.rate)) as advance:
                 for start in range(0, len(pending), WRITE_CHUNK):
                     chunk = pending[start : start + WRITE_CHUNK]
                     record.add_stats(execute(settings, chunk, on_written=advance))
-                    store(settings.warehouse, record.run_id, kind, table, chunk, [])
+                    results.store(chunk, [])
                     if on_chunk:
                         on_chunk(len(chunk))
         report.requests = record.stats.requests

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from shipsync.api.entity_types import value_entity
 from shipsync.json_text import loads
 from shipsync.values import FieldRules
-from shipsync.warehouse.connection import connect
 
 
 @dataclass(frozen=True)
@@ -84,33 +84,28 @@ def _definitions(con: Any, known: Knowledge) -> None:
         known.definitions[record["api_slug"]] = definition
 
 
-def read_knowledge(warehouse: Path, *, entities: bool = False, tracking: bool = False) -> Knowledge:
+def read_knowledge(con: duckdb.DuckDBPyConnection, *, entities: bool = False, tracking: bool = False) -> Knowledge:
     known = Knowledge()
-    if not warehouse.exists():
-        return known
-    with connect(warehouse) as con:
-        _definitions(con, known)
-        for cf_id, entity_type, entity_id, slug, value in con.execute(
-            "SELECT id, entity_type, entity_id, api_slug, value FROM custom_fields"
-        ).fetchall():
-            known.values[(entity_type, entity_id, slug)] = (cf_id, loads(value))
-        if entities:
-            for container_id, number in con.execute("SELECT id, number FROM containers").fetchall():
-                known.known_entities.add(("container", container_id))
-                if number:
-                    known.containers_by_number[number.upper()] = container_id
-        if entities or tracking:
-            for shipment_id, bill, tags, refs in con.execute(
-                "SELECT id, bill_of_lading_number, tags, ref_numbers FROM shipments"
-            ).fetchall():
-                known.known_entities.add(("shipment", shipment_id))
-                known.shipments[shipment_id] = {"tags": _strings(tags), "ref_numbers": _strings(refs)}
-                if bill:
-                    known.shipments_by_bill[bill.upper()] = shipment_id
-            columns = ["id", "request_number", "ref_number", "ref_numbers", "tags", "tracked_object_id"]
-            for row in con.execute(f"SELECT {', '.join(columns)} FROM tracking_requests").fetchall():
-                record = dict(zip(columns, row, strict=True))
-                known.tracking_requests[record["id"]] = record
-                known.known_entities.add(("tracking_request", record["id"]))
-                known.tracking_by_number.setdefault((record["request_number"] or "").upper(), []).append(record["id"])
+    _definitions(con, known)
+    for cf_id, entity_type, entity_id, slug, value in con.execute(
+        "SELECT id, entity_type, entity_id, api_slug, value FROM custom_fields"
+    ).fetchall():
+        known.values[(entity_type, entity_id, slug)] = (cf_id, loads(value))
+    if entities:
+        for container_id, number in con.execute("SELECT id, number FROM containers").fetchall():
+            known.known_entities.add(("container", container_id))
+            if number:
+                known.containers_by_number[number.upper()] = container_id
+    if entities or tracking:
+        for shipment_id, bill, tags, refs in con.execute("SELECT id, bill_of_lading_number, tags, ref_numbers FROM shipments").fetchall():
+            known.known_entities.add(("shipment", shipment_id))
+            known.shipments[shipment_id] = {"tags": _strings(tags), "ref_numbers": _strings(refs)}
+            if bill:
+                known.shipments_by_bill[bill.upper()] = shipment_id
+        columns = ["id", "request_number", "ref_number", "ref_numbers", "tags", "tracked_object_id"]
+        for row in con.execute(f"SELECT {', '.join(columns)} FROM tracking_requests").fetchall():
+            record = dict(zip(columns, row, strict=True))
+            known.tracking_requests[record["id"]] = record
+            known.known_entities.add(("tracking_request", record["id"]))
+            known.tracking_by_number.setdefault((record["request_number"] or "").upper(), []).append(record["id"])
     return known

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
+
 from shipsync.bulk.cells import Cell, cell_text, cell_value
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Action, Change, Kind, Problem
@@ -16,7 +18,6 @@ from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresol
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.refresh import definitions_fresh
-from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.iso6346 import is_container_number
 from shipsync.values import ValueProblem
@@ -145,13 +146,13 @@ class CustomFieldsPlanner:
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         check_headers(sheet, known)
 
-    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+    def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
         if round_number == 0:  # what the keys and columns need: definitions, tracking requests
             tracking = _needs_tracking_requests(sheet)
             return RefreshRequest(
-                definitions=not definitions_fresh(settings.warehouse) or bool(unknown_slugs(sheet, known)),
+                definitions=not definitions_fresh(con) or bool(unknown_slugs(sheet, known)),
                 tracking_requests=tracking,
-                tracking_since=tracking_since(settings) if tracking else None,
+                tracking_since=tracking_since(con) if tracking else None,
                 request_numbers=unresolved_numbers(sheet, "request_number", known),
             )
         if round_number == 1:
@@ -159,7 +160,7 @@ class CustomFieldsPlanner:
             # with none to look up, the request is empty and costs nothing.
             numbers = _long_file_request_numbers(sheet, known)
             return RefreshRequest(
-                tracking_requests=bool(numbers), tracking_since=tracking_since(settings) if numbers else None, request_numbers=numbers
+                tracking_requests=bool(numbers), tracking_since=tracking_since(con) if numbers else None, request_numbers=numbers
             )
         if round_number == 2:  # then the current values of what the rows touch, and nothing more
             scope = touched_values(sheet, known)

@@ -13,13 +13,14 @@ import json
 import re
 from typing import Any
 
+import duckdb
+
 from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Change, Kind, Problem, skipped
 from shipsync.bulk.plan_options import WantedOption, new_options, option_changes, parse_options
 from shipsync.bulk.planner import RefreshRequest, Scope, rows_of
 from shipsync.bulk.reader import Sheet
-from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.values import DATA_TYPES, whole_number
 
@@ -137,7 +138,7 @@ class DefinitionsPlanner:
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         self.check_structure(sheet)
 
-    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+    def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
         return RefreshRequest(definitions=True) if round_number == 0 else None  # always against what the service has now
 
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
+
 from shipsync.bulk.cells import cell_text, split_list
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Kind, Problem, skipped
 from shipsync.bulk.planner import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.reader import Sheet
-from shipsync.config import Settings
 from shipsync.errors import InputError
 
 LIST_FIELDS = ("tags", "ref_numbers")
@@ -54,10 +55,10 @@ class TrackingRequestsPlanner:
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         self.check_structure(sheet)
 
-    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+    def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
         if round_number == 0:
             numbers = unresolved_numbers(sheet, "request_number", known) if key_column(sheet) == "request_number" else []
-            return RefreshRequest(tracking_requests=True, tracking_since=tracking_since(settings), request_numbers=numbers)
+            return RefreshRequest(tracking_requests=True, tracking_since=tracking_since(con), request_numbers=numbers)
         if round_number == 1 and any(c in sheet.headers for c in LIST_COLUMNS):
             # The shipments' tags as they are now: tags_add and tags_remove are computed against them.
             shipments = {known.tracking_requests[t]["tracked_object_id"] for t in self._targets(sheet, known)}

@@ -8,12 +8,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import duckdb
+
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, Kind, Problem
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
-from shipsync.config import Settings
 from shipsync.warehouse.ledger import apply_flows, changed_since
 
 
@@ -45,8 +46,9 @@ class Planner(Protocol):
     def check_structure(self, sheet: Sheet) -> None:
         """Header checks that need no service data (key columns, allowed columns): InputError if bad."""
 
-    def refresh_request(self, settings: Settings, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
-        """What to re-read in this round (0, 1, ...) given what is known so far; None when done."""
+    def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+        """What to re-read in this round (0, 1, ...) given what is known so far (`con`: the warehouse,
+        for the ledger); None when done."""
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         """Header checks against what the service knows (e.g. column names are definitions)."""
@@ -55,9 +57,9 @@ class Planner(Protocol):
         """Every change the file asks for, and every reason a row or cell cannot be applied."""
 
 
-def tracking_since(settings: Settings) -> str | None:
+def tracking_since(con: duckdb.DuckDBPyConnection) -> str | None:
     """Tracking requests changed since the last read of them (a pull or an apply), with overlap."""
-    return changed_since(settings.warehouse, "pull_tracking_requests", *apply_flows("tracking-requests"))
+    return changed_since(con, "pull_tracking_requests", *apply_flows("tracking-requests"))
 
 
 def unresolved_numbers(sheet: Sheet, column: str, known: Knowledge) -> list[str]:

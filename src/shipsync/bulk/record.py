@@ -1,5 +1,5 @@
-"""Recording a bulk run: `bulk_results` and before-images in the warehouse (one transaction, with
-the values written), and `NAME.results.csv` beside the input (created without following links,
+"""Recording a bulk run: `bulk_results` and before-images in the warehouse (committed with the run,
+with the values written), and `NAME.results.csv` beside the input (created without following links,
 every cell formula-safe and capped: `results_cells`)."""
 
 from __future__ import annotations
@@ -9,6 +9,9 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+
+import duckdb
+import pyarrow as pa
 
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.execute import as_undo
@@ -20,8 +23,7 @@ from shipsync.errors import InputError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.safe_files import replacing_text
-from shipsync.warehouse.connection import connect, transaction
-from shipsync.warehouse.upsert import append_rows, sql_types
+from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
 
 # Status of a row when its fields disagree: the worst one is shown.
 SEVERITY = {"rejected": 5, "failed": 4, "unknown": 3, "applied": 2, "planned": 1, "unchanged": 0}
@@ -78,48 +80,57 @@ def result_rows(
     return [(r[0], start_seq + i, *r[2:]) for i, r in enumerate(rows)]
 
 
-def store(
-    warehouse: Path,
-    run_id: str,
-    kind: str,
-    sheet: Sheet | None,
-    changes: Sequence[Change],
-    problems: Sequence[Problem],
-    *,
-    undo_of: str | None = None,
-) -> None:
-    """Results, before-images of what was applied, and the written values, in one transaction."""
-    applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
-    with connect(warehouse) as con, transaction(con):
-        seq = int(con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_results WHERE run_id = ?", [run_id]).fetchall()[0][0])
-        rows = result_rows(run_id, kind, sheet, changes, problems, seq)
-        append_rows(con, "bulk_results", list(sql_types("bulk_results")), rows)
+class ResultsLog:
+    """A bulk run's `bulk_results` rows and before-images (`bulk_undo`), staged in its warehouse as
+    the run goes, with what the applied writes changed there (`reflect`): all committed with the run."""
+
+    def __init__(self, warehouse: Warehouse, run_id: str, kind: str, sheet: Sheet | None) -> None:
+        self.warehouse = warehouse
+        self.run_id = run_id
+        self.kind = kind
+        self.sheet = sheet
+        self._results = 0
+        self._undo = 0
+
+    def store(self, changes: Sequence[Change], problems: Sequence[Problem], *, undo_of: str | None = None) -> None:
+        """Results, before-images of what was applied, and the written values."""
+        applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
+        rows = result_rows(self.run_id, self.kind, self.sheet, changes, problems, self._results)
+        self._results += len(rows)
+        self.warehouse.append("bulk_results", _arrow(RESULT_COLUMNS, rows))
         if undo_of is None and applied:
-            first = int(con.execute("SELECT coalesce(max(seq) + 1, 0) FROM bulk_undo WHERE run_id = ?", [run_id]).fetchall()[0][0])
             undo = [as_undo(c) for c in applied]
-            append_rows(
-                con,
-                "bulk_undo",
-                ["run_id", "seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after"],
-                [
-                    (
-                        run_id,
-                        first + i,
-                        kind,
-                        u["entity_type"],
-                        u["entity_id"],
-                        u["field"],
-                        u["action"],
-                        u["resource_id"],
-                        dumps(u["before"]),
-                        dumps(u["after"]),
-                    )
-                    for i, u in enumerate(undo)
-                ],
-            )
+            named = ("entity_type", "entity_id", "field", "action", "resource_id")
+            images = [
+                (self.run_id, self._undo + i, self.kind, *(u[k] for k in named), dumps(u["before"]), dumps(u["after"]))
+                for i, u in enumerate(undo)
+            ]
+            self._undo += len(images)
+            self.warehouse.append("bulk_undo", _arrow(UNDO_COLUMNS, images))
         if undo_of is not None:
-            con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
-        reflect(con, applied, run_id=run_id)
+            run_id = self.run_id
+
+            def undone(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
+                con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
+
+            self.warehouse.defer(["bulk_undo"], undone)
+        reflect(self.warehouse, applied)
+
+
+RESULT_COLUMNS = (
+    *("run_id", "seq", "file", "sheet", "row_number", "kind", "entity_type", "entity_id", "field", "action", "status", "detail"),
+    "recorded_at",
+)
+UNDO_COLUMNS = ("run_id", "seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after")
+_INTEGERS = frozenset({"seq", "row_number"})
+
+
+def _arrow(names: Sequence[str], rows: Sequence[Sequence[object]]) -> pa.Table:
+    """Rows (tuples in `names` order) as one Arrow batch; JSON columns travel as text."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    return pa.table(
+        {name: pa.array(list(values), pa.int64() if name in _INTEGERS else None) for name, values in zip(names, columns, strict=True)}
+    )
 
 
 def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict[int, tuple[str, str]]:

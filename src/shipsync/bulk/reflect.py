@@ -1,4 +1,4 @@
-"""What the warehouse learns from applied writes, in the transaction that records them: values
+"""What the warehouse learns from applied writes, staged with the run that records them: values
 written or removed, shipments' tags and reference numbers (and the tracking requests that show
 them), tracking requests' `ref_number`, definitions and options created, edited or removed."""
 
@@ -10,25 +10,17 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from shipsync.api.account_models import CustomField, CustomFieldDefinition
 from shipsync.bulk.model import Change
 from shipsync.json_text import dumps_or_null
-from shipsync.warehouse.declared_rows import observed_now
-from shipsync.warehouse.load import write_batch_with
-from shipsync.warehouse.normalize import Batch, custom_field_columns, definition_columns, merge, option_columns
+from shipsync.warehouse.declared_rows import Batch, declared_tables_batch, observed_now
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.normalize import merge, option_columns
+from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
 
 # Definition attributes kept as JSON in the warehouse.
 JSON_ATTRIBUTES = ("validation", "default_value")
-
-
-def _delete(con: duckdb.DuckDBPyConnection, table: str, column: str, ids: list[str]) -> None:
-    if not ids:
-        return
-    con.register("_gone", pa.table({"id": pa.array(ids, pa.string())}))
-    try:
-        con.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT id FROM _gone)")
-    finally:
-        con.unregister("_gone")
-
 
 # A row a write changed holds, for that member, the state after the write: its freshness stamp
 # moves to the reflection's time, so that a delivery sent before the write (loaded later) cannot put
@@ -36,54 +28,90 @@ def _delete(con: duckdb.DuckDBPyConnection, table: str, column: str, ids: list[s
 # the write that changed one of them is refused, and the next pull or delivery brings it.
 STAMPED = "observed_at = greatest(coalesce(observed_at, CAST($stamp AS TIMESTAMPTZ)), CAST($stamp AS TIMESTAMPTZ))"
 
-
-def _update(con: duckdb.DuckDBPyConnection, sql: str, values: dict[str, Any], stamp: str) -> None:
-    con.execute(sql.replace("$stamped", STAMPED), {**values, "stamp": stamp})
+Update = tuple[str, str, dict[str, Any]]  # table, statement, its named parameters
 
 
-def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -> None:
+def _update(table: str, sql: str, values: dict[str, Any], stamp: str) -> Update:
+    return table, sql.replace("$stamped", STAMPED), {**values, "stamp": stamp}
+
+
+def _shipment_list(change: Change, stamp: str) -> list[Update]:
     values = {"values": list(change.after or []), "id": change.entity_id}
     column = "tags" if change.field == "tags" else "ref_numbers"
-    _update(con, f"UPDATE shipments SET {column} = $values, $stamped WHERE id = $id", values, stamp)
-    _update(con, f"UPDATE tracking_requests SET {column} = $values, $stamped WHERE tracked_object_id = $id", values, stamp)
+    return [
+        _update("shipments", f"UPDATE shipments SET {column} = $values, $stamped WHERE id = $id", values, stamp),
+        _update(
+            "tracking_requests", f"UPDATE tracking_requests SET {column} = $values, $stamped WHERE tracked_object_id = $id", values, stamp
+        ),
+    ]
 
 
-def _definition_update(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -> None:
+def _definition_update(change: Change, stamp: str) -> list[Update]:
+    updates = []
     for name, value in (change.after or {}).items():
         stored: Any = dumps_or_null(value) if name in JSON_ATTRIBUTES else value
-        sql = f'UPDATE custom_field_definitions SET "{name}" = $value, $stamped WHERE id = $id'
-        _update(con, sql, {"value": stored, "id": change.resource_id}, stamp)
+        sql = f"UPDATE custom_field_definitions SET {ident(name)} = $value, $stamped WHERE id = $id"
+        updates.append(_update("custom_field_definitions", sql, {"value": stored, "id": change.resource_id}, stamp))
+    return updates
 
 
-def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id: str) -> None:
+def _deletes(warehouse: Warehouse, applied: Sequence[Change]) -> list[Update]:
+    deleted = [c for c in applied if c.action == "delete" and c.resource_id]
+    gone_definitions = [c.resource_id for c in deleted if c.target == "definition" and c.resource_id]
+    targets = (
+        ("custom_fields", "id", [c.resource_id for c in deleted if c.target == "custom_field" and c.resource_id]),
+        ("custom_field_options", "id", [c.resource_id for c in deleted if c.target == "option" and c.resource_id]),
+        ("custom_field_definitions", "id", gone_definitions),
+        ("custom_field_options", "definition_id", gone_definitions),
+    )
+    statements: list[Update] = []
+    for table, column, ids in targets:
+        if ids:
+            gone = warehouse.stage(f"{table}_gone", pa.table({"id": pa.array(ids, pa.string())}))
+            statements.append((table, f"DELETE FROM {table} WHERE {column} IN (SELECT id FROM {gone})", {}))
+    return statements
+
+
+def reflect(warehouse: Warehouse, applied: Sequence[Change]) -> None:
+    """Stage what `applied` (writes the service accepted) changed in the warehouse's copy."""
     batch: Batch = {}
+    updates: list[Update] = []
     observed_at = observed_now()  # after the writes: what they answered is the newest state
     for change in applied:
         resource = change.payload.get("resource")
         if change.target == "custom_field" and resource and change.action != "delete":
-            merge(batch, custom_field_columns([resource], observed_at=observed_at))
+            merge(batch, declared_tables_batch(CustomField, [resource], observed_at=observed_at))
         elif change.target == "shipment":
-            _shipment_list(con, change, observed_at)
+            updates += _shipment_list(change, observed_at)
         elif change.target == "tracking_request":
             sql = "UPDATE tracking_requests SET ref_number = $value, $stamped WHERE id = $id"
-            _update(con, sql, {"value": change.after, "id": change.entity_id}, observed_at)
+            updates.append(_update("tracking_requests", sql, {"value": change.after, "id": change.entity_id}, observed_at))
         elif change.target == "definition" and change.action == "create" and resource:
-            merge(batch, definition_columns([resource], observed_at=observed_at))
+            merge(batch, declared_tables_batch(CustomFieldDefinition, [resource], observed_at=observed_at))
             options = change.payload.get("options_created", [])
             merge(batch, option_columns(str(resource["id"]), options, observed_at=observed_at))
         elif change.target == "definition" and change.action == "update":
-            _definition_update(con, change, observed_at)
+            updates += _definition_update(change, observed_at)
         elif change.target == "option" and change.action == "create" and resource:
             merge(batch, option_columns(change.entity_id, [resource], observed_at=observed_at))
         elif change.target == "option" and change.action == "update":
             after = change.after or {}
             sql = "UPDATE custom_field_options SET label = $label, position = $position, $stamped WHERE id = $id"
-            _update(con, sql, {"label": after["label"], "position": after["position"], "id": change.resource_id}, observed_at)
+            updates.append(
+                _update(
+                    "custom_field_options",
+                    sql,
+                    {"label": after["label"], "position": after["position"], "id": change.resource_id},
+                    observed_at,
+                )
+            )
     if batch:
-        write_batch_with(con, batch, run_id=run_id)
-    deleted = [c for c in applied if c.action == "delete" and c.resource_id]
-    _delete(con, "custom_fields", "id", [c.resource_id for c in deleted if c.target == "custom_field" and c.resource_id])
-    _delete(con, "custom_field_options", "id", [c.resource_id for c in deleted if c.target == "option" and c.resource_id])
-    gone_definitions = [c.resource_id for c in deleted if c.target == "definition" and c.resource_id]
-    _delete(con, "custom_field_definitions", "id", gone_definitions)
-    _delete(con, "custom_field_options", "definition_id", gone_definitions)
+        write_batch(warehouse, batch)
+    updates += _deletes(warehouse, applied)
+    if updates:
+
+        def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
+            for _, sql, values in updates:
+                con.execute(sql, values)
+
+        warehouse.defer(sorted({table for table, _, _ in updates}), replay)

@@ -1,18 +1,20 @@
 """Bringing the warehouse up to date with the service before a diff: definitions with their
 options, current custom field values, tracking requests, and the shipments whose tags a file
-edits. Fetch first, then one write."""
+edits. Fetched, then staged in the apply's run (values and definitions the service no longer has
+are deleted at its commit); the plan reads them through `Warehouse.preview`."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from shipsync.api import AsyncShipsyncClient, run_with_client
+from shipsync.api.account_models import CustomField, CustomFieldDefinition, TrackingRequest
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
 from shipsync.bulk.planner import RefreshRequest
@@ -20,19 +22,11 @@ from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
-from shipsync.warehouse.connection import connect, transaction
-from shipsync.warehouse.declared_rows import observed_now
-from shipsync.warehouse.ledger import FlowName, apply_flows, last_started, record_inner_run
-from shipsync.warehouse.load import write_batch_with
-from shipsync.warehouse.normalize import (
-    Batch,
-    custom_field_columns,
-    definition_columns,
-    included_columns,
-    merge,
-    option_columns,
-    tracking_request_columns,
-)
+from shipsync.warehouse.declared_rows import Batch, declared_batch, declared_tables_batch, observed_now
+from shipsync.warehouse.ledger import FlowName, WarehouseRun, apply_flows, last_started
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.normalize import merge, option_columns
+from shipsync.warehouse.unit_of_work import CommitContext
 
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
 REFRESH_FLOW: FlowName = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
@@ -81,17 +75,17 @@ async def _fetch_shipments(client: AsyncShipsyncClient, ids: Sequence[str]) -> l
     return [r for group in await asyncio.gather(*(one(i) for i in ids)) for r in group]
 
 
-def definitions_fresh(warehouse: Path) -> bool:
+def definitions_fresh(con: duckdb.DuckDBPyConnection) -> bool:
     """Fresh: refreshed recently, and not changed since by an apply of definitions."""
-    refreshed = last_started(warehouse, [REFRESH_FLOW], ["completed"])
+    refreshed = last_started(con, [REFRESH_FLOW], ["completed"])
     if refreshed is None:
         return False
-    applied = last_started(warehouse, apply_flows("custom-field-definitions"))
+    applied = last_started(con, apply_flows("custom-field-definitions"))
     return refreshed > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (applied is None or refreshed > applied)
 
 
-def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:
-    """Fetch what is asked, then replace it in the warehouse in one transaction."""
+def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:
+    """Fetch what is asked, then stage it in the run (replacing what the service no longer has)."""
     if request == RefreshRequest():
         return ClientStats()  # nothing asked: no client, no transaction
 
@@ -113,53 +107,54 @@ def refresh(settings: Settings, run_id: str, request: RefreshRequest, *, progres
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}
     if defs is not None:
-        merge(batch, definition_columns(defs[0], observed_at=observed_at))
+        merge(batch, declared_tables_batch(CustomFieldDefinition, defs[0], observed_at=observed_at))
         for definition_id, options in defs[1].items():
             merge(batch, option_columns(definition_id, options, observed_at=observed_at))
     if values is not None:
-        merge(batch, custom_field_columns(values, observed_at=observed_at))
+        merge(batch, declared_tables_batch(CustomField, values, observed_at=observed_at))
     if scoped is not None and scoped.values:
-        merge(batch, custom_field_columns(scoped.values, observed_at=observed_at))
+        merge(batch, declared_tables_batch(CustomField, scoped.values, observed_at=observed_at))
     if trs:
-        merge(batch, tracking_request_columns(trs, observed_at=observed_at))
+        merge(batch, declared_tables_batch(TrackingRequest, trs, observed_at=observed_at))
     if shipments:
-        merge(batch, included_columns(shipments, observed_at))
-    with connect(settings.warehouse) as con, transaction(con):
-        write_batch_with(con, batch, run_id=run_id)
-        if values is not None:  # values deleted at the service are gone here too
-            _delete_missing(con, "custom_fields", [r["id"] for r in values])
-        if scoped is not None:  # ... within what was read
-            _delete_missing_in_scope(con, scoped)
-        if defs is not None:
-            _delete_missing(con, "custom_field_definitions", [d["id"] for d in defs[0]])
-            _delete_missing(con, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
-            record_inner_run(con, REFRESH_FLOW, stats.requests)
+        merge(batch, declared_batch(shipments, observed_at=observed_at))
+    write_batch(run.warehouse, batch)
+    if values is not None:  # values deleted at the service are gone here too
+        _delete_missing(run, "custom_fields", [r["id"] for r in values])
+    if scoped is not None:  # ... within what was read
+        _delete_missing_in_scope(run, scoped)
+    if defs is not None:
+        _delete_missing(run, "custom_field_definitions", [d["id"] for d in defs[0]])
+        _delete_missing(run, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
+        run.inner_run(REFRESH_FLOW, stats.requests)
     return stats
 
 
-def _delete_missing_in_scope(con: Any, read: ValuesRead) -> None:
+def _delete_missing_in_scope(run: WarehouseRun, read: ValuesRead) -> None:
     """Values of the read's entities (or definitions) that the service no longer has."""
-    keep = pa.table({"id": pa.array([str(r["id"]) for r in read.values], pa.string())})
+    keep = run.warehouse.stage("custom_fields_kept", pa.table({"id": pa.array([str(r["id"]) for r in read.values], pa.string())}))
     if read.route == "entities":
         kinds, ids = zip(*sorted(read.scope.entities), strict=True) if read.scope.entities else ((), ())
         scope = pa.table({"a": pa.array(kinds, pa.string()), "b": pa.array(ids, pa.string())})
-        where = "EXISTS (SELECT 1 FROM _scope s WHERE s.a = custom_fields.entity_type AND s.b = custom_fields.entity_id)"
+        where = "EXISTS (SELECT 1 FROM {scope} s WHERE s.a = custom_fields.entity_type AND s.b = custom_fields.entity_id)"
     else:
         definitions = sorted(read.scope.definitions.items())
         scope = pa.table({"a": pa.array([d for d, _ in definitions], pa.string()), "b": pa.array([s for _, s in definitions], pa.string())})
-        where = "(definition_id IN (SELECT a FROM _scope) OR api_slug IN (SELECT b FROM _scope))"
-    con.register("_keep", keep)
-    con.register("_scope", scope)
-    try:
-        con.execute(f"DELETE FROM custom_fields WHERE {where} AND id NOT IN (SELECT id FROM _keep)")
-    finally:
-        con.unregister("_keep")
-        con.unregister("_scope")
+        where = "(definition_id IN (SELECT a FROM {scope}) OR api_slug IN (SELECT b FROM {scope}))"
+    scoped = run.warehouse.stage("custom_fields_scope", scope)
+    statement = f"DELETE FROM custom_fields WHERE {where.format(scope=scoped)} AND id NOT IN (SELECT id FROM {keep})"
+
+    def delete(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
+        con.execute(statement)
+
+    run.warehouse.defer(["custom_fields"], delete)
 
 
-def _delete_missing(con: Any, table: str, keep: list[str]) -> None:
-    con.register("_keep", pa.table({"id": pa.array(keep, pa.string())}))
-    try:
-        con.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM _keep)")
-    finally:
-        con.unregister("_keep")
+def _delete_missing(run: WarehouseRun, table: str, keep: list[str]) -> None:
+    kept = run.warehouse.stage(f"{table}_kept", pa.table({"id": pa.array(keep, pa.string())}))
+    statement = f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM {kept})"
+
+    def delete(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
+        con.execute(statement)
+
+    run.warehouse.defer([table], delete)

@@ -12,29 +12,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from shipsync.bulk.apply import ApplyReport
 from shipsync.bulk.execute import WRITE_ACTIONS, execute
 from shipsync.bulk.model import Action, Change, Target
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress
-from shipsync.bulk.record import store
+from shipsync.bulk.record import ResultsLog
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.json_text import loads
-from shipsync.warehouse.connection import connect
-from shipsync.warehouse.ledger import ledger_run
+from shipsync.warehouse.ledger import warehouse_run
 
 COLUMNS = ["seq", "kind", "entity_type", "entity_id", "field", "action", "resource_id", "before", "after", "undone_by"]
 TARGET_OF_ENTITY: dict[str, Target] = {"custom_field_definition": "definition", "custom_field_option": "option"}
 UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
 
-def _load(warehouse: Path, run_id: str) -> tuple[list[dict[str, Any]], dict[str, str | None]]:
+def _load(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[list[dict[str, Any]], dict[str, str | None]]:
     """The run's before-images, newest first, and each tracking request's shipment (for older runs)."""
-    if not warehouse.exists():
-        raise InputError(f"no warehouse at {warehouse}: nothing to undo")
-    with connect(warehouse) as con:
-        rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM bulk_undo WHERE run_id = ? ORDER BY seq DESC", [run_id]).fetchall()
-        shipments = dict(con.execute("SELECT id, tracked_object_id FROM tracking_requests").fetchall())
+    rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM bulk_undo WHERE run_id = ? ORDER BY seq DESC", [run_id]).fetchall()
+    shipments = dict(con.execute("SELECT id, tracked_object_id FROM tracking_requests").fetchall())
     if not rows:
         raise InputError(f"run {run_id} changed nothing that can be undone (or is not a bulk apply run)")
     records = [dict(zip(COLUMNS, r, strict=True)) for r in rows]
@@ -89,12 +87,16 @@ def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -
 
 
 def undo_run(settings: Settings, run_id: str, *, progress: Stage = no_progress) -> ApplyReport:
-    images, shipments = _load(settings.warehouse, run_id)
-    with ledger_run(settings, "apply_undo", {"undo_of": run_id}) as record:
-        changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n, shipments)]
-        writes = sum(1 for c in changes if c.action in WRITE_ACTIONS)
-        with progress(f"undoing {writes:,} changes", writes, RequestBudget(settings.rate)) as advance:
-            record.add_stats(execute(settings, changes, on_written=advance))
-        store(settings.warehouse, record.run_id, "undo", None, changes, [], undo_of=run_id)
-        record.errors.extend(f"{c.entity_id} {c.field}: {c.status} {c.detail}" for c in changes if c.status != "applied")
+    settings.require_api_key()
+    if not settings.lake.exists():
+        raise InputError(f"no warehouse at {settings.lake.describe()}: nothing to undo")
+    with warehouse_run(settings.lake, "apply_undo", {"undo_of": run_id}) as run:
+        images, shipments = _load(run.con, run_id)
+        with run.step("apply_undo", {"undo_of": run_id}) as record:
+            changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n, shipments)]
+            writes = sum(1 for c in changes if c.action in WRITE_ACTIONS)
+            with progress(f"undoing {writes:,} changes", writes, RequestBudget(settings.rate)) as advance:
+                record.add_stats(execute(settings, changes, on_written=advance))
+            ResultsLog(run.warehouse, record.run_id, "undo", None).store(changes, [], undo_of=run_id)
+            record.errors.extend(f"{c.entity_id} {c.field}: {c.status} {c.detail}" for c in changes if c.status != "applied")
         return ApplyReport(record.run_id, "undo", Path(run_id), False, None, changes, [], record.stats.requests)

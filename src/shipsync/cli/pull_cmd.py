@@ -14,7 +14,7 @@ from shipsync.cli.common import console, one_line_errors, settings_from_env
 from shipsync.cli.progress import progress_bar
 
 if TYPE_CHECKING:
-    from shipsync.warehouse.ledger import RunRecord
+    from shipsync.warehouse.ledger import FlowName, RunRecord
 
 pull_app = typer.Typer(help="Pull from the service into the warehouse (SHIPSYNC_WAREHOUSE).", no_args_is_help=True)
 
@@ -60,11 +60,15 @@ def documents(
 
     wanted = _ids(ids, ids_file)
     with progress_bar("documents", len(wanted) or None) as progress:
-        report([pull_documents(settings_from_env(), ids=wanted, all_documents=all_documents, progress=progress)])
+        record = pull_documents(settings_from_env(), ids=wanted, all_documents=all_documents, progress=progress)
+        report([record])
 
 
-def _pull_reference(label: str, pull: Callable[..., RunRecord], ids: list[str], ids_file: Path | None, force: bool, days: float) -> None:
+def _pull_reference(
+    label: str, flow: FlowName, pull: Callable[..., RunRecord], ids: list[str], ids_file: Path | None, force: bool, days: float
+) -> None:
     """Metro areas and document schemas: named ids, else those the warehouse names; fresh ones skipped."""
+
     with progress_bar(label) as progress:
         wanted = _ids(ids, ids_file)
         report([pull(settings_from_env(), ids=wanted, force=force, freshness=timedelta(days=days), progress=progress)])
@@ -76,7 +80,7 @@ def metro_areas(ids: list[str] = IDS, ids_file: Path | None = IDS_FILE, force: b
     """Metro areas by UN/LOCODE; without ids, the locodes the warehouse holds."""
     from shipsync.pull.reference import pull_metro_areas
 
-    _pull_reference("metro areas", pull_metro_areas, ids, ids_file, force, freshness_days)
+    _pull_reference("metro areas", "pull_metro_areas", pull_metro_areas, ids, ids_file, force, freshness_days)
 
 
 @pull_app.command("document-schemas")
@@ -87,7 +91,7 @@ def document_schemas(
     """Document schemas by `<type>@<date>`; without ids, those the extracted documents name."""
     from shipsync.pull.reference import pull_document_schemas
 
-    _pull_reference("document schemas", pull_document_schemas, ids, ids_file, force, freshness_days)
+    _pull_reference("document schemas", "pull_document_schemas", pull_document_schemas, ids, ids_file, force, freshness_days)
 
 
 @pull_app.command("tracking-requests")
@@ -143,7 +147,8 @@ def places(force: bool = FORCE, freshness_days: float = FRESHNESS) -> None:
     from shipsync.pull.places import pull_places
 
     with progress_bar("places") as progress:
-        report([pull_places(settings_from_env(), force=force, freshness=timedelta(days=freshness_days), progress=progress)])
+        freshness = timedelta(days=freshness_days)
+        report([pull_places(settings_from_env(), force=force, freshness=freshness, progress=progress)])
 
 
 @pull_app.command("all")
@@ -158,33 +163,28 @@ def pull_everything(force: bool = FORCE) -> None:
 
 @one_line_errors
 def status() -> None:
-    """What `shipsync up` runs, what analysts see (when it was published, tables with row counts),
-    and the last run of each flow with its outcome."""
+    """What `shipsync up` runs, the warehouse's newest snapshot, its tables with row counts, and the
+    last run of each flow with its outcome."""
     from shipsync.cli.up_cmd import show_up
-    from shipsync.warehouse.status import publication_status, warehouse_status
+    from shipsync.warehouse.status import lake_status
 
     settings = settings_from_env()
     show_up(settings.state_dir)
-    tables, runs = warehouse_status(settings.warehouse)
-    console.print(f"warehouse: {settings.warehouse}")
-    published = publication_status(settings.warehouse)
-    if published:
-        console.print(
-            f"published: state {published.generation} at {published.published_at:%Y-%m-%d %H:%M:%S} UTC "
-            f"(pipeline data as of {published.source_changed_at or published.published_at:%H:%M:%S}"
-            f"{'; newer writes not yet published' if published.pending else ''}): {published.tables} tables, "
-            f"{published.rows:,} rows in {published.files} Parquet files; {published.states_kept} state(s) kept, "
-            f"{published.bytes_on_disk / 1e6:,.1f} MB"
-        )
+    lake = lake_status(settings.lake)
+    console.print(f"warehouse: {lake.where}")
+    console.print(
+        f"newest snapshot: {lake.snapshot_id} at {lake.snapshot_at:%Y-%m-%d %H:%M:%S %Z} ({lake.snapshot_message or 'no message'}); "
+        f"{lake.snapshots:,} snapshots kept, {lake.data_files:,} data files, {lake.data_bytes / 1e6:,.1f} MB"
+    )
     table = Table("table", "rows")
-    for name, rows in tables:
+    for name, rows in lake.table_rows:
         table.add_row(name, f"{rows:,}")
     console.print(table)
-    if dead := dict(tables).get("webhook_dead_letters"):
+    if dead := dict(lake.table_rows).get("webhook_dead_letters"):
         console.print(
             f"[yellow]{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters[/yellow]"
         )
-    flows = Table("flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors")
-    for run in runs:
+    flows = Table("flow", "last run started", "status", "snapshot", "inserted", "updated", "requests", "429s", "not found", "errors")
+    for run in lake.last_runs:
         flows.add_row(*[str(v) for v in run])
     console.print(flows)

@@ -31,7 +31,7 @@ def report(
     from shipsync.report import build_report
 
     settings = settings_from_env()
-    result = build_report(settings.warehouse, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir)
+    result = build_report(settings.lake, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir)
     if result.first_steps:
         console.print(result.first_steps, markup=False)
     drawn = f"{result.drawn} of {len(result.outcomes)} charts drawn"

@@ -93,7 +93,7 @@ def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (
     from shipsync.webhooks.load import load_events
 
     settings = settings_from_env()
-    report = load_events(settings.warehouse, spool or settings.spool_dir)
+    report = load_events(settings.lake, spool or settings.spool_dir)
     console.print(
         f"events load: {report.loaded} loaded, {report.duplicates} duplicates, {report.conflicts} conflicts, "
         f"{report.dead_letters} dead-lettered (see webhook_dead_letters), "

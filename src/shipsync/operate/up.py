@@ -141,7 +141,7 @@ def _say_where(
             f"  webhook receiver  starts at {receiver.where} once a webhook is registered: "
             "shipsync webhooks register --url https://<public address>/webhook --all-events"
         )
-    say(f"  warehouse         {settings.warehouse.resolve()}")
+    say(f"  warehouse         {settings.lake.describe()}")
     say(f"  logs and state    {state.root}")
 
 

@@ -10,21 +10,18 @@ listings again, so a lost delivery is found within a day, not a week.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+
+import duckdb
 
 from shipsync.api.event_kinds import EVENT_KINDS
-from shipsync.warehouse.connection import connect
 
 QUIET_LIMIT = timedelta(days=1)
 FED_KINDS = frozenset(k for k in EVENT_KINDS if k.startswith(("container.", "shipment.")))
 
 
-def webhooks_feed_changes(warehouse: Path, now: datetime | None = None) -> bool:
-    if not Path(warehouse).exists():
-        return False
-    with connect(warehouse, records_changes=True) as con:  # reads only
-        hooks = con.execute("SELECT events FROM webhooks WHERE coalesce(active, true) AND deleted_at IS NULL").fetchall()
-        last = con.execute("SELECT max(received_at) FROM webhook_events").fetchone()
+def webhooks_feed_changes(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> bool:
+    hooks = con.execute("SELECT events FROM webhooks WHERE coalesce(active, true) AND deleted_at IS NULL").fetchall()
+    last = con.execute("SELECT max(received_at) FROM webhook_events").fetchone()
     covered = any(set(events or ()) >= FED_KINDS for (events,) in hooks)
     received = last[0] if last else None
     return covered and received is not None and (now or datetime.now(UTC)) - received < QUIET_LIMIT

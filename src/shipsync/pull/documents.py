@@ -20,38 +20,40 @@ from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches
-from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
-from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, outcome_of, page_through, run_direct
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
-from shipsync.warehouse.upsert import TableCounts
+from shipsync.warehouse.unit_of_work import Warehouse
 
 ID_BATCH = 500  # documents fetched by id per batch
-# Listing pages (100 documents each) per batch. Each batch is one open-write-checkpoint-close of the
-# warehouse and one Prefect task: 5,000 documents per batch keeps both fixed costs small (measured:
-# half the time of 1,000-document batches) while memory stays bounded by the batch, not the pull.
+# Listing pages (100 documents each) per batch. Each batch is one Prefect task and one staged write
+# per table: 5,000 documents per batch keeps both fixed costs small while the memory a batch holds
+# in Python stays bounded by the batch, not the pull (what is staged lives in DuckDB).
 PAGES_PER_BATCH = 50
 FLOW: FlowName = "pull_documents"
 
 
-def load_documents(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
-    """Normalize a fetched batch and write it in one transaction (no network while open)."""
+def load_documents(warehouse: Warehouse, fetched: Fetched) -> None:
+    """Normalize a fetched batch and stage it."""
     batch = document_page_columns(fetched.data, fetched.included, fetched.observed_at)
     owners = [str(d["id"]) for d in fetched.data]
-    return write_batch(warehouse, batch, run_id=run_id, link_owners={"document_shipments": owners, "document_containers": owners})
+    write_batch(warehouse, batch, link_owners={"document_shipments": owners, "document_containers": owners})
 
 
-def documents_by_id(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
+def documents_by_id(settings: Settings, warehouse: Warehouse, ids: Sequence[str]) -> BatchOutcome:
     fetched = fetch_each(settings, ids, lambda client, i: client.documents.get_page(i, ALL_INCLUDES))
-    return outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
+    load_documents(warehouse, fetched)
+    return outcome_of(fetched)
 
 
-def documents_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
+def documents_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
     """A batch of listing pages: every document (oldest first), or newest first down to `cutoff`."""
     sort = None if cutoff is None else "-created_at"
     listing = lambda client, start, pages: client.documents.list_pages(ALL_INCLUDES, sort=sort, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
-    outcome = outcome_of(fetched, load_documents(settings.warehouse, fetched, run_id))
+    load_documents(warehouse, fetched)
+    outcome = outcome_of(fetched)
     outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome
 
@@ -67,7 +69,8 @@ def read_ids_file(path: Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-def pull_documents(
+def pull_documents_step(
+    run: WarehouseRun,
     settings: Settings,
     *,
     ids: Sequence[str] = (),
@@ -79,14 +82,27 @@ def pull_documents(
     wanted = list(dict.fromkeys(ids))
     listing = all_documents or not wanted
     recheck = timedelta(days=settings.document_recheck_days)
-    mark, cutoff = listing_cutoff(settings.warehouse, FLOW, recheck) if listing and not all_documents else (None, None)
+    settings.require_api_key()
+    mark, cutoff = listing_cutoff(run.con, FLOW, recheck) if listing and not all_documents else (None, None)
     parameters = {"ids": len(wanted), "all": all_documents, "incremental": listing and not all_documents, "down_to": cutoff}
-    with ledger_run(settings, FLOW, parameters) as record:
+    with run.step(FLOW, parameters) as record:
         for start in range(0, len(wanted), ID_BATCH):
             chunk = wanted[start : start + ID_BATCH]
-            absorb(record, runner("documents-by-id", documents_by_id, settings, chunk, record.run_id))
+            absorb(record, runner("documents-by-id", documents_by_id, settings, run.warehouse, chunk))
             progress(len(chunk))
         if listing:
-            outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, cutoff)
+            outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, run.warehouse, cutoff)
             leave_mark(record, outcomes, mark)
     return record
+
+
+def pull_documents(
+    settings: Settings,
+    *,
+    ids: Sequence[str] = (),
+    all_documents: bool = False,
+    runner: StepRunner = run_direct,
+    progress: Progress = no_progress,
+) -> RunRecord:
+    """`pull_documents_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(settings, FLOW, pull_documents_step, ids=ids, all_documents=all_documents, runner=runner, progress=progress)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
+
+import duckdb
 
 from shipsync.api.jsonapi import JsonObject, Page
 from shipsync.pull.steps import BatchOutcome
@@ -58,9 +59,9 @@ def reaches(cutoff: str | None, stamp: Stamp) -> Callable[[Page], bool] | None:
     return last
 
 
-def listing_cutoff(warehouse: Path, flow: str, margin: timedelta) -> tuple[str | None, str | None]:
+def listing_cutoff(con: duckdb.DuckDBPyConnection, flow: str, margin: timedelta) -> tuple[str | None, str | None]:
     """The last mark of `flow` and where an incremental walk may stop (mark - margin); None: read all."""
-    mark = _instant(last_success_parameter(warehouse, flow, MARK))
+    mark = _instant(last_success_parameter(con, flow, MARK))
     if mark is None:
         return None, None
     return mark.isoformat(), (mark - margin).isoformat()

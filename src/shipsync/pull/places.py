@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.jsonapi import Page
 from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
 from shipsync.pull.reference import BATCH, DEFAULT_FRESHNESS
-from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, run_direct
 from shipsync.pull.tracking import load_resources
-from shipsync.warehouse.connection import connect
-from shipsync.warehouse.ledger import RunRecord, ledger_run
+from shipsync.warehouse.ledger import RunRecord, WarehouseRun
+from shipsync.warehouse.unit_of_work import Warehouse
 
 # Which relationship columns name a place of each type (a polymorphic one only when it points there).
 NAMED_BY = {
@@ -37,15 +36,14 @@ NAMED_BY = {
 TABLE_OF = {"port": "ports", "terminal": "terminals", "vessel": "vessels"}
 
 
-def places_to_read(warehouse: Path, freshness: timedelta, force: bool) -> tuple[list[str], int]:
+def places_to_read(warehouse: Warehouse, freshness: timedelta, force: bool) -> tuple[list[str], int]:
     """`type:id` of every place named and not seen within the window (all named ones when forced),
-    and how many were skipped as fresh."""
-    if not warehouse.exists():
-        return [], 0
+    and how many were skipped as fresh; what this run staged counts as named and seen."""
     cutoff = datetime.now(UTC) - freshness
     wanted: list[str] = []
     skipped = 0
-    with connect(warehouse) as con:
+    con = warehouse.con
+    with warehouse.seeing_pending():
         for type_, named in NAMED_BY.items():
             ids = {r[0] for r in con.execute(named).fetchall() if r[0]}
             fresh = (
@@ -58,13 +56,31 @@ def places_to_read(warehouse: Path, freshness: timedelta, force: bool) -> tuple[
     return wanted, skipped
 
 
-def places_batch(settings: Settings, keys: Sequence[str], run_id: str) -> BatchOutcome:
+def places_batch(settings: Settings, warehouse: Warehouse, keys: Sequence[str]) -> BatchOutcome:
     def read(client: AsyncShipsyncClient, key: str) -> Awaitable[Page]:
         type_, id_ = key.split(":", 1)
         return client.places.page_of(type_, id_)
 
-    fetched = fetch_each(settings, keys, read)
-    return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    return load_resources(warehouse, fetch_each(settings, keys, read))
+
+
+def pull_places_step(
+    run: WarehouseRun,
+    settings: Settings,
+    *,
+    force: bool = False,
+    freshness: timedelta = DEFAULT_FRESHNESS,
+    runner: StepRunner = run_direct,
+    progress: Progress = no_progress,
+) -> RunRecord:
+    settings.require_api_key()
+    todo, skipped = places_to_read(run.warehouse, freshness, force)
+    with run.step("pull_places", {"named": len(todo) + skipped, "fresh_skipped": skipped, "force": force}) as record:
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            absorb(record, runner("places", places_batch, settings, run.warehouse, chunk))
+            progress(len(chunk))
+    return record
 
 
 def pull_places(
@@ -75,10 +91,5 @@ def pull_places(
     runner: StepRunner = run_direct,
     progress: Progress = no_progress,
 ) -> RunRecord:
-    todo, skipped = places_to_read(settings.warehouse, freshness, force)
-    with ledger_run(settings, "pull_places", {"named": len(todo) + skipped, "fresh_skipped": skipped, "force": force}) as record:
-        for start in range(0, len(todo), BATCH):
-            chunk = todo[start : start + BATCH]
-            absorb(record, runner("places", places_batch, settings, chunk, record.run_id))
-            progress(len(chunk))
-    return record
+    """`pull_places_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(settings, "pull_places", pull_places_step, force=force, freshness=freshness, runner=runner, progress=progress)

@@ -6,18 +6,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from shipsync.api import AsyncShipsyncClient
+from shipsync.api.document_models import DocumentSchema
 from shipsync.api.jsonapi import Page
+from shipsync.api.place_models import MetroArea
 from shipsync.config import Settings
 from shipsync.pull.fetch import fetch_each
-from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, run_direct
-from shipsync.warehouse.connection import connect
-from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, outcome_of, run_direct
+from shipsync.warehouse.declared_rows import declared_tables_batch
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun
 from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.normalize import document_schema_columns, metro_area_columns
-from shipsync.warehouse.upsert import TableCounts
+from shipsync.warehouse.unit_of_work import Warehouse
 
 DEFAULT_FRESHNESS = timedelta(days=7)
 BATCH = 200
@@ -45,22 +46,12 @@ EXTRACTED_SCHEMAS = (
 _DATE_VERSION = re.compile(r"^v?(\d{4})[-./]?(\d{2})[-./]?(\d{2})$")
 
 
-def _existing_tables(con: object) -> set[str]:
-    rows = con.execute("SELECT table_name FROM information_schema.tables").fetchall()  # type: ignore[attr-defined]
-    return {r[0] for r in rows}
-
-
-def discover(warehouse: Path, queries: Sequence[str], valid: Callable[[str], bool]) -> list[str]:
-    """Distinct non-empty values from whichever source tables exist."""
-    if not warehouse.exists():
-        return []
+def discover(warehouse: Warehouse, queries: Sequence[str], valid: Callable[[str], bool]) -> list[str]:
+    """Distinct non-empty values the queries find (what this run staged included)."""
     found: set[str] = set()
-    with connect(warehouse, records_changes=True) as con:  # reads only
-        present = _existing_tables(con)
+    with warehouse.seeing_pending():
         for query in queries:
-            table = query.split(" FROM ", 1)[1].split()[0]
-            if table in present:
-                found.update(str(r[0]) for r in con.execute(query).fetchall() if r[0])
+            found.update(str(r[0]) for r in warehouse.con.execute(query).fetchall() if r[0])
     return sorted(v for v in found if valid(v))
 
 
@@ -73,14 +64,11 @@ def schema_id(document_type: str, schema_version: str) -> str | None:
     return f"{document_type}@{match[1]}-{match[2]}-{match[3]}" if match and document_type else None
 
 
-def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
-    """Schema ids the warehouse's extractions follow, and why no id can be made for the others."""
-    if not warehouse.exists():
-        return [], []
-    with connect(warehouse, records_changes=True) as con:  # reads only
-        if not {"documents", "document_representations", "document_schemas"} <= _existing_tables(con):
-            return [], []
-        rows = con.execute(EXTRACTED_SCHEMAS).fetchall()
+def extracted_schemas(warehouse: Warehouse) -> tuple[list[str], list[str]]:
+    """Schema ids the warehouse's extractions follow (this run's staged ones included), and why no
+    id can be made for the others."""
+    with warehouse.seeing_pending():
+        rows = warehouse.con.execute(EXTRACTED_SCHEMAS).fetchall()
     ids: set[str] = set()
     unnamed: list[str] = []
     for document_type, version, known_id in rows:
@@ -94,14 +82,12 @@ def extracted_schemas(warehouse: Path) -> tuple[list[str], list[str]]:
     return sorted(ids), sorted(unnamed)
 
 
-def fresh_keys(warehouse: Path, table: str, key: str, keys: Sequence[str], window: timedelta) -> set[str]:
-    """The keys read within the window. `observed_at` moves whenever a record is read, changed or
-    not (`_synced_at` only when it changed); rows stored before schema 10 have only `_synced_at`."""
-    if not warehouse.exists() or not keys:
+def fresh_keys(warehouse: Warehouse, table: str, key: str, keys: Sequence[str], window: timedelta) -> set[str]:
+    """The keys read within the window (`observed_at` moves whenever a record is read, changed or not)."""
+    if not keys:
         return set()
     cutoff = datetime.now(UTC) - window
-    with connect(warehouse, records_changes=True) as con:  # reads only
-        rows = con.execute(f'SELECT "{key}" FROM "{table}" WHERE coalesce(observed_at, _synced_at) >= ?', [cutoff]).fetchall()
+    rows = warehouse.con.execute(f"SELECT {ident(key)} FROM {ident(table)} WHERE observed_at >= ?", [cutoff]).fetchall()
     return {r[0] for r in rows} & set(keys)
 
 
@@ -123,37 +109,41 @@ async def _metro_area(client: AsyncShipsyncClient, key: str) -> Page:
     return page
 
 
-def metro_areas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
+def metro_areas_batch(settings: Settings, warehouse: Warehouse, ids: Sequence[str]) -> BatchOutcome:
     fetched = fetch_each(settings, ids, _metro_area)
     coded = [r for r in fetched.data if r["attributes"]["code"]]
     uncoded = [r for r in fetched.data if not r["attributes"]["code"]]
     fetched.failed.extend(f"{r['id']}: the answer named no UN/LOCODE (the table's key)" for r in uncoded)
-    return outcome_of(fetched, write_batch(settings.warehouse, metro_area_columns(coded, fetched.observed_at), run_id=run_id))
+    write_batch(warehouse, declared_tables_batch(MetroArea, coded, observed_at=fetched.observed_at))
+    return outcome_of(fetched)
 
 
-def document_schemas_batch(settings: Settings, ids: Sequence[str], run_id: str) -> BatchOutcome:
+def document_schemas_batch(settings: Settings, warehouse: Warehouse, ids: Sequence[str]) -> BatchOutcome:
     fetched = fetch_each(settings, ids, lambda client, i: client.document_schemas.get_page(i))
-    return outcome_of(fetched, write_batch(settings.warehouse, document_schema_columns(fetched.data, fetched.observed_at), run_id=run_id))
+    write_batch(warehouse, declared_tables_batch(DocumentSchema, fetched.data, observed_at=fetched.observed_at))
+    return outcome_of(fetched)
 
 
 def _pull_reference(
+    run: WarehouseRun,
     settings: Settings,
     flow: FlowName,
     ids: Sequence[str],
     *,
-    discovered: Callable[[Path], tuple[list[str], list[str]]],
+    discovered: Callable[[Warehouse], tuple[list[str], list[str]]],
     table: str,
     key: str,
     force: bool,
     freshness: timedelta,
-    batch: Callable[[Settings, Sequence[str], str], BatchOutcome],
+    batch: Callable[[Settings, Warehouse, Sequence[str]], BatchOutcome],
     runner: StepRunner,
     progress: Progress,
 ) -> RunRecord:
+    settings.require_api_key()
     given = [i.strip() for i in ids if i.strip()]
-    found, unnamed = ([], []) if given else discovered(settings.warehouse)
+    found, unnamed = ([], []) if given else discovered(run.warehouse)
     wanted = list(dict.fromkeys(given)) or found
-    skipped = set() if force else fresh_keys(settings.warehouse, table, key, wanted, freshness)
+    skipped = set() if force else fresh_keys(run.warehouse, table, key, wanted, freshness)
     todo = [i for i in wanted if i not in skipped]
     params = {
         "given": len(given),
@@ -161,17 +151,17 @@ def _pull_reference(
         "fresh_skipped": len(skipped),
         "force": force,
     }
-    with ledger_run(settings, flow, params) as record:
+    with run.step(flow, params) as record:
         record.errors.extend(f"cannot name the schema of {pair}" for pair in unnamed[:100])
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
-            absorb(record, runner(table.replace("_", "-"), batch, settings, chunk, record.run_id))
+            absorb(record, runner(table.replace("_", "-"), batch, settings, run.warehouse, chunk))
             progress(len(chunk))
-        record.counts.setdefault(table, TableCounts()).unchanged += len(skipped)
     return record
 
 
-def pull_metro_areas(
+def pull_metro_areas_step(
+    run: WarehouseRun,
     settings: Settings,
     *,
     ids: Sequence[str] = (),
@@ -182,6 +172,7 @@ def pull_metro_areas(
 ) -> RunRecord:
     upper = [i.strip().upper() if is_locode(i.strip()) else i.strip() for i in ids]
     return _pull_reference(
+        run,
         settings,
         "pull_metro_areas",
         upper,
@@ -196,7 +187,8 @@ def pull_metro_areas(
     )
 
 
-def pull_document_schemas(
+def pull_document_schemas_step(
+    run: WarehouseRun,
     settings: Settings,
     *,
     ids: Sequence[str] = (),
@@ -206,6 +198,7 @@ def pull_document_schemas(
     progress: Progress = no_progress,
 ) -> RunRecord:
     return _pull_reference(
+        run,
         settings,
         "pull_document_schemas",
         ids,
@@ -215,6 +208,43 @@ def pull_document_schemas(
         force=force,
         freshness=freshness,
         batch=document_schemas_batch,
+        runner=runner,
+        progress=progress,
+    )
+
+
+def pull_metro_areas(
+    settings: Settings,
+    *,
+    ids: Sequence[str] = (),
+    force: bool = False,
+    freshness: timedelta = DEFAULT_FRESHNESS,
+    runner: StepRunner = run_direct,
+    progress: Progress = no_progress,
+) -> RunRecord:
+    """`pull_metro_areas_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(
+        settings, "pull_metro_areas", pull_metro_areas_step, ids=ids, force=force, freshness=freshness, runner=runner, progress=progress
+    )
+
+
+def pull_document_schemas(
+    settings: Settings,
+    *,
+    ids: Sequence[str] = (),
+    force: bool = False,
+    freshness: timedelta = DEFAULT_FRESHNESS,
+    runner: StepRunner = run_direct,
+    progress: Progress = no_progress,
+) -> RunRecord:
+    """`pull_document_schemas_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(
+        settings,
+        "pull_document_schemas",
+        pull_document_schemas_step,
+        ids=ids,
+        force=force,
+        freshness=freshness,
         runner=runner,
         progress=progress,
     )

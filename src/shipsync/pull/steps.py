@@ -1,7 +1,8 @@
 """How a pull runs its batches: directly, or (in a flow) each batch as one Prefect task.
 
-A batch step fetches, then writes, and returns only a small `BatchOutcome`: a task's inputs and
-result stay tiny, so Prefect's bookkeeping costs the same for 10 or 10,000 documents in a batch.
+A batch step fetches, then stages what it read in the run's warehouse (committed with the rest of
+the run), and returns only a small `BatchOutcome`: a task's inputs and result stay tiny, so
+Prefect's bookkeeping costs the same for 10 or 10,000 documents in a batch.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from shipsync.api.transport import ClientStats
+from shipsync.config import Settings
 from shipsync.pull.fetch import Fetched
-from shipsync.warehouse.ledger import RunRecord
-from shipsync.warehouse.load import add_counts
-from shipsync.warehouse.upsert import TableCounts
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, warehouse_run
 
 T = TypeVar("T")
+R = TypeVar("R")
+# What a run is called with besides its warehouse and settings, that is not one of its parameters.
+_NOT_PARAMETERS = frozenset({"runner", "progress"})
 
 
 class StepRunner(Protocol):
@@ -36,9 +39,9 @@ def no_progress(advance: int) -> None:
 
 @dataclass
 class BatchOutcome:
-    """What one batch did: counts per table, client counters, what was missing or given up."""
+    """What one batch did: client counters, what was read, missing or given up (what it changed in
+    the warehouse is known when the run commits: the ledger's counts)."""
 
-    counts: dict[str, TableCounts] = field(default_factory=dict)
     stats: ClientStats = field(default_factory=ClientStats)
     not_found: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -47,28 +50,37 @@ class BatchOutcome:
     newest_stamp: str | None = None  # the newest stamp a listing walk read (its high-water mark)
 
 
-def outcome_of(fetched: Fetched, counts: dict[str, TableCounts]) -> BatchOutcome:
-    return BatchOutcome(counts, fetched.stats, fetched.not_found, fetched.failed, len(fetched.data), fetched.next_link)
+def outcome_of(fetched: Fetched) -> BatchOutcome:
+    return BatchOutcome(fetched.stats, fetched.not_found, fetched.failed, len(fetched.data), fetched.next_link)
 
 
 def absorb(record: RunRecord, outcome: BatchOutcome) -> None:
     record.add_stats(outcome.stats)
     record.not_found.extend(outcome.not_found)
     record.errors.extend(outcome.failed)
-    add_counts(record.counts, outcome.counts)
 
 
 def page_through(
     record: RunRecord, runner: StepRunner, progress: Progress, name: str, batch: Callable[..., BatchOutcome], *args: Any
 ) -> list[BatchOutcome]:
-    """Run `batch(*args, cursor, run_id)` as steps, following each outcome's `links.next` cursor to the end."""
+    """Run `batch(*args, cursor)` as steps, following each outcome's `links.next` cursor to the end."""
     cursor: str | None = None
     outcomes = []
     while True:
-        outcome = runner(name, batch, *args, cursor, record.run_id)
+        outcome = runner(name, batch, *args, cursor)
         absorb(record, outcome)
         progress(outcome.fetched)
         outcomes.append(outcome)
         cursor = outcome.next_link
         if cursor is None:
             return outcomes
+
+
+def in_own_run(settings: Settings, flow: FlowName, pull: Callable[..., R], /, **arguments: Any) -> R:
+    """`pull(run, settings, **arguments)` as a run of its own: the warehouse opened once, and what it
+    staged committed as one snapshot named `flow` (a missing API key fails before anything opens)."""
+    settings.require_api_key()
+    parameters = {k: v for k, v in arguments.items() if k not in _NOT_PARAMETERS}
+    run: WarehouseRun
+    with warehouse_run(settings.lake, flow, parameters) as run:
+        return pull(run, settings, **arguments)

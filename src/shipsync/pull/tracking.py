@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from pathlib import Path
 
 from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of, relationship
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
@@ -18,27 +17,28 @@ from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches, refreshed_at
-from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, no_progress, outcome_of, page_through, run_direct
+from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.declared_rows import declared_batch
-from shipsync.warehouse.ledger import FlowName, RunRecord, ledger_run
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun
 from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.upsert import TableCounts
+from shipsync.warehouse.unit_of_work import Warehouse
 
 # An incremental walk reads an hour past the last mark: a listing's order and the records' stamps
 # may disagree a little (a record refreshed while the last run read the pages above it).
 LISTING_OVERLAP = timedelta(hours=1)
 
 
-def load_resources(warehouse: Path, fetched: Fetched, run_id: str) -> dict[str, TableCounts]:
-    """Every declared resource of a fetched batch (primary and included) in one write, stamped with when it was read."""
-    return write_batch(warehouse, declared_batch([*fetched.data, *fetched.included], observed_at=fetched.observed_at), run_id=run_id)
+def load_resources(warehouse: Warehouse, fetched: Fetched) -> BatchOutcome:
+    """Stage every declared resource of a fetched batch (primary and included), stamped with when it was read."""
+    write_batch(warehouse, declared_batch([*fetched.data, *fetched.included], observed_at=fetched.observed_at))
+    return outcome_of(fetched)
 
 
-def shipments_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
+def shipments_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
     """A batch of the listing's pages (newest created first), to its end or down to `cutoff`."""
     listing = lambda client, start, pages: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
-    outcome = outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    outcome = load_resources(warehouse, fetched)
     outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome
 
@@ -55,7 +55,7 @@ def events_not_included(containers: Sequence[JsonObject], included: Sequence[Jso
     return missing
 
 
-def containers_pages(settings: Settings, cutoff: str | None, cursor: str | None, run_id: str) -> BatchOutcome:
+def containers_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
     """A batch of the listing's pages (most recently refreshed first), to its end or down to `cutoff`."""
     listing = lambda client, start, pages: client.containers.list_pages(include=CONTAINER_INCLUDES, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, refreshed_at))
@@ -68,17 +68,18 @@ def containers_pages(settings: Settings, cutoff: str | None, cursor: str | None,
         fetched.stats.requests += events.stats.requests
         fetched.stats.throttled += events.stats.throttled
         fetched.stats.retries += events.stats.retries
-    outcome = outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    outcome = load_resources(warehouse, fetched)
     outcome.newest_stamp = newest(fetched.data, refreshed_at)
     return outcome
 
 
-def shipping_lines_batch(settings: Settings, run_id: str) -> BatchOutcome:
+def shipping_lines_batch(settings: Settings, warehouse: Warehouse) -> BatchOutcome:
     fetched = fetch_each(settings, ["all"], lambda client, _: client.shipping_lines.list_page())
-    return outcome_of(fetched, load_resources(settings.warehouse, fetched, run_id))
+    return load_resources(warehouse, fetched)
 
 
 def _walk(
+    run: WarehouseRun,
     settings: Settings,
     flow: FlowName,
     parameters: dict[str, object],
@@ -88,34 +89,58 @@ def _walk(
     progress: Progress,
 ) -> RunRecord:
     """A listing run: the whole listing, or (`incremental`) down to the last run's mark."""
-    mark, cutoff = listing_cutoff(settings.warehouse, flow, LISTING_OVERLAP) if incremental else (None, None)
-    with ledger_run(settings, flow, {**parameters, "incremental": incremental, "down_to": cutoff}) as record:
-        leave_mark(record, page_through(record, runner, progress, f"{flow.removeprefix('pull_')}-pages", pages, settings, cutoff), mark)
+    settings.require_api_key()
+    mark, cutoff = listing_cutoff(run.con, flow, LISTING_OVERLAP) if incremental else (None, None)
+    with run.step(flow, {**parameters, "incremental": incremental, "down_to": cutoff}) as record:
+        name = f"{flow.removeprefix('pull_')}-pages"
+        leave_mark(record, page_through(record, runner, progress, name, pages, settings, run.warehouse, cutoff), mark)
+    return record
+
+
+def pull_shipments_step(
+    run: WarehouseRun, settings: Settings, *, incremental: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
+) -> RunRecord:
+    """Every shipment, with its containers, terminals and ports (one request per 100 shipments);
+    `incremental`: those created since the last run's newest (a changed older shipment comes with
+    its containers, from the containers' walk and from webhooks)."""
+    return _walk(run, settings, "pull_shipments", {"include": list(SHIPMENT_INCLUDES)}, incremental, shipments_pages, runner, progress)
+
+
+def pull_containers_step(
+    run: WarehouseRun, settings: Settings, *, incremental: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
+) -> RunRecord:
+    """Every container with its shipment, terminals and transport events (one request per 100
+    containers, plus one per container whose events the listing did not include); `incremental`:
+    those the service refreshed since the last run's newest refresh."""
+    return _walk(run, settings, "pull_containers", {"include": list(CONTAINER_INCLUDES)}, incremental, containers_pages, runner, progress)
+
+
+def pull_shipping_lines_step(
+    run: WarehouseRun, settings: Settings, *, runner: StepRunner = run_direct, progress: Progress = no_progress
+) -> RunRecord:
+    """Every carrier the service supports (one request)."""
+    settings.require_api_key()
+    with run.step("pull_shipping_lines", {}) as record:
+        outcome = runner("shipping-lines", shipping_lines_batch, settings, run.warehouse)
+        absorb(record, outcome)
+        progress(outcome.fetched)
     return record
 
 
 def pull_shipments(
     settings: Settings, *, incremental: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
 ) -> RunRecord:
-    """Every shipment, with its containers, terminals and ports (one request per 100 shipments);
-    `incremental`: those created since the last run's newest (a changed older shipment comes with
-    its containers, from the containers' walk and from webhooks)."""
-    return _walk(settings, "pull_shipments", {"include": list(SHIPMENT_INCLUDES)}, incremental, shipments_pages, runner, progress)
+    """`pull_shipments_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(settings, "pull_shipments", pull_shipments_step, incremental=incremental, runner=runner, progress=progress)
 
 
 def pull_containers(
     settings: Settings, *, incremental: bool = False, runner: StepRunner = run_direct, progress: Progress = no_progress
 ) -> RunRecord:
-    """Every container with its shipment, terminals and transport events (one request per 100
-    containers, plus one per container whose events the listing did not include); `incremental`:
-    those the service refreshed since the last run's newest refresh."""
-    return _walk(settings, "pull_containers", {"include": list(CONTAINER_INCLUDES)}, incremental, containers_pages, runner, progress)
+    """`pull_containers_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(settings, "pull_containers", pull_containers_step, incremental=incremental, runner=runner, progress=progress)
 
 
 def pull_shipping_lines(settings: Settings, *, runner: StepRunner = run_direct, progress: Progress = no_progress) -> RunRecord:
-    """Every carrier the service supports (one request)."""
-    with ledger_run(settings, "pull_shipping_lines", {}) as record:
-        outcome = runner("shipping-lines", shipping_lines_batch, settings, record.run_id)
-        absorb(record, outcome)
-        progress(outcome.fetched)
-    return record
+    """`pull_shipping_lines_step` as a run of its own: one snapshot when it commits."""
+    return in_own_run(settings, "pull_shipping_lines", pull_shipping_lines_step, runner=runner, progress=progress)

@@ -10,16 +10,19 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
+from shipsync.errors import WarehouseError
 from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section
 from shipsync.report.page import render_page
 from shipsync.report.sections import SECTIONS
 from shipsync.report.window import Window
-from shipsync.warehouse.connection import connect
+from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse.unit_of_work import open_warehouse
 
 FIRST_STEPS = (
     "Nothing to show yet: run `shipsync pull all` to fill the warehouse (and `shipsync events load` once webhooks "
@@ -28,7 +31,9 @@ FIRST_STEPS = (
 
 
 def _relations(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+    rows = con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = current_schema()"
+    ).fetchall()
     return {str(r[0]) for r in rows}
 
 
@@ -75,16 +80,19 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def collect(warehouse: Path, window: Window, sections: Sequence[Section] = SECTIONS) -> tuple[list[ChartOutcome], str]:
+def collect(location: LakeLocation, window: Window, sections: Sequence[Section] = SECTIONS) -> tuple[list[ChartOutcome], str]:
     """Every chart's outcome, and the first-steps message when the warehouse has nothing at all."""
     charts = [chart for section in sections for chart in section.charts]
-    if not warehouse.exists():
-        outcomes = [
-            ChartOutcome(c, c.query.runnable(window), "missing", message=f"No warehouse yet: run `{c.query.filled_by}` first.")
-            for c in charts
-        ]
-        return outcomes, f"No warehouse at {warehouse} yet. " + FIRST_STEPS
-    with connect(warehouse, read_only=True) as con:
+    with ExitStack() as stack:
+        try:
+            warehouse = stack.enter_context(open_warehouse(location, read_only=True))
+        except WarehouseError:
+            outcomes = [
+                ChartOutcome(c, c.query.runnable(window), "missing", message=f"No warehouse yet: run `{c.query.filled_by}` first.")
+                for c in charts
+            ]
+            return outcomes, f"No warehouse at {location.describe()} yet. " + FIRST_STEPS
+        con = warehouse.con
         con.execute("SET TimeZone = 'UTC'")  # times on the page read in UTC, as the SQL's days are
         relations = _relations(con)
         filled: dict[str, bool] = {}
@@ -93,14 +101,11 @@ def collect(warehouse: Path, window: Window, sections: Sequence[Section] = SECTI
     return outcomes, FIRST_STEPS if nothing else ""
 
 
-def build_report(
-    warehouse: Path, output: Path, *, days: int = 30, as_of: datetime | None = None, spool: Path | None = None
-) -> ReportResult:
-    """Write the report of `warehouse` to `output`; `days` of history up to `as_of` (now)."""
+def build_report(location: LakeLocation, output: Path, *, spool: Path, days: int = 30, as_of: datetime | None = None) -> ReportResult:
+    """Write the report of the warehouse at `location` to `output`; `days` of history up to `as_of` (now)."""
     started = time.perf_counter()
-    warehouse = Path(warehouse)
-    window = Window(as_of or datetime.now(UTC), days, (spool or warehouse.parent / "spool") / "quarantine")
-    outcomes, first_steps = collect(warehouse, window)
-    html = render_page(SECTIONS, outcomes, window, warehouse, first_steps, datetime.now(UTC))
+    window = Window(as_of or datetime.now(UTC), days, spool / "quarantine")
+    outcomes, first_steps = collect(location, window)
+    html = render_page(SECTIONS, outcomes, window, location.describe(), first_steps, datetime.now(UTC))
     _write_atomically(Path(output), html)
-    return ReportResult(Path(output), warehouse, time.perf_counter() - started, outcomes, first_steps)
+    return ReportResult(Path(output), location.describe(), time.perf_counter() - started, outcomes, first_steps)

@@ -49,7 +49,7 @@ class ChartOutcome:
 @dataclass
 class ReportResult:
     path: Path
-    warehouse: Path
+    warehouse: str  # where the warehouse is, as `LakeLocation.describe` says it
     seconds: float
     outcomes: list[ChartOutcome] = field(default_factory=list)
     first_steps: str = ""  # set when the warehouse has nothing to show at all

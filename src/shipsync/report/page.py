@@ -10,7 +10,6 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from html import escape
-from pathlib import Path
 
 from shipsync.report.model import ChartOutcome, Section
 from shipsync.report.window import Window
@@ -79,7 +78,7 @@ def _outcome_html(outcome: ChartOutcome) -> str:
 
 
 def render_page(
-    sections: Sequence[Section], outcomes: Sequence[ChartOutcome], window: Window, warehouse: Path, first_steps: str, built_at: datetime
+    sections: Sequence[Section], outcomes: Sequence[ChartOutcome], window: Window, warehouse: str, first_steps: str, built_at: datetime
 ) -> str:
     by_key = {o.chart.key: o for o in outcomes}
     toc = "".join(f'<li><a href="#{s.key}">{escape(s.heading)}</a></li>' for s in sections)
@@ -107,8 +106,8 @@ def render_page(
 <header>
 <h1>shipsync report</h1>
 <p>As of {escape(until)}; time series cover the last {window.days} days (from {escape(since)}).</p>
-<p>Warehouse: <code>{escape(str(warehouse))}</code>. Each chart's SQL runs as is on that file
-(<code>duckdb -readonly {escape(str(warehouse))}</code>).</p>
+<p>Warehouse: <code>{escape(warehouse)}</code>. Each chart's SQL runs as is on it
+(<code>shipsync sql</code>, or any DuckDB with the statements of <code>shipsync sql --print-attach</code>).</p>
 <nav aria-label="Sections"><ol>{toc}</ol></nav>
 </header>
 {banner}

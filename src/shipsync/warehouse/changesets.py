@@ -15,7 +15,6 @@ import pyarrow as pa
 
 from shipsync.api.jsonapi import linkage
 from shipsync.api.tracking_models import Container
-from shipsync.warehouse import changes
 from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
 from shipsync.warehouse.members import MISFIT, members_of
 from shipsync.warehouse.upsert import staged
@@ -75,7 +74,6 @@ def apply_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Change
         refresh = refresh_derived_sql("containers")
         if refresh:
             con.execute(refresh)
-        changes.record_rows(con, "containers", "SELECT unnest(?::VARCHAR[]) AS id", [changed])
     return len(changed)
 
 

@@ -1,6 +1,16 @@
-"""The run ledger (`sync_runs`): a row when a run starts, completed when it ends, never a secret;
-`ledger_run` wraps any run (a pull, a bulk apply, an undo, a webhook registration) in one, then
-publishes what it changed for analysts (the run is the outermost `publishing` scope)."""
+"""Runs and the run ledger (`sync_runs`).
+
+`warehouse_run` is how anything that writes the warehouse runs (a pull, `pull all`, a bulk apply,
+an undo, `events load`, a webhook registration): it opens the lake once (`Warehouse`), and its
+`step`s each add a ledger row; when the run ends, its writes and its ledger rows are committed
+together as one snapshot whose commit message names the run. Each ledger row records that
+snapshot's id. A run that fails commits its ledger rows only (status `failed`, its error kept):
+none of its writes, whatever step they came from. A missing API key fails before anything is
+written. Ledger rows never hold a secret (parameters and errors are redacted).
+
+The ledger's reads (where an incremental read starts, when something last succeeded) read the
+lake as committed.
+"""
 
 from __future__ import annotations
 
@@ -10,20 +20,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+import pyarrow as pa
 
 from shipsync.api.transport import ClientStats
-from shipsync.config import Settings
 from shipsync.errors import AuthenticationError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
-from shipsync.warehouse import changes
-from shipsync.warehouse.connection import connect
-from shipsync.warehouse.publishing import publishing
-from shipsync.warehouse.upsert import TableCounts
+from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse.unit_of_work import CommitContext, CommitMessage, Committed, Warehouse, open_warehouse
+from shipsync.warehouse.upsert import TableCounts, add_counts
 
 
 def prefect_flow_run_id() -> str | None:
@@ -40,8 +48,9 @@ def prefect_flow_run_id() -> str | None:
 
 
 # Every kind of run the ledger records; the Prefect flows that run them carry the same names. Reads
-# of the ledger take any string: older ledgers hold names from before the names took one style.
+# of the ledger take any string.
 FlowName = Literal[
+    "pull_all",
     "pull_documents",
     "pull_metro_areas",
     "pull_document_schemas",
@@ -57,6 +66,8 @@ FlowName = Literal[
     "refresh_definitions",
     "register_webhook",
     "delete_webhook",
+    "load_events",
+    "import_warehouse",
 ]
 APPLY_FLOWS: dict[str, FlowName] = {
     "tracking-requests": "apply_tracking_requests",
@@ -70,16 +81,21 @@ RunStatus = Literal["completed", "completed_with_errors", "failed"]
 
 @dataclass
 class RunRecord:
-    """What a run did, filled in as it goes and written when it ends."""
+    """What a run (or a step of one) did, filled in as it goes and written when the run commits."""
 
     run_id: str
     flow: str
     parameters: dict[str, Any]
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+    status: RunStatus | None = None
     stats: ClientStats = field(default_factory=ClientStats)
     counts: dict[str, TableCounts] = field(default_factory=dict)
     not_found: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    snapshot_id: int | None = None
+    # The staged writes that are this record's (their commit counts become its `counts`).
+    writes: range = range(0)
 
     def add_stats(self, stats: ClientStats) -> None:
         self.stats.requests += stats.requests
@@ -95,42 +111,157 @@ class RunRecord:
             total.add(c)
         return total
 
+    def finish(self, status: RunStatus) -> None:
+        self.status = status
+        self.finished_at = datetime.now(UTC)
 
-def _record(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    """Log the run's row for publishing (autocommit: the entry before the row is harmless)."""
-    changes.record_rows(con, "sync_runs", "SELECT ?::VARCHAR AS run_id", [run_id])
+    def outcome(self) -> RunStatus:
+        return "completed_with_errors" if self.errors or self.not_found else "completed"
 
 
-def start_run(warehouse: Path, flow: FlowName, parameters: Mapping[str, Any]) -> RunRecord:
-    record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
-    with connect(warehouse, brief=True, records_changes=True) as con:
-        _record(con, record.run_id)
-        con.execute(
-            "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) VALUES (?, ?, ?, ?, ?, 'running')",
-            [record.run_id, flow, prefect_flow_run_id(), redact(dumps(record.parameters)), record.started_at],
+_LEDGER_COLUMNS = (
+    "run_id",
+    "flow",
+    "snapshot_id",
+    "prefect_flow_run_id",
+    "parameters",
+    "started_at",
+    "finished_at",
+    "status",
+    "requests",
+    "throttled",
+    "retries",
+    "table_counts",
+    "not_found",
+    "errors",
+)
+
+
+def _ledger_rows(records: Sequence[RunRecord], snapshot_id: int, flow_run: str | None) -> pa.Table:
+    rows = [
+        (
+            r.run_id,
+            r.flow,
+            snapshot_id,
+            flow_run,
+            redact(dumps(r.parameters)),
+            r.started_at,
+            r.finished_at or datetime.now(UTC),
+            r.status or "failed",
+            r.stats.requests,
+            r.stats.throttled,
+            r.stats.retries,
+            redact(dumps(r.counts_dict())),
+            list(r.not_found),
+            [redact(e) for e in r.errors],
         )
-    return record
+        for r in records
+    ]
+    columns: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if rows else [() for _ in _LEDGER_COLUMNS]
+    types = {"snapshot_id": pa.int64(), "requests": pa.int64(), "throttled": pa.int64(), "retries": pa.int64()}
+    arrays = {
+        name: pa.array(list(values), type=types.get(name, pa.list_(pa.string()) if name in ("not_found", "errors") else None))
+        for name, values in zip(_LEDGER_COLUMNS, columns, strict=True)
+    }
+    return pa.table(arrays)
 
 
-def finish_run(warehouse: Path, record: RunRecord, status: RunStatus) -> None:
-    with connect(warehouse, brief=True, records_changes=True) as con:
-        _record(con, record.run_id)
-        con.execute(
-            "UPDATE sync_runs SET finished_at = ?, status = ?, requests = ?, throttled = ?, retries = ?, "
-            "table_counts = ?, not_found = ?, errors = ?, parameters = ? WHERE run_id = ?",
-            [
-                datetime.now(UTC),
-                status,
-                record.stats.requests,
-                record.stats.throttled,
-                record.stats.retries,
-                redact(dumps(record.counts_dict())),
-                record.not_found,
-                [redact(e) for e in record.errors],
-                redact(dumps(record.parameters)),  # a run may add what it learnt (an incremental pull's mark)
-                record.run_id,
-            ],
-        )
+class WarehouseRun:
+    """One run's hold on the warehouse and its ledger records (see the module's docstring)."""
+
+    def __init__(self, warehouse: Warehouse, flow: FlowName, parameters: Mapping[str, Any]) -> None:
+        self.warehouse = warehouse
+        self.flow = flow
+        self.parameters = dict(parameters)
+        self.run_id = str(uuid.uuid4())
+        self.records: list[RunRecord] = []
+        self.committed: Committed | None = None
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        return self.warehouse.con
+
+    @contextmanager
+    def step(self, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
+        """A ledger row for this part of the run: completed, completed_with_errors (404s, ids given
+        up) or failed (then the whole run fails). Its counts are the commit's counts of what it staged."""
+        record = RunRecord(run_id=self.run_id if not self.records else str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
+        self.records.append(record)
+        start = self.warehouse.mark()
+        try:
+            yield record
+        except AuthenticationError as exc:
+            record.errors.append(redact(str(exc)))
+            record.finish("failed")
+            raise
+        except BaseException as exc:
+            record.errors.append(redact(f"{type(exc).__name__}: {exc}"))
+            record.finish("failed")
+            raise
+        finally:
+            record.writes = range(start, self.warehouse.mark())
+        record.finish(record.outcome())
+
+    def inner_run(self, flow: FlowName, requests: int) -> None:
+        """A completed ledger row for work done within this run (a refresh of definitions during an
+        apply), so later runs can tell when it last happened."""
+        record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters={})
+        record.stats.requests = requests
+        record.finish("completed")
+        self.records.append(record)
+
+    def commit(self) -> Committed:
+        """Commit the staged writes and the ledger rows as one snapshot (see `Warehouse.commit`)."""
+        flow_run = prefect_flow_run_id()
+        records = list(self.records)
+
+        def ledger(con: duckdb.DuckDBPyConnection, commit: CommitContext, per_write: Sequence[Mapping[str, TableCounts]]) -> None:
+            # Each record's counts are the commit's counts of its writes (every replay starts afresh).
+            for record in records:
+                record.counts = {}
+                for index in record.writes:
+                    add_counts(record.counts, per_write[index])
+            con.register("_shipsync_ledger", _ledger_rows(records, commit.snapshot_id, flow_run))
+            try:
+                listed = ", ".join(f'"{c}"' for c in _LEDGER_COLUMNS)
+                con.execute(
+                    f"INSERT INTO sync_runs ({listed}) SELECT run_id, flow, snapshot_id, prefect_flow_run_id, CAST(parameters AS JSON), "
+                    "started_at, finished_at, status, requests, throttled, retries, CAST(table_counts AS JSON), not_found, errors "
+                    "FROM _shipsync_ledger"
+                )
+            finally:
+                con.unregister("_shipsync_ledger")
+
+        message = CommitMessage(self.flow, self.run_id, {"prefect_flow_run_id": flow_run, "parameters": self.parameters})
+        committed = self.warehouse.commit(message, last=ledger)
+        for record in records:
+            record.snapshot_id = committed.snapshot_id
+        self.committed = committed
+        return committed
+
+
+@contextmanager
+def warehouse_run(location: LakeLocation, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[WarehouseRun]:
+    """Open the warehouse for one run, yield it, and commit it as one snapshot when it ends. A run
+    that fails commits its ledger rows only, then its error goes on; one that fails before any step
+    began (a file that names nothing to do) commits nothing."""
+    with open_warehouse(location) as warehouse:
+        run = WarehouseRun(warehouse, flow, parameters)
+        try:
+            yield run
+        except BaseException as exc:
+            warehouse.discard()
+            if run.records:
+                for record in run.records:
+                    if record.status != "failed":
+                        record.errors.append(redact(f"not committed: the run failed ({type(exc).__name__}: {exc})"))
+                        record.finish("failed")
+                run.commit()
+            raise
+        for record in run.records:
+            if record.status is None:
+                record.finish(record.outcome())
+        run.commit()
 
 
 # Clocks differ and updates land while a run pages: an incremental read starts a little before the
@@ -138,39 +269,24 @@ def finish_run(warehouse: Path, record: RunRecord, status: RunStatus) -> None:
 SINCE_OVERLAP = timedelta(minutes=5)
 
 
-def apply_flows(kind: str) -> tuple[FlowName, str]:
-    """The ledger's name for a bulk apply of `kind` (`apply_tracking_requests`), then the name runs
-    had before flow names took one style (`apply_tracking-requests`), which older ledgers hold."""
-    return APPLY_FLOWS[kind], f"apply_{kind}"
+def apply_flows(kind: str) -> tuple[FlowName, ...]:
+    """The ledger's names for a bulk apply of `kind`."""
+    return (APPLY_FLOWS[kind],)
 
 
-def record_inner_run(con: duckdb.DuckDBPyConnection, flow: FlowName, requests: int) -> None:
-    """A completed run row for work done within another run, in that run's transaction (a
-    refresh of definitions during an apply), so later runs can tell when it last happened."""
-    run_id, now = str(uuid.uuid4()), datetime.now(UTC)
-    _record(con, run_id)
-    con.execute(
-        "INSERT INTO sync_runs (run_id, flow, started_at, finished_at, status, requests) VALUES (?, ?, ?, ?, 'completed', ?)",
-        [run_id, flow, now, now, requests],
-    )
-
-
-def last_started(warehouse: Path, flows: Sequence[str], statuses: Sequence[RunStatus] | None = None) -> datetime | None:
+def last_started(con: duckdb.DuckDBPyConnection, flows: Sequence[str], statuses: Sequence[RunStatus] | None = None) -> datetime | None:
     """When the last run of any of `flows` started, among those that ended in one of `statuses`
-    (any run when None); None if there is none, or no warehouse yet."""
-    if not Path(warehouse).exists():
-        return None
-    with connect(warehouse, records_changes=True) as con:  # reads only
-        row = con.execute(
-            "SELECT max(started_at) FROM sync_runs WHERE list_contains(?, flow) AND (? OR list_contains(?, status))",
-            [list(flows), statuses is None, list(statuses or ())],
-        ).fetchone()
+    (any run when None); None if there is none."""
+    row = con.execute(
+        "SELECT max(started_at) FROM sync_runs WHERE list_contains(?, flow) AND (? OR list_contains(?, status))",
+        [list(flows), statuses is None, list(statuses or ())],
+    ).fetchone()
     return row[0] if row and row[0] is not None else None
 
 
-def last_success(warehouse: Path, *flows: str) -> datetime | None:
-    """When the last successful run of any of `flows` started (None if never, or no warehouse yet)."""
-    return last_started(warehouse, flows, ("completed", "completed_with_errors"))
+def last_success(con: duckdb.DuckDBPyConnection, *flows: str) -> datetime | None:
+    """When the last successful run of any of `flows` started (None if never)."""
+    return last_started(con, flows, ("completed", "completed_with_errors"))
 
 
 def since_text(moment: datetime) -> str:
@@ -178,51 +294,20 @@ def since_text(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def changed_since(warehouse: Path, *flows: str) -> str | None:
+def changed_since(con: duckdb.DuckDBPyConnection, *flows: str) -> str | None:
     """Where an incremental read after `flows` starts: their last successful start less the
     overlap (None: never read, so read everything)."""
-    last = last_success(warehouse, *flows)
+    last = last_success(con, *flows)
     return since_text(last - SINCE_OVERLAP) if last else None
 
 
-def last_success_parameter(warehouse: Path, flow: str, name: str) -> str | None:
+def last_success_parameter(con: duckdb.DuckDBPyConnection, flow: str, name: str) -> str | None:
     """Parameter `name` of the latest successful run of `flow` that has it (a mark a run left for
-    the next one); None if none has, or no warehouse yet."""
-    if not Path(warehouse).exists():
-        return None
-    with connect(warehouse, records_changes=True) as con:  # reads only
-        row = con.execute(
-            "SELECT json_extract_string(parameters, ?) AS value FROM sync_runs "
-            "WHERE flow = ? AND status IN ('completed', 'completed_with_errors') AND value IS NOT NULL "
-            "ORDER BY started_at DESC LIMIT 1",
-            [f"$.{name}", flow],
-        ).fetchone()
+    the next one); None if none has."""
+    row = con.execute(
+        "SELECT json_extract_string(parameters, ?) AS value FROM sync_runs "
+        "WHERE flow = ? AND status IN ('completed', 'completed_with_errors') AND value IS NOT NULL "
+        "ORDER BY started_at DESC LIMIT 1",
+        [f"$.{name}", flow],
+    ).fetchone()
     return str(row[0]) if row else None
-
-
-@contextmanager
-def ledger_run(settings: Settings, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
-    """Record the run in `sync_runs`: completed, completed_with_errors (404s, ids given up) or failed.
-
-    A missing API key fails before anything is written. Analysts see the run's writes at its end.
-    """
-    settings.require_api_key()
-    with publishing(settings.warehouse), _recorded(settings, flow, parameters) as record:
-        yield record
-
-
-@contextmanager
-def _recorded(settings: Settings, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
-    warehouse = settings.warehouse
-    record = start_run(warehouse, flow, parameters)
-    try:
-        yield record
-    except AuthenticationError as exc:
-        record.errors.append(redact(str(exc)))
-        finish_run(warehouse, record, "failed")
-        raise
-    except BaseException as exc:
-        record.errors.append(redact(f"{type(exc).__name__}: {exc}"))
-        finish_run(warehouse, record, "failed")
-        raise
-    finish_run(warehouse, record, "completed_with_errors" if record.errors or record.not_found else "completed")

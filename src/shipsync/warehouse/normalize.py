@@ -1,9 +1,6 @@
-"""Normalize JSON:API resources into per-table columns, ready for `upsert`.
-
-Input is what the service sends (resource dicts), so the same code serves pulls, the webhook event
-log and benchmarks. Every table is a declaration's (`warehouse.declared_rows` builds its columns):
-these functions name what each read writes, and add what the resource itself does not say (an
-option's definition, a webhook's headers cut to their names).
+"""Normalizing what needs more than its declaration: a page of documents with what it includes, an
+option's definition, a webhook's headers cut to their names. Every other resource is normalized by
+its declaration alone (`warehouse.declared_rows.declared_tables_batch`).
 """
 
 from __future__ import annotations
@@ -11,41 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from shipsync.api.account_models import CustomField, CustomFieldDefinition, CustomFieldOption, TrackingRequest, Webhook
-from shipsync.api.document_models import Document, DocumentSchema
+from shipsync.api.account_models import CustomFieldOption, Webhook
+from shipsync.api.document_models import Document
 from shipsync.api.jsonapi import JsonObject
-from shipsync.api.place_models import MetroArea
-from shipsync.warehouse.declared_rows import declared_batch, declared_tables_batch
-
-Columns = dict[str, list[Any]]
-Batch = dict[str, Columns]  # table name -> column name -> values
-
-
-def included_columns(included: Iterable[JsonObject], observed_at: str | None) -> Batch:
-    """What a page includes (shipments, containers, accounts, users, ...), into their typed tables,
-    stamped with when they were observed."""
-    return declared_batch(included, observed_at=observed_at)
+from shipsync.warehouse.declared_rows import Batch, declared_batch, declared_tables_batch
 
 
 def document_page_columns(documents: Sequence[JsonObject], included: Iterable[JsonObject], observed_at: str | None) -> Batch:
     """Everything one pull of documents (with `include`) writes: documents, their link tables, what they include."""
-    return {**declared_tables_batch(Document, documents, observed_at=observed_at), **included_columns(included, observed_at)}
-
-
-def metro_area_columns(resources: Sequence[JsonObject], observed_at: str | None) -> Batch:
-    return declared_tables_batch(MetroArea, resources, observed_at=observed_at)
-
-
-def document_schema_columns(resources: Sequence[JsonObject], observed_at: str | None) -> Batch:
-    return declared_tables_batch(DocumentSchema, resources, observed_at=observed_at)
-
-
-def tracking_request_columns(resources: Sequence[JsonObject], *, observed_at: str | None) -> Batch:
-    return declared_tables_batch(TrackingRequest, resources, observed_at=observed_at)
-
-
-def definition_columns(resources: Sequence[JsonObject], *, observed_at: str | None) -> Batch:
-    return declared_tables_batch(CustomFieldDefinition, resources, observed_at=observed_at)
+    return {**declared_tables_batch(Document, documents, observed_at=observed_at), **declared_batch(included, observed_at=observed_at)}
 
 
 def option_columns(definition_id: str, resources: Sequence[JsonObject], *, observed_at: str | None) -> Batch:
@@ -54,10 +25,6 @@ def option_columns(definition_id: str, resources: Sequence[JsonObject], *, obser
     columns = batch[CustomFieldOption.table_name]
     columns["definition_id"] = [named or definition_id for named in columns.get("definition_id", [])]
     return batch
-
-
-def custom_field_columns(resources: Sequence[JsonObject], *, observed_at: str | None) -> Batch:
-    return declared_tables_batch(CustomField, resources, observed_at=observed_at)
 
 
 def header_names(headers: Any) -> list[dict[str, Any]]:

@@ -7,7 +7,10 @@ and values, and webhooks): its table comes from `warehouse.declared_tables`, add
 such row carries `_synced_at` and `_run_id` (the run that last wrote it). The tables shipsync keeps
 for itself (the run ledger, bulk results and undo, the schema version) are SQLModel classes below;
 the webhook event log's tables are in `warehouse.schema_events`.
-Bump SCHEMA_VERSION when tables or columns are added; `migrate` adds what an older file lacks.
+
+The lake has one schema, this one (version 1): there is no history to replay. A column added later
+is added to every lake at its next write (`schema_create`); anything else bumps SCHEMA_VERSION with
+the step that moves a lake from the version before.
 """
 
 from __future__ import annotations
@@ -15,22 +18,24 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import BigInteger, Table
 from sqlmodel import Field, SQLModel
 
 from shipsync.warehouse import schema_events  # noqa: F401  (registers the event log's tables)
 from shipsync.warehouse.declared_tables import create_declared_tables
 from shipsync.warehouse.schema_columns import json_field, strings, ts
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 1
 
 
 class SyncRunRow(SQLModel, table=True):
-    """The run ledger: one row per flow run."""
+    """The run ledger: one row per run, written in the run's own commit (`snapshot_id` is the lake
+    snapshot that commit made: what the run changed is `table_changes(..., snapshot_id, snapshot_id)`)."""
 
     __tablename__ = "sync_runs"
     run_id: str = Field(primary_key=True)
     flow: str
+    snapshot_id: int | None = Field(default=None, sa_type=BigInteger)
     prefect_flow_run_id: str | None = None
     parameters: dict[str, Any] | None = json_field()
     started_at: datetime | None = ts()
@@ -81,8 +86,11 @@ class BulkUndoRow(SQLModel, table=True):
 
 
 class SchemaVersionRow(SQLModel, table=True):
+    """The account's schema version and the digest of its tables and views (one row)."""
+
     __tablename__ = "_shipsync_schema"
     version: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    digest: str | None = None
     applied_at: datetime | None = ts()
 
 

@@ -26,6 +26,9 @@ class WebhookEventRow(SQLModel, table=True):
     received_at: datetime | None = ts()
     payload: dict[str, Any] | None = json_field()
     loaded_at: datetime | None = ts()
+    # SHA-256 of the body's canonical JSON: a later copy of the notification is a redelivery when
+    # it matches, a conflict when it does not.
+    body_sha256: str | None = None
 
 
 class WebhookEventResourceRow(SQLModel, table=True):

@@ -1,80 +1,52 @@
-"""What `shipsync status` shows: what the analysts' file holds, when it was published, row counts
-per table and the last run of each flow. Everything is read from the published state, so status
-never waits for a run (and never makes one wait)."""
+"""What `shipsync status` shows of the warehouse: where it is, its newest snapshot and what made it,
+how many snapshots and data files it keeps, row counts per table and the last run of each flow.
+Read on a read-only connection: status never waits for a run, nor a run for status."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-import duckdb
-import orjson
-
-from shipsync.errors import WarehouseError
-from shipsync.warehouse.layout import analysts_file, pipeline_file, publication_dir
-from shipsync.warehouse.publish import newest_state, source_signature
-from shipsync.warehouse.snapshot import referenced_files
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse.schema import tables
+from shipsync.warehouse.unit_of_work import open_warehouse
 
 
-@dataclass
-class Publication:
-    analysts_file: Path
-    generation: int
-    published_at: datetime
-    source_changed_at: datetime | None
-    pending: bool  # the pipeline's file changed after this state was taken
-    tables: int
-    rows: int
-    files: int
-    bytes_on_disk: int  # every state still kept, data files counted once
-    states_kept: int
+@dataclass(frozen=True)
+class LakeStatus:
+    where: str
+    snapshot_id: int
+    snapshot_at: datetime
+    snapshot_message: str | None
+    snapshots: int
+    data_files: int
+    data_bytes: int
+    table_rows: list[tuple[str, int]]
+    last_runs: list[tuple[Any, ...]]
 
 
-def publication_status(warehouse: Path) -> Publication | None:
-    root = publication_dir(warehouse)
-    manifest = newest_state(root)
-    if manifest is None:
-        return None
-    own = pipeline_file(warehouse)
-    kept = list((root / "states").glob("g*.json"))
-    data = [p for p in (root / "data").glob("*/*.parquet")]
-    return Publication(
-        analysts_file=analysts_file(warehouse),
-        generation=int(manifest["generation"]),
-        published_at=datetime.fromisoformat(manifest["published_at"]),
-        source_changed_at=datetime.fromisoformat(manifest["source_changed_at"]) if manifest.get("source_changed_at") else None,
-        pending=_pending(own, root),
-        tables=len(manifest["tables"]),
-        rows=sum(int(t["rows"]) for t in manifest["tables"].values()),
-        files=len(referenced_files(manifest)),
-        bytes_on_disk=sum(p.stat().st_size for p in data) + sum(p.stat().st_size for p in (root / "states").glob("g*.duckdb")),
-        states_kept=len(kept),
-    )
-
-
-def _pending(own: Path, root: Path) -> bool:
-    """Whether the pipeline's file changed since the newest state was published (and its
-    connection closed): its size and mtime then are in `source.json`."""
-    try:
-        return bool(orjson.loads((root / "source.json").read_bytes()) != source_signature(own))
-    except (OSError, orjson.JSONDecodeError):
-        return own.exists()
-
-
-def warehouse_status(warehouse: Path) -> tuple[list[tuple[str, int]], list[tuple[Any, ...]]]:
-    """Row counts per table and each flow's last run, as analysts see them."""
-    path = analysts_file(warehouse)
-    manifest = newest_state(publication_dir(warehouse))
-    if manifest is None or not path.exists():
-        raise WarehouseError(f"no warehouse at {path}: run a pull first (e.g. `shipsync pull all`)")
-    counts = sorted((name, int(state["rows"])) for name, state in manifest["tables"].items())
-    con = duckdb.connect(str(path), read_only=True)
-    try:
+def lake_status(location: LakeLocation) -> LakeStatus:
+    with open_warehouse(location, read_only=True) as warehouse:
+        con = warehouse.con
+        newest = con.execute(
+            "SELECT snapshot_id, snapshot_time, commit_message FROM ducklake_snapshots(?) ORDER BY snapshot_id DESC LIMIT 1",
+            [warehouse.alias],
+        ).fetchone()
+        assert newest is not None
+        kept = con.execute("SELECT count(*) FROM ducklake_snapshots(?)", [warehouse.alias]).fetchone()
+        counts = [(t.name, con.execute(f"SELECT count(*) FROM {ident(t.name)}").fetchone()) for t in tables()]
+        files, size = 0, 0
+        for table_name, _ in counts:
+            row = con.execute(
+                "SELECT count(*), coalesce(sum(data_file_size_bytes), 0) FROM ducklake_list_files(?, ?, schema => ?)",
+                [warehouse.alias, table_name, location.schema],
+            ).fetchone()
+            files, size = files + int(row[0] if row else 0), size + int(row[1] if row else 0)
         runs = con.execute(
             """
-            SELECT flow, strftime(started_at, '%Y-%m-%d %H:%M:%S'), status,
+            SELECT flow, strftime(started_at, '%Y-%m-%d %H:%M:%S'), status, snapshot_id,
                    coalesce(list_sum([CAST(v->>'inserted' AS BIGINT) FOR v IN json_extract(table_counts, '$.*')]), 0),
                    coalesce(list_sum([CAST(v->>'updated' AS BIGINT) FOR v IN json_extract(table_counts, '$.*')]), 0),
                    requests, throttled, coalesce(len(not_found), 0), coalesce(len(errors), 0)
@@ -83,6 +55,14 @@ def warehouse_status(warehouse: Path) -> tuple[list[tuple[str, int]], list[tuple
             ORDER BY flow
             """
         ).fetchall()
-    finally:
-        con.close()
-    return counts, runs
+    return LakeStatus(
+        where=location.describe(),
+        snapshot_id=int(newest[0]),
+        snapshot_at=newest[1],
+        snapshot_message=newest[2],
+        snapshots=int(kept[0]) if kept else 0,
+        data_files=files,
+        data_bytes=size,
+        table_rows=sorted((name, int(row[0]) if row else 0) for name, row in counts),
+        last_runs=runs,
+    )

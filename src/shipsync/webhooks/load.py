@@ -1,20 +1,25 @@
 """`events load`: the spool into the event log, exactly once, and never stopped by one record.
 
-Records are read in batches bounded by count and by bytes (`SpoolSizes`), so memory stays flat
-whatever the bodies. Each batch is written in one transaction together with its spool checkpoint,
-so a crash at any point leaves either the batch and its checkpoint or neither. A notification id
-seen before is skipped (the same body) or kept as a conflict (a different body).
+A load is one run: what it reads is staged batch by batch and committed as one snapshot, with the
+spool checkpoints that say how far it got (see `event_log`), so a crash at any point leaves either
+the load and its checkpoints or neither. Records are read in batches bounded by count and by bytes
+(`SpoolSizes`), so memory stays flat whatever the bodies.
 
-Dead letters: a record that is not a notification, or that the warehouse refuses, goes to
+Dead letters: a record that is not a notification, or that the warehouse would refuse, goes to
 `webhook_dead_letters` with the reason and its body as delivered, and the checkpoint moves past it.
-When a batch fails on its data, it is split in halves and each is loaded on its own, down to the
+When a batch fails on its data, it is split in halves and each is staged on its own, down to the
 one record at fault: the records around it load as if it were not there. Consumed segments nobody
-holds any more are archived.
+holds any more are archived once the load is committed.
+
+Checkpoints and dead letters name a segment by the spool's own id and the segment's name, so that
+receivers on several hosts, each with its own spool, load into one lake side by side.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,27 +27,21 @@ from pathlib import Path
 
 import duckdb
 
-from shipsync.warehouse import changes
-from shipsync.warehouse.connection import connect, transaction
+from shipsync.warehouse.ledger import RunRecord, warehouse_run
+from shipsync.warehouse.location import LakeLocation
+from shipsync.webhooks.event_log import EventLogStage
 from shipsync.webhooks.framing import SpoolRecord, read_records
-from shipsync.webhooks.load_entities import refresh_entities
-from shipsync.webhooks.load_steps import (
-    DeadLetter,
-    dedupe,
-    insert_conflicts,
-    insert_dead_letters,
-    insert_events,
-    insert_redeliveries,
-    insert_resources,
-    parse_records,
-    save_checkpoints,
-)
+from shipsync.webhooks.load_steps import DeadLetter, parse_records
 from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
 
 log = logging.getLogger("shipsync.webhooks")
 # Failures of a record's data, not of the machine: the warehouse refusing a value, or a shape no
-# step foresaw. Anything else (a full disk, a lock) stops the load with the batch rolled back.
+# step foresaw. Anything else (a full disk, a lost catalog) stops the load with nothing committed.
 DATA_ERRORS = (duckdb.DataError, duckdb.InvalidInputException, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
+SPOOL_ID_FILE = "spool-id"
+DECLARED_REFRESH_EXCLUDED = frozenset(
+    {"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"}
+)
 
 
 @dataclass
@@ -54,10 +53,23 @@ class LoadReport:
     entities_refreshed: int = 0
     stale_ignored: int = 0
     archived: list[str] = field(default_factory=list)
+    snapshot_id: int | None = None
 
-    def add(self, other: LoadReport) -> None:
-        for name in ("loaded", "duplicates", "conflicts", "dead_letters", "entities_refreshed", "stale_ignored"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+    @classmethod
+    def of(cls, record: RunRecord) -> LoadReport:
+        """What a committed load did, from its commit's counts."""
+        counts = record.counts
+        entities = [c for table, c in counts.items() if table not in DECLARED_REFRESH_EXCLUDED and table != "webhook_spool_checkpoints"]
+        redeliveries = counts.get("webhook_redeliveries")
+        return cls(
+            loaded=counts["webhook_events"].inserted if "webhook_events" in counts else 0,
+            duplicates=(redeliveries.inserted + redeliveries.unchanged) if redeliveries else 0,
+            conflicts=counts["webhook_event_conflicts"].inserted if "webhook_event_conflicts" in counts else 0,
+            dead_letters=counts["webhook_dead_letters"].inserted if "webhook_dead_letters" in counts else 0,
+            entities_refreshed=sum(c.inserted + c.updated for c in entities),
+            stale_ignored=sum(c.stale for c in entities),
+            snapshot_id=record.snapshot_id,
+        )
 
 
 @dataclass
@@ -88,78 +100,60 @@ def read_batches(spool: Path, checkpoints: dict[str, int], sizes: SpoolSizes) ->
         yield Batch(records)
 
 
-def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> LoadReport:
-    """Every step of one batch, on an open transaction; what it did."""
-    now = datetime.now(UTC)
-    parsed, dead = parse_records(batch.records)
-    fresh, repeats, conflicts = dedupe(con, parsed)
-    insert_events(con, fresh, now)
-    insert_resources(con, fresh)
-    refreshed, stale = refresh_entities(con, fresh, now)
-    insert_conflicts(con, conflicts, now)
-    insert_redeliveries(con, repeats, now)
-    insert_dead_letters(con, dead, now)
-    save_checkpoints(con, batch.progress, now)
-    _record_changes(con, fresh=bool(fresh), conflicts=bool(conflicts), repeats=bool(repeats), dead=bool(dead), progress=batch.progress)
-    return LoadReport(len(fresh), len(repeats), len(conflicts), len(dead), refreshed, stale)
-
-
-def _record_changes(
-    con: duckdb.DuckDBPyConnection, *, fresh: bool, conflicts: bool, dead: bool, progress: dict[str, int], repeats: bool = False
-) -> None:
-    """Tell the publisher what this batch wrote with its own SQL (upserts log their own rows)."""
-    if fresh:
-        changes.record(con, "webhook_events", changes.APPENDED)
-        changes.record(con, "webhook_event_resources", changes.APPENDED)
-    if conflicts:
-        changes.record(con, "webhook_event_conflicts", changes.APPENDED)
-    if repeats:
-        changes.record(con, "webhook_redeliveries", changes.APPENDED)
-    if dead:
-        changes.record(con, "webhook_dead_letters", changes.APPENDED)
-    if progress:
-        changes.record_rows(con, "webhook_spool_checkpoints", "SELECT unnest(?::VARCHAR[]) AS segment", [list(progress)])
-
-
-def _dead_letter(con: duckdb.DuckDBPyConnection, record: SpoolRecord, error: Exception) -> LoadReport:
-    parsed, _ = parse_records([record])
-    reason = f"cannot be loaded: {type(error).__name__}: {error}"
-    log.warning("events load: spool record %s@%d dead-lettered: %s", record.segment, record.end_offset, reason)
-    now = datetime.now(UTC)
-    insert_dead_letters(con, [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], now)
-    save_checkpoints(con, Batch([record]).progress, now)
-    _record_changes(con, fresh=False, conflicts=False, dead=True, progress=Batch([record]).progress)
-    return LoadReport(dead_letters=1)
-
-
-def load_batch(con: duckdb.DuckDBPyConnection, batch: Batch, report: LoadReport) -> None:
-    """Load a batch in one transaction; on a data failure, its halves one by one, down to the
-    one record at fault, which becomes a dead letter."""
+def spool_id(folder: SpoolFolder) -> str:
+    """The spool's own id (made once, kept in the spool): what tells its segments from another
+    host's spool in the lake's checkpoints."""
+    path = folder.path / SPOOL_ID_FILE
     try:
-        with transaction(con):
-            done = write_batch(con, batch)
+        return path.read_text().strip()
+    except FileNotFoundError:
+        made = uuid.uuid4().hex[:12]
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            return path.read_text().strip()  # another loader made it first
+        with os.fdopen(fd, "w") as out:
+            out.write(made + "\n")
+        return made
+
+
+def stage_batch(stage: EventLogStage, batch: Batch) -> None:
+    """Stage a batch whole; on a data failure, its halves one by one, down to the one record at
+    fault, which becomes a dead letter."""
+    try:
+        parsed, dead = parse_records(batch.records)
+        stage.stage(parsed, dead, batch.progress)
     except DATA_ERRORS as error:
         if len(batch.records) > 1:
             for half in batch.halves():
-                load_batch(con, half, report)
+                stage_batch(stage, half)
             return
-        with transaction(con):
-            done = _dead_letter(con, batch.records[0], error)
-    report.add(done)
+        record = batch.records[0]
+        parsed, _ = parse_records([record])
+        reason = f"cannot be loaded: {type(error).__name__}: {error}"
+        log.warning("events load: spool record %s@%d dead-lettered: %s", record.segment, record.end_offset, reason)
+        stage.stage([], [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], batch.progress)
 
 
-def load_events(warehouse: Path, spool: Path, sizes: SpoolSizes | None = None) -> LoadReport:
-    """Load everything new in the spool; safe to run at any time, and again after any crash."""
-    report = LoadReport()
+def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = None) -> LoadReport:
+    """Load everything new in the spool as one run; safe to run at any time, and again after any crash."""
     if not spool.exists():
-        return report
+        return LoadReport()
     folder = SpoolFolder(spool)  # checks the folder is ours before trusting what is in it
     try:
-        with connect(warehouse, records_changes=True) as con:  # every write below is logged for publishing
-            checkpoints: dict[str, int] = dict(con.execute('SELECT segment, "offset" FROM webhook_spool_checkpoints').fetchall())
+        own = spool_id(folder)
+        with warehouse_run(location, "load_events", {"spool": own}) as run, run.step("load_events", {"spool": own}) as record:
+            checkpoints = {
+                segment.split("/", 1)[1]: int(offset)
+                for segment, offset in run.con.execute(
+                    'SELECT segment, "offset" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?)', [f"{own}/"]
+                ).fetchall()
+            }
+            stage = EventLogStage(run.warehouse, datetime.now(UTC), own)
             for batch in read_batches(spool, checkpoints, sizes or SpoolSizes()):
-                load_batch(con, batch, report)
+                stage_batch(stage, batch)
                 checkpoints.update(batch.progress)
+        report = LoadReport.of(record)
         report.archived = archive_consumed(folder, checkpoints)
     finally:
         folder.close()

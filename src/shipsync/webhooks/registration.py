@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import duckdb
 import httpx
 
 from shipsync.api import AsyncShipsyncClient, run_with_client
@@ -20,11 +21,11 @@ from shipsync.api.jsonapi import JsonObject
 from shipsync.api.webhooks import secret_of
 from shipsync.config import Settings
 from shipsync.errors import ApiError, InputError
-from shipsync.warehouse.connection import connect, transaction
 from shipsync.warehouse.declared_rows import observed_now
-from shipsync.warehouse.ledger import ledger_run
-from shipsync.warehouse.load import write_batch_with
+from shipsync.warehouse.ledger import warehouse_run
+from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import webhook_columns
+from shipsync.warehouse.unit_of_work import CommitContext
 from shipsync.webhooks.secrets_store import forget_secret, save_secret
 
 
@@ -73,7 +74,9 @@ def register_webhook(
     headers: Sequence[tuple[str, str]] = (),
     http_transport: httpx.AsyncBaseTransport | None = None,
 ) -> Webhook:
-    with ledger_run(settings, "register_webhook", {"url": url, "events": len(events), "all_events": all_events}) as record:
+    settings.require_api_key()
+    parameters = {"url": url, "events": len(events), "all_events": all_events}
+    with warehouse_run(settings.lake, "register_webhook", parameters) as run, run.step("register_webhook", parameters) as record:
 
         async def create(client: AsyncShipsyncClient) -> tuple[JsonObject, list[str], str | None]:
             try:
@@ -101,15 +104,18 @@ def register_webhook(
                 "headers": [h.model_dump() for h in webhook.headers],
             },
         }
-        with connect(settings.warehouse) as con, transaction(con):
-            write_batch_with(con, webhook_columns([resource], observed_at=observed_now()), run_id=record.run_id)
+        write_batch(run.warehouse, webhook_columns([resource], observed_at=observed_now()))
         if secret is None:
             record.errors.append(f"webhook {webhook.id} was registered, but the service sent no secret: delete it and register again")
     return webhook
 
 
 def delete_webhook(settings: Settings, webhook_id: str) -> None:
-    with ledger_run(settings, "delete_webhook", {"id": webhook_id}) as record:
+    settings.require_api_key()
+    with (
+        warehouse_run(settings.lake, "delete_webhook", {"id": webhook_id}) as run,
+        run.step("delete_webhook", {"id": webhook_id}) as record,
+    ):
 
         async def delete(client: AsyncShipsyncClient) -> None:
             await client.webhooks.delete(webhook_id)
@@ -117,5 +123,9 @@ def delete_webhook(settings: Settings, webhook_id: str) -> None:
 
         run_with_client(settings, delete)
         forget_secret(settings, webhook_id)
-        with connect(settings.warehouse) as con:
-            con.execute("UPDATE webhooks SET active = false, deleted_at = ? WHERE id = ?", [datetime.now(UTC), webhook_id])
+        deleted_at = datetime.now(UTC)
+
+        def mark_deleted(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
+            con.execute("UPDATE webhooks SET active = false, deleted_at = ? WHERE id = ?", [deleted_at, webhook_id])
+
+        run.warehouse.defer(["webhooks"], mark_deleted)

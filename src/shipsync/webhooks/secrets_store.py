@@ -1,17 +1,12 @@
 """The local secrets store: webhook secrets by webhook id, in a private file of the user's
 configuration (`~/.config/shipsync/secrets.json`, mode 0600 in a 0700 folder; SHIPSYNC_SECRETS_FILE
 to choose another), readable by the receiver and never written to logs, artifacts or the warehouse.
-
-The store used to sit beside the warehouse, in a folder analysts share: a `secrets.json` found
-there is moved into the store the first time the store is used, and removed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import stat
 from pathlib import Path
 
 from shipsync.config import Settings
@@ -23,7 +18,6 @@ log = logging.getLogger("shipsync.webhooks")
 # Shorter secrets are refused by the receiver: a key that short could be guessed, and a secret
 # left empty by an unset variable would make every body "signed" by anyone.
 MIN_SECRET_LENGTH = 16
-LEGACY_NAME = "secrets.json"
 
 
 def store_path(settings: Settings) -> Path:
@@ -55,30 +49,7 @@ def _write(path: Path, secrets: dict[str, str]) -> None:
     write_file(path, json.dumps(secrets).encode())
 
 
-def move_legacy_store(settings: Settings) -> Path | None:
-    """Move a `secrets.json` beside the warehouse into the store; the path moved from, if any.
-
-    Only a regular file of this user's is read: a link or someone else's file in a shared folder
-    is left alone (with a warning), as it may be planted."""
-    legacy, store = settings.warehouse.parent / LEGACY_NAME, store_path(settings)
-    try:
-        info = os.lstat(legacy)
-    except FileNotFoundError:
-        return None
-    if legacy.absolute() == store.absolute():
-        return None  # configured to stay there
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-        log.warning("%s is a link or not yours: not moved into the webhook secrets store %s (remove it)", legacy, store)
-        return None
-    moved = _parse(legacy, legacy.read_bytes())
-    _write(store, {**moved, **_read(store)})
-    legacy.unlink()
-    log.warning("moved the webhook secrets store from %s (a folder analysts may share) to %s", legacy, store)
-    return legacy
-
-
 def _store(settings: Settings) -> Path:
-    move_legacy_store(settings)
     return store_path(settings)
 
 

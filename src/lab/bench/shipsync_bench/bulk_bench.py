@@ -126,10 +126,11 @@ def validation(rows: int = 100_000) -> list[BenchResult]:
 
 
 def rerun_writes(rows: int = 10_000) -> list[BenchResult]:
+    from shipsync.warehouse.connection import connect
+
     from shipsync.bulk.apply import apply_file
     from shipsync.config import load_settings
     from shipsync.pull.documents import pull_documents
-    from shipsync.warehouse.connection import connect
 
     documents = int(rows * 1.25)  # about 0.86 containers per document in the sandbox
     with (

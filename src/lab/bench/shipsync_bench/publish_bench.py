@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 
 import orjson
-
-from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.layout import analysts_file, publication_dir
-from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.publish import publish
 from shipsync.warehouse.publishing import last_report, publishing
+
+from shipsync.warehouse.declared_rows import observed_now
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.normalize import document_page_columns
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.spool import SpoolSizes
 from shipsync_bench.journey_year import SegmentWriter, spooled_journeys

@@ -10,10 +10,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from shipsync.warehouse.connection import connect
+
 from shipsync.config import Settings
 from shipsync.pull.listing_marks import MARK
 from shipsync.serving import BackgroundServer
-from shipsync.warehouse.connection import connect
 from shipsync.warehouse.ledger import last_success_parameter
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver

@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import orjson
-
-from shipsync.report import build_report
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.publishing import publishing
+
+from shipsync.report import build_report
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync_bench.journey_year import SegmentWriter

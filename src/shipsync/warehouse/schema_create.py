@@ -1,0 +1,131 @@
+"""The account's tables and views in the lake: created on a writer's first open, grown by a column
+when the declarations add one, the views replaced when their SQL changes. One snapshot when it does
+anything, none when the lake is current (two reads).
+
+Tables carry no PRIMARY KEY (DuckLake has no unique constraints): the merges keep one row per key
+(`upsert`), and each table's key is the one declared in the schema (`schema.table(...)`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import duckdb_engine
+from sqlalchemy import Table
+from sqlalchemy.schema import CreateTable
+
+from shipsync.errors import WarehouseError
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.schema import SCHEMA_VERSION, tables
+from shipsync.warehouse.view_order import create_views_in_order, view_statements
+
+_DIALECT = duckdb_engine.Dialect()
+_PRIMARY_KEY = re.compile(r",\s*PRIMARY KEY \([^)]*\)")
+SCHEMA_COMMIT = "shipsync schema"
+
+
+def views_dir() -> Path:
+    """The analysts' views: shipped in the wheel, or the repository's `warehouse/views` in a checkout."""
+    packaged = Path(str(resources.files("shipsync.warehouse"))) / "views"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "warehouse" / "views"
+
+
+@cache
+def schema_digest() -> str:
+    """A digest of every table's DDL and every view's SQL: when a lake records this one, its tables
+    and views are current (one read at open)."""
+    digest = hashlib.sha256()
+    for table in tables():
+        digest.update(create_table_sql(table).encode() + b"\0")
+    for sql_file in sorted(views_dir().glob("*.sql")):
+        digest.update(sql_file.name.encode() + b"\0" + sql_file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def view_sql() -> list[str]:
+    return [sql for sql_file in sorted(views_dir().glob("*.sql")) for sql in view_statements(sql_file.read_text())]
+
+
+def create_table_sql(table: Table) -> str:
+    return _PRIMARY_KEY.sub("", str(CreateTable(table).compile(dialect=_DIALECT)))
+
+
+def recorded(con: duckdb.DuckDBPyConnection) -> tuple[int, str | None] | None:
+    """The schema version and digest the account's schema records (None: not created yet)."""
+    try:
+        row = con.execute("SELECT version, digest FROM _shipsync_schema ORDER BY version DESC LIMIT 1").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return (int(row[0]), row[1]) if row else None
+
+
+def _columns(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for table_name, column_name in con.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_catalog = ? AND table_schema = ?",
+        [alias, schema],
+    ).fetchall():
+        found.setdefault(table_name, set()).add(column_name)
+    return found
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str, *, deadline_s: float = 120.0) -> bool:
+    """Create or grow the account's tables and views to this version of shipsync (True when it
+    committed a change). Another process doing the same at once makes one of the two redo it."""
+    started = time.monotonic()
+    while True:
+        found = recorded(con)
+        if found is not None and found[0] != SCHEMA_VERSION:
+            raise WarehouseError(
+                f"the warehouse's schema is at version {found[0]} and this shipsync writes version {SCHEMA_VERSION}: "
+                "use the shipsync release that wrote it"
+            )
+        if found is not None and found[1] == schema_digest():
+            return False
+        try:
+            _create(con, alias, schema)
+            return True
+        except duckdb.Error as exc:
+            if time.monotonic() - started > deadline_s or not _raced(exc):
+                raise WarehouseError(f"cannot create the warehouse's tables: {exc}") from None
+            time.sleep(0.2)
+
+
+def _raced(exc: duckdb.Error) -> bool:
+    text = str(exc).lower()
+    return "conflict" in text or "locked" in text or "retry count" in text or "already exists" in text
+
+
+def _create(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> None:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        existing = _columns(con, alias, schema)
+        for table in tables():
+            if table.name not in existing:
+                con.execute(create_table_sql(table))
+                continue
+            for column in table.columns:
+                if column.name not in existing[table.name]:
+                    sql_type = column.type.compile(dialect=_DIALECT)
+                    con.execute(f"ALTER TABLE {ident(table.name)} ADD COLUMN {ident(column.name)} {sql_type}")
+        create_views_in_order(con, [_or_replace(sql) for sql in view_sql()])
+        con.execute("DELETE FROM _shipsync_schema")
+        con.execute("INSERT INTO _shipsync_schema VALUES (?, ?, ?)", [SCHEMA_VERSION, schema_digest(), datetime.now(UTC)])
+        con.execute(f"CALL {ident(alias)}.set_commit_message('shipsync', ?)", [SCHEMA_COMMIT])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _or_replace(sql: str) -> str:
+    return re.sub(r"^\s*CREATE\s+VIEW\b", "CREATE OR REPLACE VIEW", sql, count=1, flags=re.IGNORECASE)

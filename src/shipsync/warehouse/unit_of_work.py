@@ -1,0 +1,388 @@
+"""The `Warehouse`: one run's hold on the lake. One connection for all of the run's reads and writes;
+its writes committed together as one DuckLake snapshot, or not at all.
+
+A run reads the lake as committed (each read sees the newest snapshot) and *stages* its writes: each
+write is kept, with the rows it needs, in a private in-memory database attached as `stage`, and
+nothing reaches the lake until `commit`. `commit` then opens one transaction on the lake, replays
+the staged writes in the order they were made, adds the run's ledger row and commit message, and
+commits. So:
+- a run's network I/O never happens while a lake transaction is open (runs fetch, stage, fetch
+  again, and commit at the end: the transaction lasts as long as the replay, not the run);
+- analysts see whole runs: one snapshot per run, whose commit message names the flow and run;
+- a commit that races another writer's is redone, not lost. Writers turn DuckLake's own retry off
+  (`ducklake_max_retry_count = 0`), so a commit succeeds only on top of the snapshot its transaction
+  started from (the run's snapshot id is that one plus one, and the ledger row records it), and a
+  commit that lost a race is replayed from the staged rows against the new state. Every write is a
+  merge that reads the lake (newer-wins upserts, the event log's dedupe by notification id), so
+  the replay judges what others committed meanwhile: that is what keeps the dedupe whole across
+  processes and hosts without unique constraints. Retries back off and end at a deadline with an
+  error naming the writers that kept committing.
+
+Consecutive upserts of one table with the same columns are kept as one staged table and merged
+once (a pull of many batches is one MERGE per table, not one per batch), unless another kind of
+write to that table came between them. A read that must see the run's own pending rows (ids that
+a later step of the same run fetches) unions them in through `pending`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from shipsync.errors import WarehouseBusyError, WarehouseError
+from shipsync.json_text import dumps
+from shipsync.redaction import redact
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.lake import LakeConnection, connect_lake
+from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse.schema_create import ensure_schema
+from shipsync.warehouse.upsert import SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types
+
+log = logging.getLogger(__name__)
+
+DEFAULT_COMMIT_DEADLINE_S = 600.0
+# A staged write replayed at commit: it reads its staged rows and the lake, writes the lake, and
+# says what it changed per table. It must give the same result whenever it is replayed.
+Replay = Callable[[duckdb.DuckDBPyConnection, "CommitContext"], Mapping[str, TableCounts] | None]
+# The last write of a commit (the ledger rows), given what each staged write changed, in order.
+Finish = Callable[[duckdb.DuckDBPyConnection, "CommitContext", Sequence[Mapping[str, "TableCounts"]]], None]
+
+
+@dataclass(frozen=True)
+class CommitContext:
+    """What a replayed write may need to know about the commit it is part of."""
+
+    snapshot_id: int
+    committed_at: datetime
+    run_id: str
+
+
+@dataclass
+class _Write:
+    """One staged write: the tables it writes, how to replay it, and (for an upsert that later
+    upserts of the same table may join) the staged table holding its rows."""
+
+    tables: frozenset[str]
+    replay: Replay
+    upsert_of: str | None = None
+    schema: pa.Schema | None = None
+    staged: str | None = None
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """What the snapshot says about the run that made it (DuckLake's commit message and extra info)."""
+
+    flow: str
+    run_id: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Committed:
+    snapshot_id: int | None  # None when there was nothing to commit
+    counts: dict[str, TableCounts]  # what the commit changed, per table
+    attempts: int
+
+
+class Warehouse:
+    """A connection to the lake with a stage for the run's writes (see the module's docstring).
+
+    Made by `open_warehouse`; `con` is for reads (unqualified names are the account's tables and
+    views). Writes: `upsert`, `replace_links`, `append`, `defer`; then `commit` once."""
+
+    def __init__(self, lake: LakeConnection, location: LakeLocation, stage: str | None) -> None:
+        self.con = lake.con
+        self.alias = lake.alias  # what the lake is attached as on `con` (for DuckLake's functions)
+        self.location = location
+        self.read_only = stage is None
+        self._stage = stage
+        self._writes: list[_Write] = []
+        self._names = itertools.count(1)
+        self._seq = itertools.count(0)
+        self._barrier = 0
+
+    # -- staging -------------------------------------------------------------------------------
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise WarehouseError("this warehouse connection is read-only")
+
+    def _stage_table(self, label: str, batch: pa.Table, *, with_seq: bool = False, select: str = "SELECT * FROM _shipsync_incoming") -> str:
+        """Copy `batch` (through `select`, a query of `_shipsync_incoming`) into a new table of the
+        stage; its qualified name. A `select` that fails (a cast the data refuses) creates nothing."""
+        if self._stage is None:
+            raise WarehouseError("this warehouse connection is read-only")
+        name = f"{self._stage}.main.{ident(f'{label}__{next(self._names)}')}"
+        if with_seq:
+            batch = self._with_seq(batch)
+        self.con.register("_shipsync_incoming", batch)
+        try:
+            self.con.execute(f"CREATE TABLE {name} AS {select}")
+        finally:
+            self.con.unregister("_shipsync_incoming")
+        return name
+
+    def _with_seq(self, batch: pa.Table) -> pa.Table:
+        # The order rows were staged in: a later copy of a key wins over an earlier one.
+        start = next(self._seq)
+        for _ in range(max(0, batch.num_rows - 1)):
+            next(self._seq)
+        return batch.append_column(SEQ, pa.array(range(start, start + batch.num_rows), pa.int64()))
+
+    def _last_write_to(self, table: str) -> _Write | None:
+        for write in reversed(self._writes[self._barrier :]):
+            if table in write.tables:
+                return write
+        return None
+
+    def mark(self) -> int:
+        """How many writes are staged; later upserts start writes of their own (so that what each
+        part of a run changed can be told apart at commit: `Committed`'s counts per write)."""
+        self._barrier = len(self._writes)
+        return self._barrier
+
+    def upsert(self, table: str, batch: pa.Table) -> None:
+        """Merge `batch` into `table` on its key at commit: newer wins, unchanged rows are left alone
+        (see `upsert.merge_upsert`). A batch may carry only some columns: only those are written."""
+        self._writable()
+        if batch.num_rows == 0:
+            return
+        last = self._last_write_to(table)
+        if last is not None and last.upsert_of == table and last.schema == batch.schema and last.staged is not None:
+            self.con.register("_shipsync_incoming", self._with_seq(batch))
+            try:
+                self.con.execute(f"INSERT INTO {last.staged} SELECT * FROM _shipsync_incoming")
+            finally:
+                self.con.unregister("_shipsync_incoming")
+            return
+        staged = self._stage_table(table, batch, with_seq=True)
+
+        def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
+            return {table: merge_upsert(con, table, staged, run_id=commit.run_id, synced_at=commit.committed_at)}
+
+        self._writes.append(_Write(frozenset({table}), replay, upsert_of=table, schema=batch.schema, staged=staged))
+
+    def replace_links(self, table: str, owner_column: str, owners: Sequence[str], batch: pa.Table) -> None:
+        """Upsert link rows, and at commit delete the links of `owners` the batch does not have."""
+        self._writable()
+        if batch.num_rows == 0 and not owners:
+            return
+        links = self._stage_table(table, batch, with_seq=True)
+        owned = self._stage_table(f"{table}_owners", pa.table({"owner": pa.array(list(owners), pa.string())}))
+
+        def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
+            return {table: merge_links(con, table, owner_column, links, owned, run_id=commit.run_id, synced_at=commit.committed_at)}
+
+        self._writes.append(_Write(frozenset({table}), replay))
+
+    def append(self, table: str, batch: pa.Table) -> None:
+        """Insert the rows of `batch` (by column name) into `table` at commit."""
+        self._writable()
+        if batch.num_rows == 0:
+            return
+        staged = self._stage_table(table, batch)
+        listed = ", ".join(ident(name) for name in batch.column_names)
+
+        def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
+            con.execute(f"INSERT INTO {ident(table)} ({listed}) SELECT {listed} FROM {staged}")
+            return {table: TableCounts(inserted=batch.num_rows)}
+
+        self._writes.append(_Write(frozenset({table}), replay))
+
+    def stage(self, label: str, batch: pa.Table, *, select: str = "SELECT * FROM _shipsync_incoming") -> str:
+        """Keep `batch` in the stage for a deferred write to read (through `select`, a query of
+        `_shipsync_incoming`, e.g. casts to a table's types: if the data refuses it, nothing is
+        staged and the error is raised); the qualified name to read it by."""
+        self._writable()
+        return self._stage_table(label, batch, select=select)
+
+    def unstage(self, name: str) -> None:
+        """Drop a staged table no write reads (a batch given up before its writes were deferred)."""
+        self.con.execute(f"DROP TABLE IF EXISTS {name}")
+
+    def defer(self, tables: Sequence[str], replay: Replay) -> None:
+        """A write of its own to `tables`, replayed at commit in its place among the others. It reads
+        only the lake and what it staged (`stage`), and gives the same result on every replay."""
+        self._writable()
+        self._writes.append(_Write(frozenset(tables), replay))
+
+    def pending(self, table: str) -> list[str]:
+        """The staged tables holding rows this run will upsert into `table` (to union into a read
+        that must see them before the commit)."""
+        return [w.staged for w in self._writes if w.upsert_of == table and w.staged is not None]
+
+    @contextmanager
+    def preview(self) -> Iterator[None]:
+        """Inside the block, reads see the lake as this run's commit would leave it: the staged writes
+        are replayed in a transaction that is rolled back when the block ends (no network I/O in it:
+        a plan reads what a refresh staged, then the block ends before anything is sent). Costs a
+        replay: for a few thousand rows (a bulk apply's refresh); `seeing_pending` is the cheap way
+        for the sets of ids a pull's later steps read."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            commit = CommitContext(snapshot_id=-1, committed_at=datetime.now(UTC), run_id="preview")
+            for write in self._writes:
+                write.replay(self.con, commit)
+            yield
+        finally:
+            with suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
+
+    @contextmanager
+    def seeing_pending(self) -> Iterator[None]:
+        """Inside the block, reads of a table this run has staged upserts for see those rows too (a
+        later step of the run reads what an earlier one fetched): each such table is shadowed by a
+        temporary view of the lake's rows and the staged rows, cast to the table's types. Both copies
+        of a key may show: for the sets of ids and codes such reads collect, that is what is wanted."""
+        shadowed: list[str] = []
+        try:
+            for table in dict.fromkeys(w.upsert_of for w in self._writes if w.upsert_of and w.staged):
+                types = sql_types(table)
+                parts = [f"SELECT * FROM {ident(self.alias)}.{ident(self.location.schema)}.{ident(table)}"]
+                for staged in self.pending(table):
+                    present = [r[0] for r in self.con.execute(f"SELECT column_name FROM (DESCRIBE {staged})").fetchall()]
+                    casts = ", ".join(cast_column(c, types[c]) for c in present if c in types)
+                    parts.append(f"SELECT {casts} FROM {staged}")
+                self.con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(table)} AS {' UNION ALL BY NAME '.join(parts)}")
+                shadowed.append(table)
+            yield
+        finally:
+            for table in shadowed:
+                with suppress(duckdb.Error):
+                    self.con.execute(f"DROP VIEW IF EXISTS temp.main.{ident(table)}")
+
+    @property
+    def has_writes(self) -> bool:
+        return bool(self._writes)
+
+    def discard(self) -> None:
+        """Forget every staged write (a run that failed commits only its ledger row)."""
+        self._writes.clear()
+        self._barrier = 0
+
+    # -- commit --------------------------------------------------------------------------------
+
+    def commit(
+        self,
+        message: CommitMessage,
+        *,
+        last: Finish | None = None,
+        deadline_s: float = DEFAULT_COMMIT_DEADLINE_S,
+    ) -> Committed:
+        """Replay the staged writes (then `last`, e.g. the ledger row) in one transaction and commit
+        it as one snapshot; redone from the staged rows when another writer committed first."""
+        self._writable()
+        if not self._writes and last is None:
+            return Committed(None, {}, 0)
+        started = time.monotonic()
+        delay = 0.05
+        for attempt in itertools.count(1):
+            try:
+                snapshot_id, counts = self._attempt(message, last)
+            except _Raced as raced:
+                waited = time.monotonic() - started
+                if waited >= deadline_s:
+                    raise WarehouseBusyError(
+                        f"could not commit run {message.run_id} ({message.flow}) in {waited:.0f} s: "
+                        f"{self._writers_since(raced.base)} committed to {self.location.describe()} meanwhile; "
+                        "its writes were not committed, re-run it"
+                    ) from None
+                time.sleep(min(delay, max(0.0, deadline_s - waited)) * random.uniform(0.5, 1.0))
+                delay = min(delay * 2, 5.0)
+                continue
+            self.discard()
+            return Committed(snapshot_id, counts, attempt)
+        raise AssertionError("unreachable")
+
+    def _attempt(self, message: CommitMessage, last: Finish | None) -> tuple[int, dict[str, TableCounts]]:
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        base = -1
+        try:
+            row = con.execute("SELECT id FROM ducklake_current_snapshot(?)", [self.alias]).fetchone()
+            base = int(row[0]) if row else 0
+            commit = CommitContext(snapshot_id=base + 1, committed_at=datetime.now(UTC), run_id=message.run_id)
+            per_write = [dict(write.replay(con, commit) or {}) for write in self._writes]
+            if last is not None:
+                last(con, commit, per_write)
+            counts: dict[str, TableCounts] = {}
+            for done in per_write:
+                for table, table_counts in done.items():
+                    counts.setdefault(table, TableCounts()).add(table_counts)
+            extra = redact(dumps({"flow": message.flow, "run_id": message.run_id, **message.extra}))
+            con.execute(
+                f"CALL {ident(self.alias)}.set_commit_message('shipsync', ?, extra_info => ?)", [f"{message.flow} {message.run_id}", extra]
+            )
+        except BaseException:
+            with suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            raise
+        try:
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            with suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            if _is_race(exc):
+                log.info("commit of run %s raced another writer; replaying it on the newer snapshot", message.run_id)
+                raise _Raced(base) from None
+            raise WarehouseError(f"cannot commit to {self.location.describe()}: {redact(str(exc))}") from None
+        return commit.snapshot_id, counts
+
+    def _writers_since(self, base: int) -> str:
+        try:
+            rows = self.con.execute(
+                "SELECT coalesce(commit_message, 'a commit without a message'), snapshot_time FROM ducklake_snapshots(?) "
+                "WHERE snapshot_id > ? ORDER BY snapshot_id DESC LIMIT 3",
+                [self.alias, base],
+            ).fetchall()
+        except duckdb.Error:
+            return "other writers"
+        if not rows:
+            return "other writers"
+        named = "; ".join(f"{redact(str(text))} at {moment:%H:%M:%S}" for text, moment in rows)
+        return f"other writers (latest: {named})"
+
+
+class _Raced(Exception):
+    def __init__(self, base: int) -> None:
+        super().__init__(base)
+        self.base = base
+
+
+def _is_race(exc: duckdb.Error) -> bool:
+    """Whether a failed COMMIT lost a race with another writer (and replaying it may succeed)."""
+    text = str(exc).lower()
+    return any(
+        sign in text
+        for sign in ("transaction conflict", "database is locked", "maximum retry count", "duplicate key", "unique constraint", "conflict")
+    )
+
+
+@contextmanager
+def open_warehouse(location: LakeLocation, *, read_only: bool = False) -> Iterator[Warehouse]:
+    """The lake at `location` on a new connection (a writer creates its tables and views first, and
+    gets a private in-memory stage); closed on exit, committing nothing: commits are explicit
+    (`Warehouse.commit`), so leaving a block never writes anything."""
+    lake = connect_lake(location, read_only=read_only)
+    stage = None if read_only else f"{lake.alias}_stage"
+    try:
+        if stage is not None:
+            ensure_schema(lake.con, lake.alias, location.schema)
+            lake.con.execute(f"ATTACH ':memory:' AS {ident(stage)}")
+        yield Warehouse(lake, location, stage)
+    finally:
+        if stage is not None:
+            with suppress(duckdb.Error):
+                lake.con.execute(f"DETACH DATABASE IF EXISTS {ident(stage)}")
+        lake.close()
