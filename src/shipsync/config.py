@@ -78,6 +78,8 @@ class Settings(BaseSettings):
     aws_endpoint_url: str | None = Field(
         default=None, validation_alias=AliasChoices("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "aws_endpoint_url")
     )
+    # How far back time travel reaches: older snapshots are expired by the maintenance run.
+    snapshot_retention_days: float = Field(default=30.0, gt=0, le=3650)
     spool: Path | None = None
     rate_limit: str = "100/60"
     connect_timeout: float = Field(default=10.0, gt=0)

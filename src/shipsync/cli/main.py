@@ -12,6 +12,7 @@ from shipsync.cli.common import quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.report_cmd import report
 from shipsync.cli.up_cmd import up
+from shipsync.cli.warehouse_cmd import sql, warehouse_app
 from shipsync.cli.webhooks_cmd import events_app, webhooks_app
 from shipsync.logsetup import LEVELS, setup_logging
 
@@ -28,6 +29,8 @@ app.add_typer(apply_app, name="apply")
 app.command()(template)
 app.add_typer(webhooks_app, name="webhooks")
 app.add_typer(events_app, name="events")
+app.command()(sql)
+app.add_typer(warehouse_app, name="warehouse")
 
 
 LogLevel = enum.Enum("LogLevel", {name: name for name in LEVELS}, type=str)  # type: ignore[misc]

@@ -68,6 +68,7 @@ FlowName = Literal[
     "delete_webhook",
     "load_events",
     "import_warehouse",
+    "maintain_warehouse",
 ]
 APPLY_FLOWS: dict[str, FlowName] = {
     "tracking-requests": "apply_tracking_requests",
@@ -258,10 +259,11 @@ def warehouse_run(location: LakeLocation, flow: FlowName, parameters: Mapping[st
                         record.finish("failed")
                 run.commit()
             raise
-        for record in run.records:
-            if record.status is None:
-                record.finish(record.outcome())
-        run.commit()
+        if run.committed is None:  # a run may commit before its end (to read a source it holds open)
+            for record in run.records:
+                if record.status is None:
+                    record.finish(record.outcome())
+            run.commit()
 
 
 # Clocks differ and updates land while a run pages: an incremental read starts a little before the

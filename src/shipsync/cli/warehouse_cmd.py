@@ -1,0 +1,124 @@
+"""`shipsync sql` (analysts: the warehouse read-only) and `shipsync warehouse import|maintain`."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from shipsync.cli.common import console, one_line_errors, settings_from_env
+
+warehouse_app = typer.Typer(help="The warehouse itself: import an older one, maintain its files and snapshots.", no_args_is_help=True)
+
+
+def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> Table:
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in row))
+    return table
+
+
+def _print_result(columns: list[str], rows: list[tuple[Any, ...]], output: str) -> None:
+    if output == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif columns:
+        console.print(_table(columns, rows), markup=False)
+        console.print(f"({len(rows):,} row{'s' if len(rows) != 1 else ''})", markup=False)
+
+
+@one_line_errors
+def sql(
+    command: str | None = typer.Option(None, "-c", "--command", help="Run this SQL (read-only) and print what it returns, then exit."),
+    print_attach: bool = typer.Option(
+        False, "--print-attach", help="Print the statements that open the warehouse read-only from any DuckDB, then exit."
+    ),
+    output: str = typer.Option("table", "--output", help="How -c prints rows: table or csv."),
+) -> None:
+    """The warehouse, read-only: an interactive SQL prompt, one statement (-c), or the statements
+    that open it from a DuckDB shell or a notebook (--print-attach). Never waits for a run."""
+    from shipsync.warehouse.analyst import attach_script, read_only, run_query
+
+    location = settings_from_env().lake
+    if print_attach:
+        print(attach_script(location))
+        return
+    with read_only(location) as con:
+        if command is not None:
+            columns, rows = run_query(con, command)
+            _print_result(columns, rows, output)
+            return
+        _prompt(con)
+
+
+def _prompt(con: Any) -> None:
+    """Read statements (ended by `;`) and print what each returns; `.quit` or end of input leaves."""
+    import duckdb
+
+    from shipsync.warehouse.analyst import run_query
+
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (line editing and history at the prompt, where the platform has it)
+    console.print("shipsync sql: the warehouse, read-only. End statements with ';', .quit to leave.", markup=False)
+    pending = ""
+    while True:
+        try:
+            line = input("shipsync> " if not pending else "      ...> ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return
+        if not pending and line.strip() in (".quit", ".exit", "\\q"):
+            return
+        pending += line + "\n"
+        if not pending.rstrip().endswith(";"):
+            continue
+        try:
+            columns, rows = run_query(con, pending)
+            _print_result(columns, rows, "table")
+        except duckdb.Error as exc:
+            console.print(f"error: {str(exc).strip().splitlines()[0]}", markup=False)
+        pending = ""
+
+
+@warehouse_app.command("import")
+@one_line_errors
+def import_old(
+    old: Path = typer.Argument(..., help="The warehouse file of the last layout (SHIPSYNC_WAREHOUSE before the lake: shipsync.duckdb)."),
+) -> None:
+    """Copy a warehouse of the last layout (a DuckDB file and its published Parquet) into the lake."""
+    from shipsync.warehouse.import_file import import_warehouse
+
+    settings = settings_from_env()
+    report = import_warehouse(settings.lake, old)
+    console.print(f"imported {report.source} into {settings.lake.describe()} as snapshot {report.snapshot_id}:", markup=False)
+    console.print(_table(["table", "rows"], [(name, f"{rows:,}") for name, rows in sorted(report.rows.items())]), markup=False)
+
+
+@warehouse_app.command("maintain")
+@one_line_errors
+def maintain_lake(
+    retention_days: float | None = typer.Option(
+        None, "--retention-days", help="Keep snapshots this many days (default SHIPSYNC_SNAPSHOT_RETENTION_DAYS, 30)."
+    ),
+) -> None:
+    """Merge small files, expire old snapshots, delete files nothing needs (DuckLake's maintenance)."""
+    from datetime import timedelta
+
+    from shipsync.warehouse.maintenance import maintain
+
+    settings = settings_from_env()
+    days = retention_days if retention_days is not None else settings.snapshot_retention_days
+    done = maintain(settings.lake, retention=timedelta(days=days))
+    console.print(
+        f"maintained {settings.lake.describe()} in {done.seconds:.1f} s: snapshots {done.before.snapshots:,} -> {done.after.snapshots:,}, "
+        f"data files {done.before.data_files:,} -> {done.after.data_files:,} "
+        f"({done.before.data_bytes / 1e6:,.1f} -> {done.after.data_bytes / 1e6:,.1f} MB); {done.deleted_files:,} files deleted",
+        markup=False,
+    )

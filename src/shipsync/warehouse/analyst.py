@@ -1,0 +1,83 @@
+"""How analysts open the warehouse: read-only, from shipsync (`shipsync sql`) or from any DuckDB of
+the same line with the statements `shipsync sql --print-attach` prints (extension loads, the
+`ATTACH ... (READ_ONLY)`, the `USE` of the account's schema). A read-only attach never waits for a
+run and no run waits for it: DuckLake readers see the newest snapshot when they start a query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+
+from shipsync.warehouse.extensions import Extension
+from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.lake import connect_lake, needed_extensions
+from shipsync.warehouse.location import LakeLocation, masked
+
+ANALYST_ALIAS = "shipsync"
+# The name DuckDB's repository knows an extension by (what `INSTALL` takes).
+_INSTALL_NAME = {"sqlite_scanner": "sqlite", "postgres_scanner": "postgres"}
+
+
+def _install_name(extension: Extension) -> str:
+    return _INSTALL_NAME.get(extension.name, extension.name)
+
+
+def attach_statements(location: LakeLocation, *, alias: str = ANALYST_ALIAS) -> list[str]:
+    """The statements that open the warehouse read-only in any DuckDB: extension loads, the storage
+    secret (with placeholders: an analyst uses their own, read-only, credentials), ATTACH, USE."""
+    statements = [f"LOAD {_install_name(e)};" for e in needed_extensions(location)]
+    storage = location.storage
+    if location.on_object_storage:
+        options = ["TYPE s3", "KEY_ID '<your read-only access key id>'", "SECRET '<your secret access key>'"]
+        if storage is not None and storage.region:
+            options.append(f"REGION {literal(storage.region)}")
+        if storage is not None and storage.endpoint_url:
+            endpoint = storage.endpoint_url.split("://", 1)[-1].rstrip("/")
+            options += [f"ENDPOINT {literal(endpoint)}", "URL_STYLE 'path'"]
+            if storage.endpoint_url.startswith("http://"):
+                options.append("USE_SSL false")
+        options.append(f"SCOPE {literal(location.data_path)}")
+        statements.append(f"CREATE SECRET shipsync_storage ({', '.join(options)});")
+    catalog = "ducklake:" + masked(location.catalog) if location.password() else "ducklake:" + location.catalog
+    statements.append(f"ATTACH {literal(catalog)} AS {ident(alias)} (DATA_PATH {literal(location.data_path)}, READ_ONLY);")
+    statements.append(f"USE {ident(alias)}.{ident(location.schema)};")
+    return statements
+
+
+def attach_script(location: LakeLocation) -> str:
+    """`attach_statements` with what a reader needs to know, as comments."""
+    installs = " ".join(f"INSTALL {_install_name(e)};" for e in needed_extensions(location))
+    lines = [
+        f"-- shipsync's warehouse, read-only: {location.describe()}",
+        f"-- DuckDB {duckdb.__version__} (the extensions are installed in DuckDB's folder the first time shipsync opens the lake;",
+        f"-- elsewhere run once: {installs})",
+    ]
+    if location.catalog_kind == "postgres":
+        lines.append("-- The catalog's password comes from PGPASSWORD or ~/.pgpass (a read-only role: docs/analysts.md).")
+    return "\n".join([*lines, *attach_statements(location)])
+
+
+@contextmanager
+def read_only(location: LakeLocation) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the warehouse (the account's schema in use), closed on exit."""
+    lake = connect_lake(location, read_only=True)
+    try:
+        yield lake.con
+    finally:
+        lake.close()
+
+
+def run_query(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every statement of `sql` in order; the columns and rows of the last one that returns any."""
+    columns: list[str] = []
+    rows: list[tuple[Any, ...]] = []
+    for statement in duckdb.extract_statements(sql):
+        cursor = con.execute(statement.query)
+        if cursor.description:
+            columns = [d[0] for d in cursor.description]
+            rows = cursor.fetchall()
+    return columns, rows

@@ -1,0 +1,165 @@
+"""`shipsync warehouse import OLD.duckdb`: a warehouse of the last layout (before the lake) copied
+into an account's schema of the lake, whole, as one run (one snapshot).
+
+The last layout kept a pipeline file and *published* it for analysts: `OLD.duckdb` (a catalog of
+views), with every table as Parquet files in `OLD.published/`, listed by `current.json`. Its files
+were written by DuckDB 2.0, which this DuckDB cannot read, while Parquet any DuckDB reads: so the
+import reads the published state (every table, as of the last run that changed anything). A file
+this DuckDB can read (a warehouse written by DuckDB 1.x) is read directly instead.
+
+Nothing is lost: every row of every table the lake has is copied, a column the lake lacks is an
+error naming it (not a column silently dropped), and the event log's bodies get their body key
+(`body_sha256`). The publish layer's own bookkeeping (its change log, publication stamp, views
+digest) is not data and is left behind. The account's schema must hold no data yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+from duckdb.sqltypes import VARCHAR
+
+from shipsync.errors import InputError
+from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.ledger import warehouse_run
+from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse.schema import tables
+from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
+from shipsync.warehouse.upsert import TableCounts, sql_types
+from shipsync.webhooks.event_log import body_key
+
+# The old layout's own bookkeeping tables: not data.
+LEFT_BEHIND = frozenset({"_shipsync_schema", "_shipsync_views", "_shipsync_publication", "_shipsync_changes", "_shipsync_change_log"})
+# Columns the lake added, and how an old row gets them.
+DERIVED = {("webhook_events", "body_sha256"): "shipsync_body_key(CAST(payload AS VARCHAR))"}
+
+
+@dataclass
+class ImportReport:
+    source: str
+    rows: dict[str, int] = field(default_factory=dict)
+    snapshot_id: int | None = None
+
+
+def _published_dir(old: Path) -> Path | None:
+    """The publication folder of a last-layout warehouse, from its analysts' or pipeline file."""
+    analysts = old.parent.parent / old.name if old.parent.name == ".shipsync" else old
+    folder = analysts.parent / f"{analysts.stem}.published"
+    return folder if (folder / "current.json").is_file() else None
+
+
+def _readable(path: Path) -> bool:
+    try:
+        duckdb.connect(str(path), read_only=True).close()
+    except duckdb.Error:
+        return False
+    return True
+
+
+@contextmanager
+def _source(warehouse: Warehouse, old: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """(what the source is, table -> a relation reading that table) of the old warehouse."""
+    if old.is_file() and _readable(old):
+        alias = f"{warehouse.alias}_old"
+        warehouse.con.execute(f"ATTACH {literal(str(old))} AS {ident(alias)} (READ_ONLY)")
+        try:
+            names = [
+                r[0] for r in warehouse.con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [alias]).fetchall()
+            ]
+            yield str(old), {name: f"{ident(alias)}.main.{ident(name)}" for name in names}
+        finally:
+            warehouse.con.execute(f"DETACH DATABASE IF EXISTS {ident(alias)}")
+        return
+    folder = _published_dir(old)
+    if folder is None:
+        raise InputError(
+            f"{old}: neither a DuckDB file this shipsync can read nor a published warehouse (no {old.stem}.published/current.json)"
+        )
+    try:
+        manifest: dict[str, Any] = orjson.loads((folder / "current.json").read_bytes())
+        states: dict[str, Any] = manifest["tables"]
+        relations = {}
+        for name, state in states.items():
+            files = [str(folder / f["path"]) for f in state["files"]]
+            for file in files:
+                if not Path(file).resolve().is_relative_to(folder.resolve()):
+                    raise InputError(f"{folder / 'current.json'}: table {name!r} names a file outside the publication: {file}")
+            relations[str(name)] = f"read_parquet([{', '.join(literal(f) for f in files)}], union_by_name => true)"
+    except (OSError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+        raise InputError(f"{folder / 'current.json'}: not a publication manifest ({type(exc).__name__}: {exc})") from None
+    yield f"{folder} (published generation {manifest.get('generation')})", relations
+
+
+def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
+    return [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})").fetchall()]
+
+
+def import_warehouse(location: LakeLocation, old: Path) -> ImportReport:
+    """Copy the warehouse `old` (last layout) into the lake at `location`, as one run."""
+    old = Path(old)
+    if not old.exists():
+        raise InputError(f"{old}: no such warehouse file")
+    parameters = {"source": str(old)}
+    with warehouse_run(location, "import_warehouse", parameters) as run, _source(run.warehouse, old) as (described, relations):
+        con = run.con
+        filled = [
+            t.name
+            for t in tables()
+            if t.name not in LEFT_BEHIND and con.execute(f"SELECT count(*) FROM {ident(t.name)}").fetchone() != (0,)
+        ]
+        if filled:
+            raise InputError(
+                f"{location.describe()} already holds data ({', '.join(filled[:5])}): import into a new warehouse or another account"
+            )
+        con.create_function("shipsync_body_key", _body_key, [VARCHAR], VARCHAR)
+        report = ImportReport(described)
+        with run.step("import_warehouse", {"source": described}) as record:
+            known = {t.name for t in tables()}
+            for name, relation in sorted(relations.items()):
+                if name in LEFT_BEHIND:
+                    continue
+                if name not in known:
+                    raise InputError(f"{described}: table {name!r} has no place in this warehouse (nothing is dropped): report it")
+                report.rows[name] = _copy(run.warehouse, described, name, relation)
+        run.commit()  # while the source is still attached: the copy reads it in the commit
+        report.snapshot_id = record.snapshot_id
+    return report
+
+
+def _has_rows(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return con.execute(f"SELECT EXISTS (SELECT 1 FROM {ident(table)})").fetchone() == (True,)
+
+
+def _body_key(payload: str | None) -> str | None:
+    return body_key(payload.encode()) if payload is not None else None
+
+
+def _copy(warehouse: Warehouse, described: str, name: str, relation: str) -> int:
+    """Stage the copy of one table; how many rows it holds."""
+    con = warehouse.con
+    present = _columns(con, relation)
+    types = sql_types(name)
+    extra = [c for c in present if c not in types]
+    if extra:
+        raise InputError(f"{described}: {name}.{', '.join(extra)} has no place in this warehouse (nothing is dropped): report it")
+    targets = [c for c in types if c in present or (name, c) in DERIVED]
+    values = [f"CAST({ident(c)} AS {types[c]})" if c in present else DERIVED[(name, c)] for c in targets]
+    statement = f"INSERT INTO {ident(name)} ({', '.join(ident(c) for c in targets)}) SELECT {', '.join(values)} FROM {relation}"
+    count = con.execute(f"SELECT count(*) FROM {relation}").fetchone()
+    rows = int(count[0]) if count else 0
+    warehouse.defer([name], _inserting(statement, name, rows))
+    return rows
+
+
+def _inserting(statement: str, table: str, rows: int) -> Any:
+    def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
+        con.execute(statement)
+        return {table: TableCounts(inserted=rows)}
+
+    return replay

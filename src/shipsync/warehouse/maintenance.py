@@ -1,0 +1,98 @@
+"""Keeping the lake small: DuckLake's own maintenance, in the order its documentation recommends.
+
+1. flush the rows inlined in the catalog (small commits) into data files;
+2. merge adjacent small data files (a minute's load writes a small file per table it touches);
+3. rewrite data files that are mostly deleted rows;
+4. expire snapshots older than the retention (`SHIPSYNC_SNAPSHOT_RETENTION_DAYS`, default 30: time
+   travel reaches that far back, no further);
+5. delete the files no snapshot needs any more, and files no snapshot ever named (a crash between
+   writing a file and committing it), both only once older than the retention's last day.
+
+Runs beside every other writer: each call is its own DuckLake commit, which DuckLake retries
+against concurrent commits; a run whose commit raced one of these replays its staged writes (see
+`unit_of_work`). `shipsync warehouse maintain` runs it; `shipsync up` schedules it daily (the
+`maintain-warehouse` deployment of prefect.yaml).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import duckdb
+
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.ledger import warehouse_run
+from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse.unit_of_work import Warehouse
+
+DEFAULT_RETENTION = timedelta(days=30)
+# DuckLake's own commit retries for these calls (a run's writers turn them off: see unit_of_work).
+MAINTENANCE_RETRIES = 20
+
+
+@dataclass(frozen=True)
+class LakeSize:
+    snapshots: int
+    data_files: int
+    data_bytes: int
+
+
+@dataclass(frozen=True)
+class MaintenanceReport:
+    before: LakeSize
+    after: LakeSize
+    expired_snapshots: int
+    deleted_files: int
+    seconds: float
+
+
+def lake_size(warehouse: Warehouse) -> LakeSize:
+    """Snapshots kept, and the data files (and bytes) the newest snapshot reads, over all tables."""
+    con = warehouse.con
+    snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots(?)", [warehouse.alias]).fetchone()
+    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [warehouse.alias]).fetchall()]
+    files = size = 0
+    for table in tables:
+        row = con.execute(
+            "SELECT count(*), coalesce(sum(data_file_size_bytes), 0) FROM ducklake_list_files(?, ?, schema => ?)",
+            [warehouse.alias, table, warehouse.location.schema],
+        ).fetchone()
+        if row:
+            files, size = files + int(row[0]), size + int(row[1])
+    return LakeSize(int(snapshots[0]) if snapshots else 0, files, size)
+
+
+def compact(con: duckdb.DuckDBPyConnection, alias: str) -> None:
+    """Steps 1 to 3: inlined rows to files, small files merged, mostly-deleted files rewritten."""
+    con.execute("CALL ducklake_flush_inlined_data(?)", [alias])
+    con.execute(f"CALL {ident(alias)}.merge_adjacent_files()")
+    con.execute("CALL ducklake_rewrite_data_files(?)", [alias])
+
+
+def expire_and_clean(con: duckdb.DuckDBPyConnection, alias: str, older_than: datetime) -> tuple[int, int]:
+    """Steps 4 and 5; (snapshots expired, files deleted)."""
+    expired = con.execute("SELECT count(*) FROM ducklake_expire_snapshots(?, older_than => ?)", [alias, older_than]).fetchone()
+    cleaned = con.execute("SELECT count(*) FROM ducklake_cleanup_old_files(?, older_than => ?)", [alias, older_than]).fetchone()
+    orphans = con.execute("SELECT count(*) FROM ducklake_delete_orphaned_files(?, older_than => ?)", [alias, older_than]).fetchone()
+    return int(expired[0]) if expired else 0, (int(cleaned[0]) if cleaned else 0) + (int(orphans[0]) if orphans else 0)
+
+
+def maintain(location: LakeLocation, *, retention: timedelta = DEFAULT_RETENTION, now: datetime | None = None) -> MaintenanceReport:
+    """Compact, expire snapshots older than `retention` and delete the files they alone needed;
+    recorded in the ledger as a `maintain_warehouse` run."""
+    started = time.perf_counter()
+    older_than = (now or datetime.now(UTC)) - retention
+    parameters = {"retention_days": retention.total_seconds() / 86400}
+    with warehouse_run(location, "maintain_warehouse", parameters) as run, run.step("maintain_warehouse", parameters):
+        warehouse = run.warehouse
+        before = lake_size(warehouse)
+        warehouse.con.execute(f"SET SESSION ducklake_max_retry_count = {MAINTENANCE_RETRIES}")
+        try:
+            compact(warehouse.con, warehouse.alias)
+            expired, deleted = expire_and_clean(warehouse.con, warehouse.alias, older_than)
+        finally:
+            warehouse.con.execute("SET SESSION ducklake_max_retry_count = 0")
+        after = lake_size(warehouse)
+    return MaintenanceReport(before, after, expired, deleted, time.perf_counter() - started)
