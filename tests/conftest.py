@@ -80,44 +80,12 @@ def make_module_sandbox() -> Iterator[SandboxFactory]:
 
 @pytest.fixture(scope="module")
 def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """For a module-scoped fixture, what the function-scoped autouse fixtures set for a test:
-    publishes verified, published states read-only, a secrets store of its own. Returns a folder
-    of the module's own."""
+    """For a module-scoped fixture, what the function-scoped autouse fixtures set for a test: a
+    secrets store of its own. Returns a folder of the module's own."""
     root = tmp_path_factory.mktemp("module")
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("SHIPSYNC_PUBLISH_VERIFY", "1")
         env.setenv("SHIPSYNC_SECRETS_FILE", str(root / "config" / "shipsync" / "secrets.json"))
-        _refuse_writing_published_states(env)
         yield root
-
-
-@pytest.fixture(autouse=True)
-def verify_every_publish(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every publish, in this process or a CLI it starts, checks each published table against the
-    pipeline's table: a write path that forgot to log its changes fails the test that ran it."""
-    monkeypatch.setenv("SHIPSYNC_PUBLISH_VERIFY", "1")
-
-
-@pytest.fixture(autouse=True)
-def refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test (or the code it runs) that opens an analysts' file read-write fails loudly: only the
-    publisher writes those, and readers of a state must never meet a writer's lock."""
-    _refuse_writing_published_states(monkeypatch)
-
-
-def _refuse_writing_published_states(monkeypatch: pytest.MonkeyPatch) -> None:
-    import duckdb
-
-    from shipsync.warehouse.layout import is_published_catalog
-
-    plain_connect = duckdb.connect
-
-    def guarded(database: object = ":memory:", read_only: bool = False, *args: object, **kwargs: object) -> object:
-        if not read_only and isinstance(database, str | Path) and is_published_catalog(Path(database)):
-            raise duckdb.InvalidInputException(f"{database} is a published state for analysts: open it read_only=True")
-        return plain_connect(database, read_only, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(duckdb, "connect", guarded)
 
 
 @pytest.fixture
@@ -146,7 +114,8 @@ def secrets_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Path:
-    return tmp_path / "warehouse" / "shipsync.duckdb"
+    """The test's own lake: a folder (its SQLite catalog and data files), made on first write."""
+    return tmp_path / "warehouse"
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from shipsync.pull.documents import pull_documents
 from shipsync.warehouse.layout import pipeline_file
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, pulled_sandbox, service_values, settings_for
 from support.warehouse_rows import container_numbers
+from support.lake import analyst
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
@@ -88,7 +89,7 @@ def test_mixed_errors_apply_good_rows_and_explain_bad_ones(pulled: tuple[Running
     results = list(csv.DictReader((tmp_path / "mixed.results.csv").open(encoding="utf-8-sig")))
     assert [r["status"] for r in results] == ["applied", "rejected", "rejected", "rejected"]
     assert "priority" in results[1]["detail"] and "too long" in results[2]["detail"]
-    con = duckdb.connect(str(settings.warehouse), read_only=True)
+    con = analyst(settings.warehouse)
     stored = con.execute("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", [report.run_id]).fetchall()
     con.close()
     assert dict(stored) == {"applied": 4, "rejected": 6}
@@ -152,7 +153,7 @@ def test_tracking_requests_edit_the_shipment_tags_and_the_request_ref_number(
     assert shipment["attributes"]["tags"] == ["from-the-app", "vip"]
     assert shipment["attributes"]["ref_numbers"] == ["A", "B"] and target["attributes"]["ref_number"] == "REQ-1"
     assert {(p.row, p.column) for p in report.problems} == {(3, "request_number"), (4, "request_number")}
-    con = duckdb.connect(str(settings.warehouse), read_only=True)
+    con = analyst(settings.warehouse)
     stored = con.execute("SELECT tags, ref_numbers, ref_number FROM tracking_requests WHERE id = ?", [target["id"]]).fetchone()
     con.close()
     assert stored == (["from-the-app", "vip"], ["A", "B"], "REQ-1")

@@ -20,10 +20,11 @@ from shipsync.webhooks.load import load_events
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.views import tracking_request_view
 from support.sandboxes import K1, RunningSandbox, settings_for
+from support.lake import analyst, location
 
 
 def rows(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return con.execute(sql, params or []).fetchall()
     finally:
@@ -47,7 +48,7 @@ def deliver(warehouse: Path, bodies: list[dict[str, Any]]) -> None:
     spool = warehouse.parent / "spool"
     spool.mkdir(parents=True, exist_ok=True)
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(orjson.dumps(b), 0) for b in bodies))
-    load_events(warehouse, spool)
+    load_events(location(warehouse), spool)
 
 
 def test_the_event_loader_reads_shipment_tags(sandbox: RunningSandbox, warehouse: Path) -> None:

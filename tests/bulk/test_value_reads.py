@@ -20,6 +20,7 @@ from shipsync_sandbox.seed import definition_resource
 from shipsync_sandbox.world import Account
 from support.sandboxes import K1, PulledCopies, RunningSandbox, SandboxFactory
 from support.warehouse_rows import container_numbers
+from support.lake import analyst
 
 EXTRA_FIELDS = 40  # short-text container fields, each with a value on every container
 
@@ -51,7 +52,7 @@ def busy(
     """An account whose every container carries EXTRA_FIELDS values: its listing is many pages."""
     sandbox, settings = pulled_copies.pulled(make_sandbox(documents=30), warehouse)
     account = _account(sandbox)
-    with duckdb.connect(str(warehouse), read_only=True) as con:  # the containers the pulled documents name
+    with analyst(warehouse) as con:  # the containers the pulled documents name
         pulled = {r[0] for r in con.execute("SELECT id FROM containers").fetchall()}
     containers = [c for c in account.of_type("container") if c["id"] in pulled]
     for n in range(EXTRA_FIELDS):

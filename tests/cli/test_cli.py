@@ -18,6 +18,7 @@ from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
 from support.http import HTTP
 from support.sandboxes import K1, RunningSandbox
+from support.lake import analyst
 
 runner = CliRunner()
 ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
@@ -61,7 +62,7 @@ def test_pulls_status_templates_and_apply(env: Path) -> None:
     sheet = env / "tags.csv"
     import duckdb
 
-    con = duckdb.connect(str(env / "w.duckdb"), read_only=True)
+    con = analyst(env / "w.duckdb")
     number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     sheet.write_text(f"Container Number,PO Number,Priority\n{number},PO-7,High\n")
@@ -155,7 +156,7 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     observations = [json.loads(line) for line in observed.read_text().splitlines()]
     assert len(observations) >= 3 and not [o for o in observations if "error" in o]
     assert {(o["generation"], o["events"], o["documents"]) for o in observations} == {(held_generation, half, 0)}
-    fresh = duckdb.connect(str(warehouse), read_only=True)
+    fresh = analyst(warehouse)
     assert fresh.execute("SELECT count(*), (SELECT count(*) > 0 FROM documents) FROM webhook_events").fetchone() == (len(deliveries), True)
     fresh.close()
     assert "published: state" in ok("status")

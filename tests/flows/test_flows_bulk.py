@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from support.sandboxes import RunningSandbox
+from support.lake import analyst
 
 
 @pytest.mark.slow
@@ -18,7 +19,7 @@ def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: Ru
     from flows.pull import pull_documents
 
     asyncio.run(pull_documents(all_documents=True))
-    con = duckdb.connect(str(flow_env), read_only=True)
+    con = analyst(flow_env)
     numbers = [r[0] for r in con.execute("SELECT number FROM containers ORDER BY id LIMIT 3").fetchall()]
     con.close()
     sheet = tmp_path / "tags.csv"
@@ -28,7 +29,7 @@ def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: Ru
     assert len(account.custom_fields) == 3
     asyncio.run(undo_apply(run_id=run_id))
     assert account.custom_fields == {}
-    con = duckdb.connect(str(flow_env), read_only=True)
+    con = analyst(flow_env)
     statuses = dict(con.execute("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", [run_id]).fetchall())
     con.close()
     assert statuses == {"applied": 3, "rejected": 1}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from support.lake import analyst
 
 # The flows and Prefect are imported by the tests that use them: importing Prefect costs 2-4 s,
 # which collecting the fast tier (`-m "not slow"`, where these tests are left out) need not pay.
@@ -29,7 +30,7 @@ def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
 
     asyncio.run(pull_all())
     asyncio.run(pull_all())
-    con = duckdb.connect(str(flow_env), read_only=True)
+    con = analyst(flow_env)
     runs = con.execute("SELECT flow, status, prefect_flow_run_id FROM sync_runs ORDER BY started_at").fetchall()
     documents = con.execute("SELECT count(*) FROM documents").fetchone()
     con.close()
@@ -40,7 +41,7 @@ def test_pull_all_flow(prefect_harness: None, flow_env: Path) -> None:
     assert len(markdown) == 2 and "| documents |" in markdown[0] and "pull_metro_areas" in markdown[0]
     for flow in (pull_shipments, pull_containers, pull_shipping_lines, pull_places):
         asyncio.run(flow())
-    con = duckdb.connect(str(flow_env), read_only=True)
+    con = analyst(flow_env)
     last = con.execute("SELECT flow, status FROM sync_runs ORDER BY started_at DESC LIMIT 4").fetchall()
     con.close()
     assert sorted(last) == [(f, "completed") for f in ("pull_containers", "pull_places", "pull_shipments", "pull_shipping_lines")]
@@ -54,7 +55,7 @@ def test_flows_with_ids_and_not_found(prefect_harness: None, flow_env: Path, tmp
     ids_file.write_text("missing-document\n")
     asyncio.run(pull_documents(ids=["also-missing"], ids_file=str(ids_file)))
     asyncio.run(pull_metro_areas(locodes=["USLAX", "ZZZZZ"]))
-    con = duckdb.connect(str(flow_env), read_only=True)
+    con = analyst(flow_env)
     rows = con.execute("SELECT flow, status, not_found FROM sync_runs ORDER BY started_at").fetchall()
     con.close()
     assert rows[0][:2] == ("pull_documents", "completed_with_errors")

@@ -23,6 +23,7 @@ from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
 from support.sandboxes import RunningSandbox, SandboxFactory, settings_for
+from support.lake import analyst, location
 
 CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
@@ -37,7 +38,7 @@ CONTENT = {
 
 
 def snapshot(warehouse: Path) -> dict[str, list[tuple[object, ...]]]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return {t: con.execute(f"SELECT {cols} FROM {t} ORDER BY ALL").fetchall() for t, cols in CONTENT.items()}
     finally:
@@ -60,7 +61,7 @@ def test_pull_all_under_faults_equals_a_fault_free_run(make_sandbox: SandboxFact
 
 def everything_text(root: Path, warehouse: Path, skip: set[Path]) -> str:
     parts = [p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file() and p not in skip and p.suffix != ".duckdb"]
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         for (table,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
             parts.append(str(con.execute(f'SELECT * FROM "{table}"').fetchall()))
@@ -79,7 +80,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     settings = settings_for(sandbox, warehouse, key=planted_key)
     caplog.set_level(logging.DEBUG)
     pull_all(settings)
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number,priority\n{number},PO-1,high\n{number}X,PO-2,low\n")
@@ -96,7 +97,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
         deadline = time.monotonic() + 20
         while httpx.get(f"{sandbox.server.url}/_admin/deliveries", headers=admin).json()["pending"] and time.monotonic() < deadline:
             time.sleep(0.1)
-    assert load_events(warehouse, tmp_path / "spool").loaded > 0
+    assert load_events(location(warehouse), tmp_path / "spool").loaded > 0
     secrets_file = store_path(settings)
     assert planted_secret in secrets_file.read_text()  # the one place it belongs
     haystack = everything_text(tmp_path, warehouse, {secrets_file}) + caplog.text + repr(settings) + repr(webhook)
@@ -137,7 +138,7 @@ def test_secrets_canary_in_prefect(
     }.items():
         monkeypatch.setenv(name, value)
     asyncio.run(pull_all_flow())
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number},PO-9\n")

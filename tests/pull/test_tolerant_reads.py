@@ -32,6 +32,7 @@ from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
 from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from support.sandboxes import K1
+from support.lake import analyst
 
 _FROM_SETTINGS = AsyncShipsyncClient.from_settings.__func__  # type: ignore[attr-defined]
 
@@ -54,7 +55,7 @@ def in_process(warehouse: Path) -> Settings:
 
 
 def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return con.execute(sql).fetchall()
     finally:

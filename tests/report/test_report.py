@@ -18,6 +18,7 @@ from shipsync.report import build_report
 from shipsync.report.sections import SECTIONS
 from shipsync.warehouse.connection import connect
 from support.fleet import build_fleet
+from support.lake import analyst
 
 CHARTS = [chart for section in SECTIONS for chart in section.charts]
 
@@ -29,7 +30,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def dead_letters_kept(warehouse: Path) -> bool:
     """Whether this version's `events load` keeps dead letters (the delivery-health chart reads them)."""
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'webhook_dead_letters'").fetchone()[0])  # type: ignore[index]
     finally:
@@ -37,7 +38,7 @@ def dead_letters_kept(warehouse: Path) -> bool:
 
 
 def at_risk(warehouse: Path) -> int:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return int(con.execute("SELECT count(*) FROM pickup_risk").fetchone()[0])  # type: ignore[index]
     finally:
@@ -59,7 +60,7 @@ def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> N
     assert not_drawn == expected
     sql = shown_sql(page)
     assert set(sql) == {c.key for c in CHARTS}
-    con = duckdb.connect(str(fleet), read_only=True)
+    con = analyst(fleet)
     try:
         for outcome in result.outcomes:
             if outcome.chart.key in not_drawn:
@@ -77,7 +78,7 @@ def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> N
 def test_charts_count_what_the_warehouse_holds(fleet: Path, tmp_path: Path) -> None:
     result = build_report(fleet, tmp_path / "report.html", days=365)
     page = result.path.read_text()
-    con = duckdb.connect(str(fleet), read_only=True)
+    con = analyst(fleet)
     try:
         flows = con.execute("SELECT count(DISTINCT flow) FROM sync_runs").fetchone()
         conflicts = con.execute("SELECT count(*) FROM webhook_event_conflicts").fetchone()

@@ -13,6 +13,7 @@ import sys
 import time
 
 import duckdb
+from support.lake import analyst
 
 CHECK = """
 SELECT (SELECT max(generation) FROM _shipsync_publication),
@@ -42,7 +43,7 @@ def observe(con: duckdb.DuckDBPyConnection, opened: float) -> dict[str, object]:
 def main() -> None:
     mode, warehouse, out, seconds, interval = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
     deadline = time.time() + seconds
-    held = duckdb.connect(warehouse, read_only=True) if mode == "hold" else None
+    held = analyst(warehouse) if mode == "hold" else None
     held_at = time.time()
     with open(out, "a") as lines:
         print("ready", flush=True)
@@ -52,7 +53,7 @@ def main() -> None:
                 if held is not None:
                     row = observe(held, held_at)
                 else:
-                    con = duckdb.connect(warehouse, read_only=True)
+                    con = analyst(warehouse)
                     try:
                         row = observe(con, started)
                     finally:

@@ -9,6 +9,7 @@ from typing import Any
 
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.load import write_batch
+from support.lake import write_now
 
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -77,4 +78,4 @@ def world(warehouse: Path) -> None:
             "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}},
         },
     ]
-    write_batch(warehouse, declared_batch(resources, observed_at=day(0)), run_id="test")
+    write_now(warehouse, declared_batch(resources, observed_at=day(0)))

@@ -20,6 +20,7 @@ from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.admin_client import wait_for_deliveries
 from support.http import HTTP
 from support.sandboxes import K1
+from support.lake import analyst
 
 ADMIN = {"Authorization": f"Token {K1}"}
 
@@ -44,12 +45,12 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         pull_all(settings)
         HTTP.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
         assert wait_for_deliveries(service.url, K1, timeout_s=60)["pending"] == 0, "the sandbox did not deliver in time"
-        load_events(settings.warehouse, settings.spool_dir)
+        load_events(settings.lake, settings.spool_dir)
         # A redelivery under a known id with another body (a conflict), and a signed body that is
         # not a notification at all (quarantined by the receiver).
         import duckdb
 
-        con = duckdb.connect(str(settings.warehouse), read_only=True)
+        con = analyst(settings.warehouse)
         known = con.execute("SELECT CAST(payload AS VARCHAR) FROM webhook_events LIMIT 1").fetchone()
         con.close()
         assert known is not None
@@ -58,5 +59,5 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         assert _post(hooks.url, webhook.secret, orjson.dumps(changed)) == 200
         assert _post(hooks.url, webhook.secret, b'{"not": "a notification"}') == 400
     writer.close()
-    load_events(settings.warehouse, settings.spool_dir)
+    load_events(settings.lake, settings.spool_dir)
     return settings

@@ -15,6 +15,7 @@ import orjson
 from shipsync.webhooks.load import LoadReport, load_events
 from shipsync.webhooks.signature import sign
 from shipsync_sandbox.deliver import envelope
+from support.lake import analyst
 
 SECRET = "whsec-hostile-corpus-01"
 Json = dict[str, Any]
@@ -151,10 +152,10 @@ class Pipeline:
         return self.http.post(f"{self.url}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)}).status_code
 
     def load(self) -> LoadReport:
-        return load_events(self.warehouse, self.spool)
+        return load_events(self.lake, self.spool)
 
     def query(self, sql: str, parameters: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        con = duckdb.connect(str(self.warehouse), read_only=True)
+        con = analyst(self.warehouse)
         try:
             return con.execute(sql, parameters).fetchall()
         finally:

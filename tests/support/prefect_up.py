@@ -20,6 +20,7 @@ KEY = "sandbox-key-1"
 
 RUN = """
 import json, sys, asyncio
+from support.lake import analyst
 from prefect.deployments import run_deployment
 from prefect.client.orchestration import get_client
 runs = [run_deployment(name, timeout=0, **options) for name, options in json.loads(sys.argv[1])]
@@ -78,7 +79,7 @@ def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, 
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            con = duckdb.connect(str(warehouse), read_only=True)
+            con = analyst(warehouse)
         except duckdb.Error:  # not created yet, or held by a writer
             if time.monotonic() > deadline:
                 raise

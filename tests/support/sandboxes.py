@@ -35,7 +35,7 @@ SandboxFactory = Callable[..., RunningSandbox]
 
 
 def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **overrides: object) -> Settings:
-    """Settings pointing at a sandbox and a warehouse file, with fast retries."""
+    """Settings pointing at a sandbox and a warehouse (a lake folder), with fast retries."""
     from shipsync.config import load_settings
 
     values: dict[str, object] = {
@@ -62,30 +62,23 @@ def pulled_sandbox(sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSan
 class PulledCopies:
     """`pulled_sandbox` for a sandbox nobody has changed yet, once per set of sandbox options: the
     sandbox builds the same world from the same options, so after the first pull a test gets a copy
-    of that pull's pipeline file, which the pipeline then publishes as it publishes any file whose
-    states it did not write (every table exported and verified). A pull costs ~0.6 s of CPU, a copy
-    and its publish a third of that; the copy is the test's own, as a pulled file would be."""
+    of that pull's lake folder (its catalog and data files: an embedded lake is a folder that can be
+    copied whole). The copy is the test's own, as a pulled lake would be."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._files: dict[object, Path] = {}
+        self._folders: dict[object, Path] = {}
 
     def pulled(self, sandbox: RunningSandbox, warehouse: Path) -> tuple[RunningSandbox, Settings]:
-        from shipsync.warehouse.layout import pipeline_file
-        from shipsync.warehouse.publish import publish
-
         options = sandbox.state.options
-        cached = self._files.get(options)
+        cached = self._folders.get(options)
         if cached is None:
             pulled_sandbox(sandbox, warehouse)
-            cached = self.root / f"pulled-{len(self._files)}.duckdb"
-            shutil.copyfile(pipeline_file(warehouse), cached)  # closed, so checkpointed: no WAL
-            self._files[options] = cached
+            cached = self.root / f"pulled-{len(self._folders)}"
+            shutil.copytree(warehouse, cached)
+            self._folders[options] = cached
             return sandbox, settings_for(sandbox, warehouse)
-        own = pipeline_file(warehouse)
-        own.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copyfile(cached, own)
-        publish(warehouse)
+        shutil.copytree(cached, warehouse)
         return sandbox, settings_for(sandbox, warehouse)
 
 

@@ -10,17 +10,15 @@ import duckdb
 import orjson
 
 from shipsync.api.tracking_models import Container
-from shipsync.warehouse.connection import connect
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
-from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import members_of
-from shipsync.warehouse.schema import SCHEMA_VERSION
+from support.lake import Where, analyst, written
 
 
-def rows(warehouse: Path, sql: str) -> list[dict[str, Any]]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+def rows(warehouse: Where, sql: str) -> list[dict[str, Any]]:
+    con = analyst(warehouse)
     try:
         cursor = con.execute(sql)
         names = [d[0] for d in cursor.description]
@@ -73,24 +71,14 @@ def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
     return checked
 
 
-def migrated(path: Path, table: str) -> Path:
-    """Open an older file as the pipeline does (it is adopted, migrated and published), check that
-    analysts see `table` and the file records the current version, and return the pipeline's file."""
-    with connect(path):
-        pass
-    assert rows(path, f"SELECT count(*) AS n FROM {table}") == [{"n": 1}]  # what analysts open
-    own = pipeline_file(path)
-    assert rows(own, "SELECT max(version) AS v FROM _shipsync_schema") == [{"v": SCHEMA_VERSION}]
-    return own
-
-
-def write_container(warehouse: Path, resource: dict[str, Any], observed_at: str) -> Any:
+def write_container(warehouse: Where, resource: dict[str, Any], observed_at: str) -> None:
     columns = declared_columns(Container, [resource], observed_at=observed_at)
-    return write_batch(warehouse, {"containers": columns}, run_id="test")["containers"]
+    with written(warehouse) as lake:
+        write_batch(lake, {"containers": columns})
 
 
 def container_numbers(warehouse: Path, limit: int) -> list[str]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return [r[0] for r in con.execute(f"SELECT number FROM containers ORDER BY id LIMIT {limit}").fetchall()]
     finally:
@@ -98,7 +86,7 @@ def container_numbers(warehouse: Path, limit: int) -> list[str]:
 
 
 def count(warehouse: Path, sql: str) -> int:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         row = con.execute(sql).fetchone()
         return int(row[0]) if row else 0
@@ -110,8 +98,9 @@ def load_deliveries(warehouse: Path, bodies: list[bytes]) -> None:
     """Notification bodies through a spool segment and `events load`, as the receiver leaves them."""
     from shipsync.webhooks.framing import encode_record
     from shipsync.webhooks.load import load_events
+    from support.lake import location
 
     spool = warehouse.parent / "spool"
-    spool.mkdir(parents=True, exist_ok=True)
+    spool.mkdir(parents=True, exist_ok=True, mode=0o700)
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
-    load_events(warehouse, spool)
+    load_events(location(warehouse), spool)

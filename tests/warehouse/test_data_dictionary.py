@@ -20,6 +20,7 @@ from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
 from support.analyst_world import world
 from support.sandboxes import SandboxFactory, settings_for
+from support.lake import analyst, location
 
 DICTIONARY = Path(__file__).resolve().parents[2] / "warehouse" / "README.md"
 
@@ -65,14 +66,14 @@ def pulled(make_module_sandbox: SandboxFactory, module_env: Path) -> Path:
     spool.mkdir()
     bodies.append(b'{"data": {"type": "webhook_notification"}}')  # no id: a dead letter
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
-    load_events(warehouse, spool)
+    load_events(location(warehouse), spool)
     world(warehouse)  # boxes at the terminal, at risk, with dwell times (the sandbox's journeys are over)
     return warehouse
 
 
 @pytest.mark.parametrize("index", range(len(example_queries())))
 def test_example_query(pulled: Path, index: int) -> None:
-    con = duckdb.connect(str(pulled), read_only=True)
+    con = analyst(pulled)
     try:
         rows = con.execute(example_queries()[index]).fetchall()
     finally:

@@ -23,6 +23,7 @@ from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate
 from support.sandboxes import K1
 from support.warehouse_rows import rows
+from support.lake import write_now
 
 
 def resource(type_: str, id_: str, attributes: dict[str, Any], relationships: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def one(type_: str, id_: str) -> dict[str, Any]:
 
 
 def load(warehouse: Path, *resources: dict[str, Any]) -> None:
-    write_batch(warehouse, declared_batch(resources, observed_at="2026-03-01T00:00:00Z"), run_id="test")
+    write_now(warehouse, declared_batch(resources, observed_at="2026-03-01T00:00:00Z"))
 
 
 def leftovers(row: dict[str, Any]) -> Any:

@@ -13,10 +13,11 @@ import pytest
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.reference import pull_document_schemas, schema_id
 from support.sandboxes import RunningSandbox, settings_for
+from support.lake import analyst
 
 
 def query(warehouse: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return con.execute(sql).fetchall()
     finally:

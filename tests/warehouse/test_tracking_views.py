@@ -10,6 +10,7 @@ import duckdb
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from support.analyst_world import world
 from support.warehouse_rows import rows
+from support.lake import analyst
 
 
 def test_views_answer_the_analysts_questions(warehouse: Path) -> None:
@@ -44,7 +45,7 @@ def test_views_answer_the_analysts_questions(warehouse: Path) -> None:
     ]
     assert timeline[-1]["container_number"] == "MSKU0000001"
 
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         lines = pickup_risk_lines(con)
     finally:

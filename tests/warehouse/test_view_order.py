@@ -10,6 +10,7 @@ import pytest
 from shipsync.warehouse.catalog import write_catalog
 from shipsync.warehouse.migrate import create_views, ensure_schema, views_dir
 from shipsync.warehouse.view_order import create_views_in_order, in_dependency_order, view_statements
+from support.lake import analyst
 
 # Given in the reverse of the order they can be created in: top reads middle reads bottom.
 REVERSED = [
@@ -61,7 +62,7 @@ def test_published_catalog_takes_views_in_reverse_order(tmp_path: Path) -> None:
     manifest = {"generation": 1, "published_at": "2026-01-01T00:00:00+00:00", "tables": {"base": {"rows": 1}}}
     target = tmp_path / "catalog.duckdb"
     write_catalog(con, target, statements, manifest, REVERSED)  # type: ignore[arg-type]
-    with duckdb.connect(str(target), read_only=True) as reader:
+    with analyst(target) as reader:
         assert reader.execute("SELECT n FROM top").fetchall() == [(41,)]
 
 

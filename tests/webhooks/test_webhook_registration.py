@@ -21,6 +21,7 @@ from shipsync_sandbox import SandboxOptions, create_app
 from support.http import HTTP
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, settings_for
+from support.lake import analyst
 
 
 def stored_secrets(warehouse: Path) -> dict[str, str]:
@@ -42,7 +43,7 @@ def test_headers_null_in_the_answer_keeps_the_secret(sandbox: RunningSandbox, wa
     assert answer["data"]["attributes"]["headers"] is None
     assert webhook.headers == [] and webhook.secret == service_secret(sandbox, webhook.id)
     assert stored_secrets(warehouse) == {webhook.id: webhook.secret}
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     row = con.execute("SELECT url, events, headers FROM webhooks WHERE id = ?", [webhook.id]).fetchone()
     con.close()
     assert row == ("https://hooks.example.test/w", ["container.transport.vessel_arrived"], [])

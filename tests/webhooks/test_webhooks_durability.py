@@ -27,6 +27,7 @@ from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
 from shipsync_sandbox.world import build_world
 from support.http import HTTP
+from support.lake import analyst, location
 
 SECRET = "whsec-durability-0001"
 KILLS = 20
@@ -62,7 +63,7 @@ def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[
 
 
 def count(warehouse: Path, sql: str) -> Any:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return con.execute(sql).fetchall()
     finally:
@@ -118,7 +119,7 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
     receiver.send_signal(signal.SIGKILL)
     receiver.wait()
     assert kills == KILLS and len(acknowledged) == len(bodies)
-    report = load_events(warehouse, spool)
+    report = load_events(location(warehouse), spool)
     rows = count(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
     assert rows == (len(bodies), len(bodies))
     loaded = {r[0] for r in count(warehouse, "SELECT notification_id FROM webhook_events")}
@@ -154,10 +155,10 @@ def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) ->
         process.wait()
         if warehouse.exists():
             count(warehouse, "SELECT count(*) FROM webhook_events")  # the file opens after a kill
-    load_events(warehouse, spool)
+    load_events(location(warehouse), spool)
     rows = count(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
     assert rows == (len(bodies), len(bodies))
-    assert load_events(warehouse, spool).loaded == 0
+    assert load_events(location(warehouse), spool).loaded == 0
 
 
 def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
@@ -168,7 +169,7 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
         random.Random(seed).shuffle(order)
         spool, warehouse = tmp_path / f"spool{seed}", tmp_path / f"w{seed}.duckdb"
         write_spool(spool, order, 17)
-        load_events(warehouse, spool)
+        load_events(location(warehouse), spool)
         states.append(
             (
                 count(warehouse, "SELECT id, current_status, observed_at, last_event_id FROM containers ORDER BY id"),
@@ -195,5 +196,5 @@ def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:
     # The segment is cut to its last record and released: the next load archives it.
     assert [r.body for r in records] == [body] and segment.stat().st_size == records[-1].end_offset
     assert is_finished(segment)
-    report = load_events(warehouse, spool)
+    report = load_events(location(warehouse), spool)
     assert report.loaded == 1 and report.archived == [segment.name]

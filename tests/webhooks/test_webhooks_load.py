@@ -24,6 +24,7 @@ from shipsync.webhooks.load_steps import same_body
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.spool import SpoolSizes
 from support.sandboxes import RunningSandbox, settings_for
+from support.lake import analyst, location
 
 
 def notification(notification_id: str, **attributes: Any) -> bytes:
@@ -40,7 +41,7 @@ def spool_of(tmp_path: Path, bodies: list[bytes]) -> Path:
 
 
 def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(warehouse), read_only=True)
+    con = analyst(warehouse)
     try:
         return con.execute(sql).fetchall()
     finally:
@@ -50,11 +51,11 @@ def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
 def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_path: Path) -> None:
     bodies = [notification("n-1"), b"not json at all", b'{"data": {"type": "webhook_notification"}}', notification("n-2")]
     spool, warehouse = spool_of(tmp_path, bodies), tmp_path / "w.duckdb"
-    report = load_events(warehouse, spool)
+    report = load_events(location(warehouse), spool)
     assert (report.loaded, report.dead_letters) == (2, 2)
     dead = rows(warehouse, "SELECT reason, body, notification_id FROM webhook_dead_letters ORDER BY end_offset")
     assert dead == [("body is not JSON", b"not json at all", None), ("no data.id", bodies[2], None)]
-    assert load_events(warehouse, spool).dead_letters == 0  # once, like everything else
+    assert load_events(location(warehouse), spool).dead_letters == 0  # once, like everything else
     assert rows(warehouse, "SELECT count(*) FROM webhook_events") == [(2,)]
     status = CliRunner().invoke(app, ["status"], env={"SHIPSYNC_WAREHOUSE": str(warehouse), "COLUMNS": "200"})
     assert status.exit_code == 0 and "2 webhook notification(s) could not be loaded" in status.output
@@ -71,14 +72,14 @@ def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, mon
 
     monkeypatch.setattr(load_module, "refresh_entities", fails_on_one)
     spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w.duckdb"
-    report = load_events(warehouse, spool, SpoolSizes(load_records=25))
+    report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
     assert (report.loaded, report.dead_letters) == (39, 1)
     assert rows(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters") == [
         ("n-13", "cannot be loaded: TypeError: an unforeseen shape")
     ]
     assert rows(warehouse, "SELECT count(*) FROM webhook_events WHERE notification_id <> 'n-13'") == [(39,)]
     spool_of(tmp_path, [notification("n-40")])
-    assert load_events(warehouse, spool).loaded == 1  # the checkpoint moved past it
+    assert load_events(location(warehouse), spool).loaded == 1  # the checkpoint moved past it
 
 
 def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> 
     # order are not differences.
     reordered = b'{"included": [], "data": {"attributes": {"flag": true}, "type": "webhook_notification", "id": "same"}}'
     spool, warehouse = spool_of(tmp_path, [body("true"), body("1"), body("1.0"), body("true", "   "), reordered]), tmp_path / "w.duckdb"
-    report = load_events(warehouse, spool)
+    report = load_events(location(warehouse), spool)
     assert (report.loaded, report.conflicts, report.duplicates) == (1, 2, 2)
     assert sorted(r[0] for r in rows(warehouse, "SELECT payload->'$.data.attributes.flag' FROM webhook_event_conflicts")) == ["1", "1.0"]
     assert same_body(b'{"a": 1.0}', b'{"a":1.00}') and not same_body(b'{"a": 1}', b'{"a": 1.0}')
@@ -117,7 +118,7 @@ MEMORY_SCRIPT = textwrap.dedent(
     with connect(warehouse):  # the warehouse exists (and its empty state is published) first
         pass
     with publishing(warehouse):  # so the publish of what was loaded comes after the measure
-        report = load_events(warehouse, Path(sys.argv[2]))
+        report = load_events(location(warehouse), Path(sys.argv[2]))
         assert report.loaded == int(sys.argv[3]), report
         # VmHWM, not ru_maxrss: the latter keeps the RSS of the parent that forked this process.
         print(int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) // 1024)

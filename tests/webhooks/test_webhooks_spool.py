@@ -17,6 +17,7 @@ from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import archive_consumed, load_events
 from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
 from shipsync.webhooks.writer import SpoolWriter
+from support.lake import location
 
 
 @given(st.lists(st.binary(max_size=300), max_size=20))
@@ -144,7 +145,7 @@ def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Pat
     with pytest.raises(UnsafePathError, match="others may write"):
         SpoolWriter(shared, sync_helper=False)
     with pytest.raises(UnsafePathError, match="others may write"):
-        load_events(tmp_path / "w.duckdb", shared)
+        load_events(location(tmp_path / "w.duckdb"), shared)
     if os.geteuid() == 0:  # only root can hand a folder to someone else here
         theirs = tmp_path / "theirs"
         theirs.mkdir(mode=0o700)
@@ -164,11 +165,11 @@ def test_links_in_place_of_quarantine_and_archive_are_not_followed(tmp_path: Pat
     writer.close()
     (spool / "archive").symlink_to(elsewhere)
     with pytest.raises(UnsafePathError):
-        load_events(tmp_path / "w.duckdb", spool)
+        load_events(location(tmp_path / "w.duckdb"), spool)
     assert list(elsewhere.iterdir()) == []  # nothing was written or moved through the links
     (spool / "archive").unlink()
     (spool / "quarantine").unlink()
-    assert load_events(tmp_path / "w.duckdb", spool).archived == [p.name for p in (spool / "archive").iterdir()]
+    assert load_events(location(tmp_path / "w.duckdb"), spool).archived == [p.name for p in (spool / "archive").iterdir()]
 
 
 def test_quarantined_bodies_keep_their_reason(tmp_path: Path) -> None:

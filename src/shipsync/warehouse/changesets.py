@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import duckdb
@@ -16,8 +17,8 @@ import pyarrow as pa
 from shipsync.api.jsonapi import linkage
 from shipsync.api.tracking_models import Container
 from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
-from shipsync.warehouse.members import MISFIT, members_of
-from shipsync.warehouse.upsert import staged
+from shipsync.warehouse.members import MISFIT, Member, members_of
+from shipsync.warehouse.upsert import affected, staged
 
 
 @dataclass(frozen=True)
@@ -44,37 +45,58 @@ def changesets_of(notification_id: str, created_at: str | None, document: dict[s
     return found
 
 
+def _assignments(change: Changeset) -> tuple[list[str], list[Any]]:
+    """The SET clauses (and their values) that apply one changeset to its container: each changed
+    member the declaration knows, cast to its column's type; a value of the wrong shape is skipped."""
+    members = _members()
+    sets, values = [], []
+    for name, pair in change.changes.items():
+        member = members.get(name)
+        if member is None or not isinstance(pair, list) or len(pair) != 2:
+            continue
+        value = None if pair[1] is None else member.coerce(pair[1])
+        if value is MISFIT:
+            continue
+        struct = member.sql_type.startswith("STRUCT")
+        cast = f"CAST(CAST(? AS JSON) AS {member.sql_type})" if struct else f"CAST(? AS {member.sql_type})"
+        sets.append(f'"{member.column}" = {cast}')
+        values.append(value)
+    return sets, values
+
+
+@cache
+def _members() -> dict[str, Member]:
+    return {m.name: m for m in members_of(Container) if m.kind not in ("ref", "refs")}
+
+
+def check_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset]) -> None:
+    """Cast every value the changesets would set (and their times), raising where the data refuses:
+    run while a load stages its batch, so that a changeset the commit could not apply makes its
+    record a dead letter instead."""
+    for change in changesets:
+        sets, values = _assignments(change)
+        casts = [clause.split(" = ", 1)[1] for clause in sets]
+        con.execute(f"SELECT CAST(? AS TIMESTAMPTZ){''.join(', ' + c for c in casts)}", [change.at, *values]).fetchall()
+
+
 def apply_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset], synced_at: datetime) -> int:
     """Apply each change where it is not older than the row; returns how many rows changed."""
-    members = {m.name: m for m in members_of(Container) if m.kind not in ("ref", "refs")}
-    changed: list[str] = []
+    changed = 0
     for change in _not_older_than_their_rows(con, changesets):
-        sets, values = [], []
-        for name, pair in change.changes.items():
-            member = members.get(name)
-            if member is None or not isinstance(pair, list) or len(pair) != 2:
-                continue
-            value = None if pair[1] is None else member.coerce(pair[1])
-            if value is MISFIT:
-                continue
-            struct = member.sql_type.startswith("STRUCT")
-            cast = f"CAST(CAST(? AS JSON) AS {member.sql_type})" if struct else f"CAST(? AS {member.sql_type})"
-            sets.append(f'"{member.column}" = {cast}')
-            values.append(value)
+        sets, values = _assignments(change)
         if not sets:
             continue
-        rows = con.execute(
+        changed += affected(
+            con,
             f"UPDATE containers SET {', '.join(sets)}, {FRESHNESS} = CAST(? AS TIMESTAMPTZ), last_event_id = ?, "
-            f"_synced_at = ?, last_changed_at = ? WHERE id = ? AND ({FRESHNESS} IS NULL OR {FRESHNESS} <= CAST(? AS TIMESTAMPTZ)) "
-            "RETURNING id",
+            f"_synced_at = ?, last_changed_at = ? WHERE id = ? AND ({FRESHNESS} IS NULL OR {FRESHNESS} <= CAST(? AS TIMESTAMPTZ))",
             [*values, change.at, change.notification_id, synced_at, synced_at, change.container_id, change.at],
-        ).fetchall()
-        changed += [r[0] for r in rows]
+        )
     if changed:
         refresh = refresh_derived_sql("containers")
         if refresh:
             con.execute(refresh)
-    return len(changed)
+    return changed
 
 
 def _not_older_than_their_rows(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset]) -> list[Changeset]:

@@ -72,9 +72,12 @@ def _create_storage_secret(con: duckdb.DuckDBPyConnection, name: str, scope: str
 
 
 def attach_statement(location: LakeLocation, *, read_only: bool, alias: str) -> str:
-    """The ATTACH of the lake (DATA_PATH as a parameter: the statement's one `?`)."""
+    """The ATTACH of the lake (DATA_PATH as a parameter: the statement's one `?`). An embedded lake
+    is a folder that holds its data: moved or copied whole, its catalog's data path is the folder's
+    (OVERRIDE_DATA_PATH); a data path set apart must match the one its catalog was made with."""
     mode = ", READ_ONLY" if read_only else ""
-    return f"ATTACH {literal('ducklake:' + location.catalog)} AS {ident(alias)} (DATA_PATH ?{mode})"
+    override = ", OVERRIDE_DATA_PATH true" if location.data_in_folder else ""
+    return f"ATTACH {literal('ducklake:' + location.catalog)} AS {ident(alias)} (DATA_PATH ?{override}{mode})"
 
 
 @dataclass(frozen=True)

@@ -254,6 +254,7 @@ def warehouse_run(location: LakeLocation, flow: FlowName, parameters: Mapping[st
             warehouse.discard()
             if run.records:
                 for record in run.records:
+                    record.writes = range(0)  # none of them is committed
                     if record.status != "failed":
                         record.errors.append(redact(f"not committed: the run failed ({type(exc).__name__}: {exc})"))
                         record.finish("failed")

@@ -69,6 +69,11 @@ class LakeLocation:
     def on_object_storage(self) -> bool:
         return self.data_path.startswith(("s3://", "s3a://", "gcs://", "gs://", "r2://"))
 
+    @property
+    def data_in_folder(self) -> bool:
+        """Whether the data files live in the embedded lake's own folder (`data/`)."""
+        return self.folder is not None and self.data_path == _folder_data(self.folder)
+
     def exists(self) -> bool:
         """Whether there is a lake here already (a local catalog file; a PostgreSQL one is assumed)."""
         file = self.sqlite_file

@@ -57,6 +57,12 @@ class TableCounts:
         }
 
 
+def affected(con: duckdb.DuckDBPyConnection, statement: str, parameters: Sequence[Any] | None = None) -> int:
+    """How many rows an INSERT, UPDATE or DELETE changed (DuckLake tables take no RETURNING)."""
+    row = con.execute(statement, parameters).fetchone()
+    return int(row[0]) if row else 0
+
+
 def add_counts(total: dict[str, TableCounts], more: Mapping[str, TableCounts]) -> None:
     for table_name, counts in more.items():
         total.setdefault(table_name, TableCounts()).add(counts)
@@ -207,9 +213,9 @@ def merge_links(
     counts = merge_upsert(con, table_name, links, run_id=run_id, synced_at=synced_at)
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
     owner, target = _q(owner_column), _q(other)
-    row = con.execute(
+    counts.deleted += affected(
+        con,
         f"DELETE FROM {_q(table_name)} t WHERE t.{owner} IN (SELECT owner FROM {owners}) "
-        f"AND NOT EXISTS (SELECT 1 FROM {links} l WHERE l.{owner} = t.{owner} AND l.{target} = t.{target}) RETURNING 1"
-    ).fetchall()
-    counts.deleted += len(row)
+        f"AND NOT EXISTS (SELECT 1 FROM {links} l WHERE l.{owner} = t.{owner} AND l.{target} = t.{target})",
+    )
     return counts

@@ -26,11 +26,11 @@ import orjson
 import pyarrow as pa
 
 from shipsync.api.declared import Declared
-from shipsync.warehouse.changesets import Changeset, apply_changesets, changesets_of
+from shipsync.warehouse.changesets import Changeset, apply_changesets, changesets_of, check_changesets
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
-from shipsync.warehouse.upsert import SEQ, TableCounts, merge_upsert, sql_types, to_arrow
+from shipsync.warehouse.upsert import SEQ, TableCounts, affected, merge_upsert, sql_types, to_arrow
 from shipsync.webhooks.load_steps import REASON_CHARACTERS, DeadLetter, Parsed
 
 EVENT_LOG_TABLES = ("webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries")
@@ -77,6 +77,7 @@ class EventLogStage:
         prepared = {"events": (_events(parsed, seqs), _EVENTS), "resources": (_resources(parsed, seqs), _RESOURCES)}
         prepared |= {table: (rows, "SELECT * FROM _shipsync_incoming") for table, rows in _entities(parsed, seqs).items()}
         changesets = _changesets_of(parsed, seqs)
+        check_changesets(self.warehouse.con, [change for _, change in changesets])
         created: dict[str, str] = {}
         try:
             for what, (rows, select) in prepared.items():
@@ -148,11 +149,12 @@ class EventLogStage:
         counts["webhook_events"] = TableCounts(inserted=int(verdicts.get("new", 0)))
         con.execute("CREATE OR REPLACE TEMP TABLE _new_seqs AS SELECT _seq FROM _verdicts WHERE verdict = 'new'")
         if resources := self._all("resources"):
-            row = con.execute(
+            inserted = affected(
+                con,
                 "INSERT INTO webhook_event_resources SELECT notification_id, type, id, attributes, relationships "
-                f"FROM {resources} WHERE _event_seq IN (SELECT _seq FROM _new_seqs) RETURNING 1"
-            ).fetchall()
-            counts["webhook_event_resources"] = TableCounts(inserted=len(row))
+                f"FROM {resources} WHERE _event_seq IN (SELECT _seq FROM _new_seqs)",
+            )
+            counts["webhook_event_resources"] = TableCounts(inserted=inserted)
         for table in self._staged:
             if table in ("events", "resources"):
                 continue
@@ -162,21 +164,22 @@ class EventLogStage:
         changed = apply_changesets(con, [c for seq, c in self._changesets if seq in new_seqs], commit.committed_at)
         if changed:
             counts.setdefault("containers", TableCounts()).updated += changed
-        conflicts = con.execute(
-            "INSERT INTO webhook_event_conflicts SELECT notification_id, received_at, payload, ? FROM _verdicts "
-            "WHERE verdict = 'conflict' RETURNING 1",
+        conflicts = affected(
+            con,
+            "INSERT INTO webhook_event_conflicts SELECT notification_id, received_at, payload, ? FROM _verdicts WHERE verdict = 'conflict'",
             [commit.committed_at],
-        ).fetchall()
-        counts["webhook_event_conflicts"] = TableCounts(inserted=len(conflicts))
+        )
+        counts["webhook_event_conflicts"] = TableCounts(inserted=conflicts)
         # A record read twice (a load re-run after a crash before its checkpoint) is one redelivery.
-        redelivered = con.execute(
+        redelivered = affected(
+            con,
             "INSERT INTO webhook_redeliveries SELECT DISTINCT r.notification_id, r.received_at, ? FROM _verdicts r "
             "WHERE r.verdict = 'repeat' AND NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
-            "WHERE k.notification_id = r.notification_id AND k.received_at = r.received_at) RETURNING 1",
+            "WHERE k.notification_id = r.notification_id AND k.received_at = r.received_at)",
             [commit.committed_at],
-        ).fetchall()
+        )
         repeats = int(verdicts.get("repeat", 0))
-        counts["webhook_redeliveries"] = TableCounts(inserted=len(redelivered), unchanged=repeats - len(redelivered))
+        counts["webhook_redeliveries"] = TableCounts(inserted=redelivered, unchanged=repeats - redelivered)
         con.execute("DROP TABLE IF EXISTS _verdicts")
         con.execute("DROP TABLE IF EXISTS _new_seqs")
         return counts

@@ -14,6 +14,7 @@ from shipsync.webhooks.spool import segments
 from shipsync_bench.journey_year import SegmentWriter, spooled_journeys
 from shipsync_sandbox.stream import document_pages
 from support.warehouse_rows import rows
+from support.lake import location
 
 
 def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path) -> None:
@@ -36,7 +37,7 @@ def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path)
     created = [datetime.fromisoformat(body["data"]["attributes"]["created_at"]) for body in bodies]
     assert max(created) - min(created) > timedelta(days=90)  # journeys spread over the months, not one instant
 
-    report = load_events(warehouse, spool)
+    report = load_events(location(warehouse), spool)
     assert (report.loaded, report.dead_letters) == (year.records, 0)
     (counts,) = rows(warehouse, "SELECT (SELECT count(*) FROM webhook_events) AS events, (SELECT count(*) FROM transport_events) AS moves")
     assert counts["events"] == year.records and counts["moves"] > 100  # the reference objects fill their tables
@@ -46,4 +47,4 @@ def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path)
     minute.close()
     (new,) = segments(spool)  # the year's were archived once loaded
     assert new.name > written[-1].name
-    assert load_events(warehouse, spool).loaded == minute.records > 0
+    assert load_events(location(warehouse), spool).loaded == minute.records > 0
