@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from shipsync.bulk.apply import apply_file
@@ -19,10 +18,9 @@ from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.documents import pull_documents
-from shipsync.warehouse.layout import pipeline_file
+from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, pulled_sandbox, service_values, settings_for
 from support.warehouse_rows import container_numbers
-from support.lake import analyst
 
 
 def write_csv(path: Path, rows: list[list[str]]) -> Path:
@@ -226,8 +224,8 @@ def test_apply_killed_mid_run_then_rerun_applies_each_change_once(make_sandbox: 
     output = apply.stdout.read().decode(errors="replace") if apply.stdout else ""
     assert 0 < written < 200, f"the kill should land mid-run, {written} of 200 values were written; apply said: {output[-2000:]}"
 
-    con = duckdb.connect(str(pipeline_file(warehouse)))  # the pipeline's file opens after the kill
-    con.close()
+    with analyst(warehouse) as con:  # the killed run committed nothing, and left nothing that blocks
+        assert con.execute("SELECT count(*) FROM sync_runs WHERE flow = 'apply_custom_fields'").fetchone() == (0,)
     sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "latency_ms": 0.0})
     rerun = apply_file(settings, "custom-fields", file)
     assert rerun.counts["failed"] == rerun.counts["unknown"] == 0 and not rerun.problems

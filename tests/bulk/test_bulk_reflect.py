@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shipsync.api.account_models import TrackingRequest
 from shipsync.bulk.model import Change
 from shipsync.bulk.reflect import reflect
-from shipsync.warehouse.connection import connect, transaction
-from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.normalize import tracking_request_columns
+from shipsync.warehouse.declared_rows import declared_tables_batch
+from support.lake import write_now, written
 from support.warehouse_rows import rows
-from support.lake import write_now
 
 REFRESHED = "2026-01-01T00:00:00+00:00"  # the apply's refresh read the request then
 DELIVERED = "2026-01-01T00:05:00+00:00"  # a delivery created after that read, before the write
@@ -27,17 +26,17 @@ def request(ref_number: str, tags: list[str]) -> dict[str, object]:
 
 
 def test_a_delivery_from_before_the_write_does_not_undo_it(tmp_path: Path) -> None:
-    warehouse = tmp_path / "w.duckdb"
-    write_now(warehouse, tracking_request_columns([request("REQ-1", ["a"])], observed_at=REFRESHED))
-    written = [
+    warehouse = tmp_path / "w"
+    write_now(warehouse, declared_tables_batch(TrackingRequest, [request("REQ-1", ["a"])], observed_at=REFRESHED))
+    applied = [
         Change(2, "tracking_request", "tr-1", "ref_number", "update", "REQ-1", "REQ-2", resource_id="tr-1", target="tracking_request"),
         Change(3, "shipment", "s-1", "tags", "update", ["a"], ["b"], resource_id="s-1", target="shipment"),
     ]
-    with connect(warehouse) as con, transaction(con):
-        reflect(con, written, run_id="apply")
+    with written(warehouse) as lake:
+        reflect(lake, applied)
     (row,) = rows(warehouse, "SELECT ref_number, tags, observed_at FROM tracking_requests")
     assert (row["ref_number"], row["tags"]) == ("REQ-2", ["b"]) and row["observed_at"].isoformat() > DELIVERED
 
-    late = write_now(warehouse, tracking_request_columns([request("REQ-1", ["a"])], observed_at=DELIVERED))
+    late = write_now(warehouse, declared_tables_batch(TrackingRequest, [request("REQ-1", ["a"])], observed_at=DELIVERED))
     assert late["tracking_requests"].stale == 1
     assert rows(warehouse, "SELECT ref_number, tags FROM tracking_requests") == [{"ref_number": "REQ-2", "tags": ["b"]}]

@@ -10,7 +10,6 @@ import logging
 import math
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from shipsync.bulk.apply import apply_file
@@ -18,9 +17,9 @@ from shipsync.config import Settings
 from shipsync_sandbox.routes_custom_fields import custom_field_resource
 from shipsync_sandbox.seed import definition_resource
 from shipsync_sandbox.world import Account
+from support.lake import analyst
 from support.sandboxes import K1, PulledCopies, RunningSandbox, SandboxFactory
 from support.warehouse_rows import container_numbers
-from support.lake import analyst
 
 EXTRA_FIELDS = 40  # short-text container fields, each with a value on every container
 

@@ -17,8 +17,8 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
 from support.http import HTTP
-from support.sandboxes import K1, RunningSandbox
 from support.lake import analyst
+from support.sandboxes import K1, RunningSandbox
 
 runner = CliRunner()
 ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
@@ -60,7 +60,6 @@ def test_pulls_status_templates_and_apply(env: Path) -> None:
     ok("template", "custom-fields")
     assert (env / "custom-fields.csv").exists()
     sheet = env / "tags.csv"
-    import duckdb
 
     con = analyst(env / "w.duckdb")
     number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
@@ -121,7 +120,6 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     and `events load` neither wait for it nor fail (a run that waited would fail after 60 s, as the
     holder outlives that), each publishes a new state, and the held connection keeps the state it
     opened while a new one sees the newest."""
-    import duckdb
 
     from shipsync.warehouse.status import publication_status
     from shipsync_bench.journey_year import spooled_journeys

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from support.sandboxes import RunningSandbox
 from support.lake import analyst
+from support.sandboxes import RunningSandbox
 
 
 @pytest.mark.slow

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import duckdb
 import pytest
+
 from support.lake import analyst
 
 # The flows and Prefect are imported by the tests that use them: importing Prefect costs 2-4 s,

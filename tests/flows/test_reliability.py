@@ -8,7 +8,6 @@ import logging
 import time
 from pathlib import Path
 
-import duckdb
 import httpx
 import pytest
 
@@ -22,8 +21,8 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
-from support.sandboxes import RunningSandbox, SandboxFactory, settings_for
 from support.lake import analyst, location
+from support.sandboxes import RunningSandbox, SandboxFactory, settings_for
 
 CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host

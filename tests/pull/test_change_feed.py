@@ -11,20 +11,18 @@ import pytest
 from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.pull.change_feed import FED_KINDS, webhooks_feed_changes
 from shipsync.pull.everything import pull_all
-from shipsync.warehouse.connection import connect
+from support.lake import analyst, sql_now
 from support.sandboxes import RunningSandbox, settings_for
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
 
 def _warehouse(path: Path, events: list[str] | None, received: datetime | None, active: bool = True) -> Path:
-    with connect(path) as con:
-        if events is not None:
-            con.execute("INSERT INTO webhooks (id, url, active, events) VALUES ('w-1', 'http://x/webhook', ?, ?)", [active, events])
-        if received is not None:
-            con.execute(
-                "INSERT INTO webhook_events (notification_id, event, received_at) VALUES ('n-1', 'container.updated', ?)", [received]
-            )
+    sql_now(path, "SELECT 1")  # the lake, with its tables
+    if events is not None:
+        sql_now(path, "INSERT INTO webhooks (id, url, active, events) VALUES ('w-1', 'http://x/webhook', ?, ?)", [active, events])
+    if received is not None:
+        sql_now(path, "INSERT INTO webhook_events (notification_id, event, received_at) VALUES ('n-1', 'container.updated', ?)", [received])
     return path
 
 
@@ -43,12 +41,9 @@ def _warehouse(path: Path, events: list[str] | None, received: datetime | None, 
 def test_deliveries_are_a_feed_only_when_current_and_complete(
     tmp_path: Path, events: list[str] | None, received: datetime | None, active: bool, current: bool
 ) -> None:
-    warehouse = _warehouse(tmp_path / "w.duckdb", events, received, active)
-    assert webhooks_feed_changes(warehouse, now=NOW) is current
-
-
-def test_no_warehouse_is_no_feed(tmp_path: Path) -> None:
-    assert not webhooks_feed_changes(tmp_path / "absent.duckdb")
+    warehouse = _warehouse(tmp_path / "w", events, received, active)
+    with analyst(warehouse) as con:
+        assert webhooks_feed_changes(con.cursor(), now=NOW) is current
 
 
 @pytest.mark.slow

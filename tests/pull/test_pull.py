@@ -12,8 +12,8 @@ from shipsync.pull.documents import pull_documents, read_ids_file
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_document_schemas, pull_metro_areas
 from shipsync.pull.tracking_requests import pull_tracking_requests
-from shipsync.warehouse.connection import connect
 from shipsync_sandbox.world import Account
+from support.lake import sql_now
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 from support.warehouse_rows import count
 
@@ -107,8 +107,7 @@ def test_give_ups_are_listed_never_dropped(make_sandbox: SandboxFactory, warehou
 
 
 def _age(warehouse: Path, sql: str) -> None:
-    with connect(warehouse) as con:  # logs that anything may have changed: the next publish compares every table
-        con.execute(sql)
+    sql_now(warehouse, sql)
 
 
 def test_freshness_window_and_force(sandbox: RunningSandbox, warehouse: Path) -> None:

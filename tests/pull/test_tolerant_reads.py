@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import httpx
 import pytest
 from hypothesis import given, settings
@@ -29,10 +28,10 @@ from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_metro_areas
 from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
+from support.lake import analyst
 from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from support.sandboxes import K1
-from support.lake import analyst
 
 _FROM_SETTINGS = AsyncShipsyncClient.from_settings.__func__  # type: ignore[attr-defined]
 

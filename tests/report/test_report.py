@@ -9,23 +9,22 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
 import pytest
 from typer.testing import CliRunner
 
 from shipsync.cli import app
+from shipsync.config import Settings
 from shipsync.report import build_report
 from shipsync.report.sections import SECTIONS
-from shipsync.warehouse.connection import connect
 from support.fleet import build_fleet
-from support.lake import analyst
+from support.lake import analyst, location, sql_now
 
 CHARTS = [chart for section in SECTIONS for chart in section.charts]
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_fleet(tmp_path_factory.mktemp("fleet")).warehouse
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return build_fleet(tmp_path_factory.mktemp("fleet"))
 
 
 def dead_letters_kept(warehouse: Path) -> bool:
@@ -51,9 +50,9 @@ def shown_sql(page: str) -> dict[str, str]:
     return {key: html.unescape(sql) for key, sql in found}
 
 
-def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> None:
+def test_every_chart_is_drawn_from_its_own_sql(fleet: Settings, tmp_path: Path) -> None:
     # The sandbox's journeys run from January to July 2026: a year up to now covers them and the runs.
-    result = build_report(fleet, tmp_path / "report.html", days=365)
+    result = build_report(fleet.lake, tmp_path / "report.html", days=365, spool=fleet.spool_dir)
     page = result.path.read_text()
     not_drawn = {o.chart.key for o in result.outcomes if o.state != "drawn"}
     expected = (set() if dead_letters_kept(fleet) else {"delivery_health"}) | (set() if at_risk(fleet) else {"pickup_risk"})
@@ -75,8 +74,8 @@ def test_every_chart_is_drawn_from_its_own_sql(fleet: Path, tmp_path: Path) -> N
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
 
 
-def test_charts_count_what_the_warehouse_holds(fleet: Path, tmp_path: Path) -> None:
-    result = build_report(fleet, tmp_path / "report.html", days=365)
+def test_charts_count_what_the_warehouse_holds(fleet: Settings, tmp_path: Path) -> None:
+    result = build_report(fleet.lake, tmp_path / "report.html", days=365, spool=fleet.spool_dir)
     page = result.path.read_text()
     con = analyst(fleet)
     try:
@@ -102,9 +101,9 @@ def test_charts_count_what_the_warehouse_holds(fleet: Path, tmp_path: Path) -> N
         assert "quarantined (signed, not a notification)" in by_key["delivery_health"].html
 
 
-def test_a_window_without_data_says_so_per_chart(fleet: Path, tmp_path: Path) -> None:
+def test_a_window_without_data_says_so_per_chart(fleet: Settings, tmp_path: Path) -> None:
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
-    result = build_report(fleet, tmp_path / "old.html", days=7, as_of=long_ago)
+    result = build_report(fleet.lake, tmp_path / "old.html", days=7, as_of=long_ago, spool=fleet.spool_dir)
     windowed = {"events_per_day", "runs_per_flow", "requests_per_day", "trouble_per_day", "arrivals_per_week", "dwell", "eta_slippage"}
     windowed |= {"delivery_health"} if dead_letters_kept(fleet) else set()
     for outcome in result.outcomes:
@@ -114,7 +113,7 @@ def test_a_window_without_data_says_so_per_chart(fleet: Path, tmp_path: Path) ->
 
 
 def test_no_warehouse_gives_a_page_that_says_what_to_run_first(tmp_path: Path) -> None:
-    result = build_report(tmp_path / "nothing" / "shipsync.duckdb", tmp_path / "report.html")
+    result = build_report(location(tmp_path / "nothing"), tmp_path / "report.html", spool=tmp_path / "spool")
     page = result.path.read_text()
     assert result.drawn == 0 and "<svg" not in page
     assert "shipsync pull all" in result.first_steps and html.escape("shipsync pull all") in page
@@ -122,10 +121,9 @@ def test_no_warehouse_gives_a_page_that_says_what_to_run_first(tmp_path: Path) -
 
 
 def test_an_empty_warehouse_names_the_command_that_fills_each_chart(tmp_path: Path) -> None:
-    warehouse = tmp_path / "shipsync.duckdb"
-    with connect(warehouse):
-        pass  # the schema, no rows
-    result = build_report(warehouse, tmp_path / "report.html")
+    warehouse = tmp_path / "warehouse"
+    sql_now(warehouse, "SELECT 1")  # the schema, no rows
+    result = build_report(location(warehouse), tmp_path / "report.html", spool=tmp_path / "spool")
     assert result.drawn == 0 and result.first_steps
     page = result.path.read_text()
     for outcome in result.outcomes:
@@ -134,16 +132,16 @@ def test_an_empty_warehouse_names_the_command_that_fills_each_chart(tmp_path: Pa
         assert f"<code>{outcome.chart.query.filled_by}</code>" in page
 
 
-def test_the_page_replaces_the_previous_one_whole(fleet: Path, tmp_path: Path) -> None:
+def test_the_page_replaces_the_previous_one_whole(fleet: Settings, tmp_path: Path) -> None:
     target = tmp_path / "report.html"
     target.write_text("an older report")
-    build_report(fleet, target)
+    build_report(fleet.lake, target, spool=fleet.spool_dir)
     assert target.read_text().startswith("<!DOCTYPE html>") and target.read_text().rstrip().endswith("</html>")
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
 
 
-def test_cli_report(fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(fleet))
+def test_cli_report(fleet: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", fleet.warehouse)
     runner = CliRunner()
     done = runner.invoke(app, ["report", "--output", str(tmp_path / "r.html"), "--days", "10"])
     assert done.exit_code == 0, done.output
@@ -155,15 +153,15 @@ def test_cli_report(fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.slow
-def test_report_flow_leaves_a_link_and_a_summary(prefect_harness: None, fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_report_flow_leaves_a_link_and_a_summary(prefect_harness: None, fleet: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
     from flows.report import report
     from prefect.client.orchestration import get_client
 
-    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(fleet))
+    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", fleet.warehouse)
     written = Path(asyncio.run(report(days=365)))
-    assert written == fleet.parent / "report.html" and written.read_text().startswith("<!DOCTYPE html>")
+    assert written == Path(fleet.warehouse) / "report.html" and written.read_text().startswith("<!DOCTYPE html>")
 
     async def artifacts(key: str) -> list[dict[str, object]]:
         async with get_client() as client:

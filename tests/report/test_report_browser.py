@@ -16,6 +16,7 @@ from shipsync.report import build_report
 from shipsync.report.tables import MAX_TABLE_ROWS
 from support.browser import INSTALL, chromium_path, open_page
 from support.fleet import build_fleet
+from support.lake import location
 
 pytestmark = pytest.mark.slow
 
@@ -42,8 +43,8 @@ def chromium() -> str:
 
 
 def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
-    warehouse = build_fleet(tmp_path / "fleet", documents=200, containers=12).warehouse
-    result = build_report(warehouse, tmp_path / "report.html", days=365)
+    fleet = build_fleet(tmp_path / "fleet", documents=200, containers=12)
+    result = build_report(fleet.lake, tmp_path / "report.html", days=365, spool=fleet.spool_dir)
     visit = open_page(result.path, PROBE)
     assert visit.console_errors == []
     assert visit.requests == [result.path.resolve().as_uri()]
@@ -66,7 +67,7 @@ def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
 
 
 def test_an_empty_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
-    result = build_report(tmp_path / "none.duckdb", tmp_path / "report.html")
+    result = build_report(location(tmp_path / "none"), tmp_path / "report.html", spool=tmp_path / "spool")
     visit = open_page(result.path, PROBE)
     assert visit.console_errors == [] and visit.requests == [result.path.resolve().as_uri()]
     assert all(f["empty"] and f["shapes"] == 0 for f in visit.probe["figures"])

@@ -13,6 +13,7 @@ import sys
 import time
 
 import duckdb
+
 from support.lake import analyst
 
 CHECK = """

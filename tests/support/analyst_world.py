@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from shipsync.warehouse.declared_rows import declared_batch
-from shipsync.warehouse.load import write_batch
 from support.lake import write_now
 
 TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)

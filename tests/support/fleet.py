@@ -19,8 +19,8 @@ from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.admin_client import wait_for_deliveries
 from support.http import HTTP
-from support.sandboxes import K1
 from support.lake import analyst
+from support.sandboxes import K1
 
 ADMIN = {"Authorization": f"Token {K1}"}
 
@@ -37,7 +37,7 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
     receiver = Receiver(writer, [])
     with BackgroundServer(sandbox) as service, BackgroundServer(receiver) as hooks:
         settings = load_settings(
-            api_url=f"{service.url}/v2", api_key=K1, rate_limit="0", warehouse=root / "shipsync.duckdb", spool=root / "spool"
+            api_url=f"{service.url}/v2", api_key=K1, rate_limit="0", warehouse=root / "warehouse", spool=root / "spool"
         )
         webhook = register_webhook(settings, f"{hooks.url}/webhook", [], all_events=True)
         assert webhook.secret
@@ -48,8 +48,6 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         load_events(settings.lake, settings.spool_dir)
         # A redelivery under a known id with another body (a conflict), and a signed body that is
         # not a notification at all (quarantined by the receiver).
-        import duckdb
-
         con = analyst(settings.warehouse)
         known = con.execute("SELECT CAST(payload AS VARCHAR) FROM webhook_events LIMIT 1").fetchone()
         con.close()

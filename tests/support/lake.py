@@ -72,3 +72,10 @@ def write_now(where: Where, batch: Any, *, link_owners: Any = None) -> dict[str,
     with open_warehouse(location(where)) as warehouse:
         write_batch(warehouse, batch, link_owners=link_owners)
         return warehouse.commit(CommitMessage("test", str(uuid.uuid4()))).counts
+
+
+def sql_now(where: Where, sql: str, parameters: Any = None) -> None:
+    """Run one write of a test's own (rows planted, rows aged) as a run of its own."""
+    with open_warehouse(location(where)) as warehouse:
+        warehouse.defer(["(test)"], lambda con, commit: con.execute(sql, parameters) and None)
+        warehouse.commit(CommitMessage("test", str(uuid.uuid4())))

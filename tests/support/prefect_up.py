@@ -15,12 +15,13 @@ from typing import Any
 import duckdb
 import httpx
 
+from support.lake import analyst
+
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sandbox-key-1"
 
 RUN = """
 import json, sys, asyncio
-from support.lake import analyst
 from prefect.deployments import run_deployment
 from prefect.client.orchestration import get_client
 runs = [run_deployment(name, timeout=0, **options) for name, options in json.loads(sys.argv[1])]

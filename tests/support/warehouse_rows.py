@@ -6,7 +6,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import orjson
 
 from shipsync.api.tracking_models import Container

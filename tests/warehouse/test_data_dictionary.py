@@ -6,21 +6,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import orjson
 import pytest
 
 from shipsync.bulk.apply import apply_file
 from shipsync.pull.everything import pull_all
-from shipsync.warehouse.migrate import ensure_schema
 from shipsync.warehouse.schema import tables
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
 from support.analyst_world import world
+from support.lake import analyst, location, write_now
 from support.sandboxes import SandboxFactory, settings_for
-from support.lake import analyst, location
 
 DICTIONARY = Path(__file__).resolve().parents[2] / "warehouse" / "README.md"
 
@@ -43,7 +41,7 @@ def test_every_table_is_documented() -> None:
 @pytest.fixture(scope="module")
 def pulled(make_module_sandbox: SandboxFactory, module_env: Path) -> Path:
     """One pulled warehouse for every example query (they only read it)."""
-    sandbox, warehouse = make_module_sandbox(), module_env / "warehouse" / "shipsync.duckdb"
+    sandbox, warehouse = make_module_sandbox(), module_env / "warehouse"
     # Make one invoice's extraction follow an old schema version (its public version, as the service
     # names it) so that query has an answer.
     account = next(iter(sandbox.state.world.accounts.values()))
@@ -53,7 +51,7 @@ def pulled(make_module_sandbox: SandboxFactory, module_env: Path) -> Path:
     settings = settings_for(sandbox, warehouse)
     pull_all(settings)
     number = next(r["attributes"]["number"] for (t, _), r in sorted(account.related.items()) if t == "container")
-    sheet = warehouse.parent / "tags.csv"
+    sheet = module_env / "tags.csv"
     sheet.write_text(f"container_number,priority,po_number\n{number},high,PO-1\nCSQU3054383,low,PO-2\n")
     apply_file(settings, "custom-fields", sheet)
     bodies: list[bytes] = []
@@ -62,8 +60,8 @@ def pulled(make_module_sandbox: SandboxFactory, module_env: Path) -> Path:
         bodies.append(orjson.dumps(envelope("w", event, reference, [reference, *included], created_at)))
 
     simulate(account, emit, containers=3)
-    spool = warehouse.parent / "spool"
-    spool.mkdir()
+    spool = module_env / "spool"
+    spool.mkdir(mode=0o700)
     bodies.append(b'{"data": {"type": "webhook_notification"}}')  # no id: a dead letter
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
     load_events(location(warehouse), spool)
@@ -107,14 +105,14 @@ def dictionary_sections() -> dict[str, str]:
     return entries
 
 
-def test_every_column_of_every_table_and_view_is_documented() -> None:
+def test_every_column_of_every_table_and_view_is_documented(tmp_path: Path) -> None:
     """Compares the dictionary with `information_schema`: each column named (in backticks) in its entry."""
-    con = duckdb.connect()
-    ensure_schema(con)
-    columns = con.execute(
-        "SELECT table_name, column_name FROM information_schema.columns "
-        "WHERE table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position"
-    ).fetchall()
+    write_now(tmp_path / "w", {})
+    with analyst(tmp_path / "w") as con:
+        columns = con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_catalog = current_database() "
+            "AND table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position"
+        ).fetchall()
     entries = dictionary_sections()
     undocumented = [f"{table}.{column}" for table, column in columns if f"`{column}`" not in entries.get(table, "")]
     assert not undocumented, undocumented

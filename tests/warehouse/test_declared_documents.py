@@ -10,8 +10,9 @@ import orjson
 
 from shipsync.api.document_models import Document
 from shipsync.api.place_models import MetroArea
+from shipsync.warehouse.declared_rows import declared_tables_batch
 from shipsync.warehouse.declared_tables import LINK_TABLES, declared_table
-from shipsync.warehouse.normalize import document_page_columns, metro_area_columns
+from shipsync.warehouse.normalize import document_page_columns
 
 DOCUMENT: dict[str, Any] = {
     "id": "d-1",
@@ -70,7 +71,7 @@ def test_the_document_model_reads_the_same_declaration() -> None:
 
 
 def test_a_metro_area_is_keyed_by_code_and_keeps_its_unnamed_member() -> None:
-    (table,) = metro_area_columns([METRO_AREA], None).values()
+    (table,) = declared_tables_batch(MetroArea, [METRO_AREA], observed_at=None).values()
     row = {name: values[0] for name, values in table.items()}
     assert (row["code"], row["id"], row["latitude"], row["longitude"], row["unnamed_member"]) == ("NLRTM", "m-1", 51.0, None, "RTM")
     assert orjson.loads(row["leftovers"]) == {"attributes": {"longitude": "east", "population": 650_000}}
@@ -80,7 +81,7 @@ def test_a_metro_area_is_keyed_by_code_and_keeps_its_unnamed_member() -> None:
 
 
 def test_an_unnamed_member_of_another_type_stays_in_the_leftovers() -> None:
-    (table,) = metro_area_columns([{**METRO_AREA, "": ["not", "text"]}], None).values()
+    (table,) = declared_tables_batch(MetroArea, [{**METRO_AREA, "": ["not", "text"]}], observed_at=None).values()
     assert table["unnamed_member"] == [None]
     assert orjson.loads(table["leftovers"][0])[""] == ["not", "text"]
     assert MetroArea.from_resource({**METRO_AREA, "": 5}).unnamed_member is None

@@ -1,5 +1,5 @@
-"""The ledger's reads of itself on a real DuckDB file: where an incremental read starts (one overlap,
-old and new apply names), which runs count as a success; and JSON text written and read back."""
+"""The ledger's reads of itself on a real lake: where an incremental read starts (one overlap),
+which runs count as a success; and JSON text written and read back."""
 
 from __future__ import annotations
 
@@ -16,44 +16,51 @@ from shipsync.warehouse.ledger import (
     FlowName,
     apply_flows,
     changed_since,
-    finish_run,
     last_started,
     last_success,
     since_text,
-    start_run,
+    warehouse_run,
 )
+from support.lake import analyst, location
 
 
 def _run(warehouse: Path, flow: str, status: str) -> datetime:
-    record = start_run(warehouse, flow, {})  # type: ignore[arg-type]  # older ledgers hold other names
-    finish_run(warehouse, record, status)  # type: ignore[arg-type]
+    with warehouse_run(location(warehouse), flow, {}) as run, run.step(flow, {}) as record:  # type: ignore[arg-type]
+        if status == "completed_with_errors":
+            record.errors.append("one id given up")
+        elif status == "failed":
+            record.finish("failed")
     return record.started_at
 
 
-def test_apply_flows_name_one_style_then_the_older_spelling() -> None:
-    assert apply_flows("tracking-requests") == ("apply_tracking_requests", "apply_tracking-requests")
+def test_apply_flows_name_one_style() -> None:
+    assert apply_flows("tracking-requests") == ("apply_tracking_requests",)
 
 
 def test_changed_since_reads_the_latest_success_of_any_flow_less_the_overlap(tmp_path: Path) -> None:
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     flows = ("pull_tracking_requests", *apply_flows("tracking-requests"))
-    assert changed_since(warehouse, *flows) is None  # no warehouse yet: read everything
-    _run(warehouse, "pull_tracking_requests", "completed")
-    older_apply = _run(warehouse, "apply_tracking-requests", "completed_with_errors")  # a ledger from before the rename
+    _run(warehouse, "refresh_definitions", "completed")
+    with analyst(warehouse) as con:
+        assert changed_since(con.cursor(), *flows) is None  # never read: read everything
+    pulled = _run(warehouse, "pull_tracking_requests", "completed_with_errors")
     _run(warehouse, "apply_tracking_requests", "failed")  # a failed run is no point to read from
-    assert changed_since(warehouse, *flows) == since_text(older_apply - SINCE_OVERLAP)
+    with analyst(warehouse) as con:
+        assert changed_since(con.cursor(), *flows) == since_text(pulled - SINCE_OVERLAP)
     newest = _run(warehouse, "apply_tracking_requests", "completed")
-    assert changed_since(warehouse, *flows) == since_text(newest - SINCE_OVERLAP)
+    with analyst(warehouse) as con:
+        assert changed_since(con.cursor(), *flows) == since_text(newest - SINCE_OVERLAP)
 
 
 def test_last_started_filters_by_status_only_when_asked(tmp_path: Path) -> None:
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     done = _run(warehouse, "refresh_definitions", "completed")
     failed = _run(warehouse, "refresh_definitions", "failed")
-    assert last_started(warehouse, ["refresh_definitions"]) == failed
-    assert last_started(warehouse, ["refresh_definitions"], ["completed"]) == done
-    assert last_success(warehouse, "refresh_definitions") == done
-    assert last_started(warehouse, ["other"]) is None
+    with analyst(warehouse) as con:
+        assert last_started(con.cursor(), ["refresh_definitions"]) == failed
+        assert last_started(con.cursor(), ["refresh_definitions"], ["completed"]) == done
+        assert last_success(con.cursor(), "refresh_definitions") == done
+        assert last_started(con.cursor(), ["other"]) is None
 
 
 def test_json_text_is_canonical_and_reads_back() -> None:

@@ -17,13 +17,12 @@ import pytest
 from shipsync.api.place_models import Port, Terminal
 from shipsync.api.tracking_models import Container, Shipment, TransportEvent
 from shipsync.warehouse.declared_rows import declared_batch
-from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import MISFIT, members_of
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate
+from support.lake import write_now
 from support.sandboxes import K1
 from support.warehouse_rows import rows
-from support.lake import write_now
 
 
 def resource(type_: str, id_: str, attributes: dict[str, Any], relationships: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import orjson
 import pytest
 
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.reference import pull_document_schemas, schema_id
-from support.sandboxes import RunningSandbox, settings_for
 from support.lake import analyst
+from support.sandboxes import RunningSandbox, settings_for
 
 
 def query(warehouse: Path, sql: str) -> list[tuple[object, ...]]:

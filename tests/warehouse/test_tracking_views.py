@@ -5,12 +5,10 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-import duckdb
-
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from support.analyst_world import world
-from support.warehouse_rows import rows
 from support.lake import analyst
+from support.warehouse_rows import rows
 
 
 def test_views_answer_the_analysts_questions(warehouse: Path) -> None:

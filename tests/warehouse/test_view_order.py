@@ -7,10 +7,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from shipsync.warehouse.catalog import write_catalog
-from shipsync.warehouse.migrate import create_views, ensure_schema, views_dir
-from shipsync.warehouse.view_order import create_views_in_order, in_dependency_order, view_statements
-from support.lake import analyst
+from shipsync.warehouse.schema_create import view_sql
+from shipsync.warehouse.view_order import create_views_in_order, in_dependency_order
+from support.lake import analyst, written
 
 # Given in the reverse of the order they can be created in: top reads middle reads bottom.
 REVERSED = [
@@ -56,28 +55,19 @@ def test_views_reading_each_other_in_a_cycle_are_named() -> None:
         in_dependency_order(duckdb.connect(), cycle)
 
 
-def test_published_catalog_takes_views_in_reverse_order(tmp_path: Path) -> None:
-    con = duckdb.connect()
-    statements = {"base": "CREATE VIEW base AS SELECT 4 AS n"}
-    manifest = {"generation": 1, "published_at": "2026-01-01T00:00:00+00:00", "tables": {"base": {"rows": 1}}}
-    target = tmp_path / "catalog.duckdb"
-    write_catalog(con, target, statements, manifest, REVERSED)  # type: ignore[arg-type]
-    with analyst(target) as reader:
-        assert reader.execute("SELECT n FROM top").fetchall() == [(41,)]
-
-
-def test_the_analyst_views_are_created_whatever_their_file_order() -> None:
-    """The shipped views, from scratch and in reverse file order, all bind in one transaction."""
-    con = duckdb.connect()
-    ensure_schema(con)
-    shipped = [str(name) for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
-    for name in shipped:
-        con.execute(f'DROP VIEW IF EXISTS "{name}" CASCADE')
-    statements = [sql for sql_file in sorted(views_dir().glob("*.sql")) for sql in view_statements(sql_file.read_text())]
-    con.execute("BEGIN TRANSACTION")
-    create_views_in_order(con, list(reversed(statements)))
-    con.execute("COMMIT")
-    created = {str(name) for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-    assert created == set(shipped) and "pickup_risk" in created
-    create_views(con)  # and again over themselves, as each migration does
-    assert con.execute("SELECT count(*) FROM pickup_risk").fetchone() == (0,)
+def test_the_analyst_views_are_created_whatever_their_file_order(tmp_path: Path) -> None:
+    """The shipped views, dropped and created again in reverse file order, all bind in one
+    transaction of the lake (the schema's creation does the same in file order)."""
+    with written(tmp_path / "w") as lake:
+        con = lake.con
+        shipped = [str(n) for (n,) in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = ?", [lake.alias]).fetchall()]
+        assert len(shipped) >= 9
+        con.execute("BEGIN TRANSACTION")
+        for name in shipped:
+            con.execute(f'DROP VIEW IF EXISTS "{name}"')
+        create_views_in_order(con, list(reversed(view_sql())))
+        con.execute("COMMIT")
+        created = {str(n) for (n,) in con.execute("SELECT view_name FROM duckdb_views() WHERE database_name = ?", [lake.alias]).fetchall()}
+    assert created == set(shipped)
+    with analyst(tmp_path / "w") as reader:
+        assert reader.execute("SELECT count(*) FROM container_status").fetchone() == (0,)

@@ -27,7 +27,10 @@ from support.lake import analyst, location, write_now
 def test_schema_created_with_every_table_and_view(warehouse: Path) -> None:
     write_now(warehouse, {})  # the first writer creates the account's tables and views
     with analyst(warehouse) as con:
-        names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
+        names = {
+            r[0]
+            for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()
+        }
         columns = {r[0] for r in con.execute("DESCRIBE webhooks").fetchall()}
     assert {t.name for t in tables()} <= names
     assert {"document_overview", "metro_area_lookup", "container_status", "pickup_risk"} <= names
@@ -37,7 +40,7 @@ def test_schema_created_with_every_table_and_view(warehouse: Path) -> None:
 
 
 def test_a_reader_of_no_warehouse_is_told_what_to_run(tmp_path: Path) -> None:
-    with pytest.raises(Exception, match="no warehouse at .*run a pull first"):
+    with pytest.raises(Exception, match=r"no warehouse at .*run a pull first"):
         analyst(tmp_path / "nothing")
 
 
@@ -105,19 +108,24 @@ def test_a_run_is_one_snapshot_with_its_ledger_row_and_message(warehouse: Path) 
             assert con.execute("SELECT count(*) FROM documents").fetchone() == (0,)
     snapshot = run.committed.snapshot_id if run.committed else None
     with analyst(warehouse) as con:
-        ledger = con.execute("SELECT flow, snapshot_id, status, table_counts->>'$.documents.inserted' FROM sync_runs ORDER BY flow").fetchall()
-        message = con.execute("SELECT commit_message, commit_extra_info FROM ducklake_snapshots(?) WHERE snapshot_id = ?", [con.alias, snapshot]).fetchone()
-        changed = con.execute(f"SELECT id FROM ducklake_table_changes(?, 'main', 'documents', {snapshot}, {snapshot}) ORDER BY id", [con.alias]).fetchall()
+        ledger = con.execute(
+            "SELECT flow, snapshot_id, status, table_counts->>'$.documents.inserted' FROM sync_runs ORDER BY flow"
+        ).fetchall()
+        message = con.execute(
+            "SELECT commit_message, commit_extra_info FROM ducklake_snapshots(?) WHERE snapshot_id = ?", [con.alias, snapshot]
+        ).fetchone()
+        changed = con.execute(
+            f"SELECT id FROM ducklake_table_changes(?, 'main', 'documents', {snapshot}, {snapshot}) ORDER BY id", [con.alias]
+        ).fetchall()
     assert ledger == [("pull_documents", snapshot, "completed", "1"), ("pull_metro_areas", snapshot, "completed", "1")]
     assert message is not None and message[0] == f"pull_documents {run.run_id}" and '"ids":2' in message[1]
     assert changed == [("a",), ("b",)]  # what the run changed is one table_changes() query
 
 
 def test_a_failed_run_commits_its_ledger_rows_only(warehouse: Path) -> None:
-    with pytest.raises(RuntimeError), warehouse_run(location(warehouse), "pull_documents", {}) as run:
-        with run.step("pull_documents", {}):
-            run.warehouse.upsert("documents", to_arrow("documents", _docs(a="A")["documents"], sql_types("documents")))
-            raise RuntimeError("the service went away")
+    with pytest.raises(RuntimeError), warehouse_run(location(warehouse), "pull_documents", {}) as run, run.step("pull_documents", {}):
+        run.warehouse.upsert("documents", to_arrow("documents", _docs(a="A")["documents"], sql_types("documents")))
+        raise RuntimeError("the service went away")
     with analyst(warehouse) as con:
         assert con.execute("SELECT count(*) FROM documents").fetchone() == (0,)
         assert con.execute("SELECT status, errors FROM sync_runs").fetchall() == [("failed", ["RuntimeError: the service went away"])]

@@ -7,22 +7,18 @@ from typing import Any
 
 import orjson
 
-from shipsync.api.account_models import Webhook
+from shipsync.api.account_models import CustomField, TrackingRequest, Webhook
 from shipsync.api.tracking_models import Container
-from shipsync.warehouse.declared_rows import declared_row
+from shipsync.warehouse.declared_rows import declared_row, declared_tables_batch
 from shipsync.warehouse.members import members_of
-from shipsync.warehouse.normalize import (
-    custom_field_columns,
-    merge,
-    tracking_request_columns,
-    webhook_columns,
-)
+from shipsync.warehouse.normalize import merge, webhook_columns
 
 OBSERVED = "2026-11-25T12:00:00+00:00"
 
 
 def test_tracking_requests_take_tags_from_either_member_and_survive_null_parts() -> None:
-    batch = tracking_request_columns(
+    batch = declared_tables_batch(
+        TrackingRequest,
         [
             {"id": 1, "attributes": {"tags": ["a", "b"], "shipment_tags": ["other"]}},
             {"id": "2", "attributes": {"shipment_tags": ["c"]}, "relationships": {"tracked_object": {"data": None}}},
@@ -40,7 +36,8 @@ def test_tracking_requests_take_tags_from_either_member_and_survive_null_parts()
 
 
 def test_custom_fields_keep_the_value_as_json_and_the_entity_it_belongs_to() -> None:
-    (columns,) = custom_field_columns(
+    (columns,) = declared_tables_batch(
+        CustomField,
         [
             {
                 "id": "cf-1",
@@ -82,7 +79,8 @@ def test_a_struct_holding_a_secret_that_does_not_fit_is_not_kept() -> None:
 
 
 def test_tags_sent_of_the_wrong_type_fall_back_to_shipment_tags() -> None:
-    (columns,) = tracking_request_columns(
+    (columns,) = declared_tables_batch(
+        TrackingRequest,
         [
             {"id": "1", "attributes": {"tags": "hot", "shipment_tags": ["hot"]}},
             {"id": "2", "attributes": {"tags": None, "shipment_tags": "x"}},

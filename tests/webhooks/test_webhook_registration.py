@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import httpx
 import pytest
 
@@ -19,9 +18,9 @@ from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync_sandbox import SandboxOptions, create_app
 from support.http import HTTP
+from support.lake import analyst
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory, settings_for
-from support.lake import analyst
 
 
 def stored_secrets(warehouse: Path) -> dict[str, str]:

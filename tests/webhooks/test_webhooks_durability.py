@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import httpx
 import orjson
 import pytest

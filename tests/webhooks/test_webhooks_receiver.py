@@ -8,7 +8,6 @@ import socket
 import time
 from pathlib import Path
 
-import duckdb
 import httpx
 import orjson
 import pytest

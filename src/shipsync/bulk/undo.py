@@ -29,16 +29,15 @@ TARGET_OF_ENTITY: dict[str, Target] = {"custom_field_definition": "definition", 
 UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
 
-def _load(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[list[dict[str, Any]], dict[str, str | None]]:
-    """The run's before-images, newest first, and each tracking request's shipment (for older runs)."""
+def _load(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]:
+    """The run's before-images, newest first, less those already undone."""
     rows = con.execute(f"SELECT {', '.join(COLUMNS)} FROM bulk_undo WHERE run_id = ? ORDER BY seq DESC", [run_id]).fetchall()
-    shipments = dict(con.execute("SELECT id, tracked_object_id FROM tracking_requests").fetchall())
     if not rows:
         raise InputError(f"run {run_id} changed nothing that can be undone (or is not a bulk apply run)")
     records = [dict(zip(COLUMNS, r, strict=True)) for r in rows]
     if all(r["undone_by"] for r in records):
         raise InputError(f"run {run_id} was already undone by run {records[0]['undone_by']}")
-    return [r for r in records if not r["undone_by"]], shipments
+    return [r for r in records if not r["undone_by"]]
 
 
 def target_of(kind: str | None, entity_type: str) -> Target:
@@ -49,33 +48,11 @@ def target_of(kind: str | None, entity_type: str) -> Target:
     return "shipment" if entity_type == "shipment" else "tracking_request" if kind == "tracking-requests" else "custom_field"
 
 
-def _older_tracking_edit(image: dict[str, Any], row: int, shipment_id: str | None, before: Any, after: Any) -> list[Change]:
-    """A run of shipsync before schema 7 edited tags and ref_numbers on the tracking request itself
-    (which the service does not take): undo them on its shipment; the rest cannot be changed back."""
-    changes: list[Change] = []
-    fixed: list[str] = []
-    for name in sorted(after):
-        if name in ("tags", "ref_numbers") and shipment_id:
-            previous = before.get(name) or []
-            delta = {"delta": True}
-            changes.append(
-                Change(row, "shipment", shipment_id, name, "update", after[name], previous, shipment_id, payload=delta, target="shipment")
-            )
-        else:
-            fixed.append(name)
-    if fixed:
-        detail = "the service's API cannot change these back; left as they are"
-        changes.append(Change(row, "tracking_request", image["entity_id"], ",".join(fixed), "skip", status="failed", detail=detail))
-    return changes
-
-
-def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -> list[Change]:
+def reverse(image: dict[str, Any], row: int) -> list[Change]:
     """The changes that restore one before-image."""
     before, after = loads(image["before"]), loads(image["after"])
     entity_type, entity_id, field = image["entity_type"], image["entity_id"], image["field"]
     target = target_of(image["kind"], entity_type)
-    if target == "tracking_request" and isinstance(after, dict):
-        return _older_tracking_edit(image, row, shipments.get(entity_id), before or {}, after)
     action = UNDO_ACTION[image["action"]]
     payload: dict[str, Any] = {}
     if target == "shipment":
@@ -91,9 +68,9 @@ def undo_run(settings: Settings, run_id: str, *, progress: Stage = no_progress) 
     if not settings.lake.exists():
         raise InputError(f"no warehouse at {settings.lake.describe()}: nothing to undo")
     with warehouse_run(settings.lake, "apply_undo", {"undo_of": run_id}) as run:
-        images, shipments = _load(run.con, run_id)
+        images = _load(run.con, run_id)
         with run.step("apply_undo", {"undo_of": run_id}) as record:
-            changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n, shipments)]
+            changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n)]
             writes = sum(1 for c in changes if c.action in WRITE_ACTIONS)
             with progress(f"undoing {writes:,} changes", writes, RequestBudget(settings.rate)) as advance:
                 record.add_stats(execute(settings, changes, on_written=advance))

@@ -13,8 +13,8 @@ from shipsync.webhooks.load import load_events
 from shipsync.webhooks.spool import segments
 from shipsync_bench.journey_year import SegmentWriter, spooled_journeys
 from shipsync_sandbox.stream import document_pages
-from support.warehouse_rows import rows
 from support.lake import location
+from support.warehouse_rows import rows
 
 
 def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from shipsync_demo.run import STEPS

@@ -126,20 +126,19 @@ def validation(rows: int = 100_000) -> list[BenchResult]:
 
 
 def rerun_writes(rows: int = 10_000) -> list[BenchResult]:
-    from shipsync.warehouse.connection import connect
-
     from shipsync.bulk.apply import apply_file
     from shipsync.config import load_settings
     from shipsync.pull.documents import pull_documents
+    from shipsync.warehouse.analyst import read_only
 
     documents = int(rows * 1.25)  # about 0.86 containers per document in the sandbox
     with (
         tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp,
         SandboxProcess("--rate-limit", "0", "--documents", str(documents), "--api-key", "sandbox-key-1") as sandbox,
     ):
-        settings = load_settings(api_url=sandbox.api_url, api_key="sandbox-key-1", rate_limit="0", warehouse=Path(tmp) / "w.duckdb")
+        settings = load_settings(api_url=sandbox.api_url, api_key="sandbox-key-1", rate_limit="0", warehouse=Path(tmp) / "warehouse")
         pull_documents(settings, all_documents=True)
-        with connect(settings.warehouse) as con:
+        with read_only(settings.lake) as con:
             numbers = [r[0] for r in con.execute(f"SELECT number FROM containers LIMIT {rows}").fetchall()]
         path = Path(tmp) / "po.csv"
         with path.open("w", newline="") as out:

@@ -20,7 +20,9 @@ from typing import Any
 import orjson
 
 from shipsync.pull.documents import PAGES_PER_BATCH
+from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.location import lake_location
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync_sandbox.stream import document_pages
 
@@ -54,12 +56,13 @@ def main() -> None:
         passes.append(time.perf_counter() - started)
         cpu_passes.append(time.process_time() - cpu)
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
-        warehouse = Path(tmp) / "shipsync.duckdb"
+        warehouse = lake_location(str(Path(tmp) / "warehouse"))
         started, cpu = time.perf_counter(), time.process_time()
-        for data, included in batches:
-            owners = [str(d["id"]) for d in data]
-            columns = document_page_columns(data, included, stamp)
-            write_batch(warehouse, columns, run_id="bench", link_owners={"document_shipments": owners, "document_containers": owners})
+        with warehouse_run(warehouse, "pull_documents", {"bench": True}) as run, run.step("pull_documents", {}):
+            for data, included in batches:
+                owners = [str(d["id"]) for d in data]
+                columns = document_page_columns(data, included, stamp)
+                write_batch(run.warehouse, columns, link_owners={"document_shipments": owners, "document_containers": owners})
         written, written_cpu = time.perf_counter() - started, time.process_time() - cpu
     figures = {
         "normalize_seconds": min(passes),

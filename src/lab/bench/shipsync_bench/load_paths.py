@@ -25,7 +25,9 @@ from shipsync.api.related_models import Account, DocumentRepresentation, EmailSu
 from shipsync.api.tracking_models import Container, Shipment
 from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow writes them
 from shipsync.warehouse.declared_rows import observed_now
+from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.location import lake_location
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.schema import tables
@@ -38,17 +40,18 @@ def read_pages(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def load_shipsync(pages_file: Path, warehouse: Path) -> None:
+    """shipsync's own path: normalize each batch, stage it, and commit the load as one run."""
     pages = read_pages(pages_file)
-    while batch_pages := list(islice(pages, PAGES_PER_BATCH)):
-        data = [d for p in batch_pages for d in p["data"]]
-        included = [r for p in batch_pages for r in p["included"]]
-        owners = [d["id"] for d in data]
-        write_batch(
-            warehouse,
-            document_page_columns(data, included, observed_now()),
-            run_id="bench",
-            link_owners={"document_shipments": owners, "document_containers": owners},
-        )
+    with warehouse_run(lake_location(str(warehouse)), "pull_documents", {"bench": True}) as run, run.step("pull_documents", {}):
+        while batch_pages := list(islice(pages, PAGES_PER_BATCH)):
+            data = [d for p in batch_pages for d in p["data"]]
+            included = [r for p in batch_pages for r in p["included"]]
+            owners = [d["id"] for d in data]
+            write_batch(
+                run.warehouse,
+                document_page_columns(data, included, observed_now()),
+                link_owners={"document_shipments": owners, "document_containers": owners},
+            )
 
 
 def _ts(expr: str) -> str:

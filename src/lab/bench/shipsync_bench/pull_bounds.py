@@ -10,12 +10,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from shipsync.warehouse.connection import connect
-
 from shipsync.config import Settings
 from shipsync.pull.listing_marks import MARK
 from shipsync.serving import BackgroundServer
+from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.ledger import last_success_parameter
+from shipsync.warehouse.location import LakeLocation
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
@@ -35,25 +35,26 @@ def singles_of(records: list[Any]) -> int:
     return sum(int(record.stats.requests) for record in records if record.flow in SINGLES)
 
 
-def _walked(warehouse: Path, sql: str) -> int:
+def _walked(warehouse: LakeLocation, sql: str) -> int:
     """A count over what the warehouse holds after a daily run: the records that run had to read."""
-    with connect(warehouse, read_only=True) as con:
+    with read_only(warehouse) as con:
         row = con.execute(sql).fetchone()
     return int(row[0]) if row else 0
 
 
-def _recent_documents(warehouse: Path, mark: str | None, recheck_days: float) -> int:
+def _recent_documents(warehouse: LakeLocation, mark: str | None, recheck_days: float) -> int:
     """Documents created after the last run's mark, or within the re-check window before it."""
     return _walked(
         warehouse, f"SELECT count(*) FROM documents WHERE created_at >= TIMESTAMPTZ '{mark}' - INTERVAL {recheck_days * 24} HOUR"
     )
 
 
-def _marks(warehouse: Path) -> dict[str, str | None]:
-    return {flow: last_success_parameter(warehouse, flow, MARK) for flow in ("pull_documents", "pull_shipments", "pull_containers")}
+def _marks(warehouse: LakeLocation) -> dict[str, str | None]:
+    with read_only(warehouse) as con:
+        return {flow: last_success_parameter(con, flow, MARK) for flow in ("pull_documents", "pull_shipments", "pull_containers")}
 
 
-def polling_day(warehouse: Path, marks: dict[str, str | None], recheck_days: float, singles: int) -> tuple[int, str]:
+def polling_day(warehouse: LakeLocation, marks: dict[str, str | None], recheck_days: float, singles: int) -> tuple[int, str]:
     """The fewest requests a day's `pull all` needs without a webhook feed: the documents created
     after the last mark or within the re-check window before it (the job re-reads those), the
     tracking requests' one page, the shipments created and the containers refreshed since the last
@@ -78,7 +79,7 @@ def deliveries_received(sandbox: Sandbox, settings: Settings) -> None:
     """Wait until the sandbox has delivered what it owes, then load the spool (not counted: pushed)."""
     if wait_for_deliveries(sandbox.process.url, KEY)["pending"]:
         raise RuntimeError("the sandbox did not deliver within 10 minutes")
-    load_events(settings.warehouse, settings.spool_dir)
+    load_events(settings.lake, settings.spool_dir)
 
 
 def daily_sync(documents: int, containers: int) -> list[BenchResult]:
@@ -104,22 +105,22 @@ def daily_sync(documents: int, containers: int) -> list[BenchResult]:
         )
         results = [bounded(f"first full backfill, pull all ({account})", spent, bound, formula)]
         new, moved = documents // 100, containers // 100
-        marks = _marks(settings.warehouse)
+        marks = _marks(settings.lake)
         sandbox.advance(f"hours=24&documents={new}&containers={moved}")
         spent, records = counted(sandbox, lambda: pull_all(settings))
-        bound, formula = polling_day(settings.warehouse, marks, settings.document_recheck_days, singles_of(records))
+        bound, formula = polling_day(settings.lake, marks, settings.document_recheck_days, singles_of(records))
         results.append(bounded(f"daily sync, pull all, 1% changed, found by polling ({account})", spent, bound, formula))
 
         receiver = Receiver(SpoolWriter(settings.spool_dir), [])
         with BackgroundServer(receiver) as hooks:
             webhook = register_webhook(settings, f"{hooks.url}/webhook", [], all_events=True)  # once, not daily: not counted
             receiver.secrets.append(str(webhook.secret))
-            marks = _marks(settings.warehouse)
+            marks = _marks(settings.lake)
             changed = sandbox.advance(f"hours=24&documents={new}&containers={moved}")
             deliveries_received(sandbox, settings)
         spent, records = counted(sandbox, lambda: pull_all(settings))
         singles = singles_of(records)
-        documents_read = _recent_documents(settings.warehouse, marks["pull_documents"], settings.document_recheck_days)
+        documents_read = _recent_documents(settings.lake, marks["pull_documents"], settings.document_recheck_days)
         bound = pages(documents_read) + 1 + singles
         formula = (
             f"documents new or in the re-check window {pages(documents_read)} + tracking requests 1"

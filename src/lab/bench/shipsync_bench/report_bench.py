@@ -18,11 +18,12 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import orjson
-from shipsync.warehouse.connection import connect
-from shipsync.warehouse.publishing import publishing
 
 from shipsync.report import build_report
+from shipsync.warehouse.location import LakeLocation, lake_location
+from shipsync.warehouse.unit_of_work import CommitMessage, open_warehouse
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync_bench.journey_year import SegmentWriter
@@ -78,10 +79,18 @@ def _spool_a_year(spool: Path, events: int, as_of: datetime) -> None:
 
 
 def _ledger_of_a_year(warehouse: Path, as_of: datetime) -> None:
-    """An hourly tracking-request pull and a daily full pull, for a year."""
-    with connect(warehouse) as con:
-        con.execute(
-            """
+    """An hourly tracking-request pull and a daily full pull, for a year (written as one run)."""
+    bounds = [as_of - timedelta(days=DAYS), as_of, as_of - timedelta(days=DAYS), as_of]
+    with open_warehouse(lake_location(str(warehouse))) as lake:
+
+        def ledger(con: duckdb.DuckDBPyConnection, commit: object) -> None:
+            con.execute(LEDGER_OF_A_YEAR, bounds)
+
+        lake.defer(["sync_runs"], ledger)
+        lake.commit(CommitMessage("bench", "ledger-of-a-year"))
+
+
+LEDGER_OF_A_YEAR = """
             INSERT INTO sync_runs (run_id, flow, started_at, finished_at, status, requests, throttled, retries, table_counts)
             SELECT 'bench-' || flow || '-' || epoch(moment), flow, moment, moment + INTERVAL 40 SECOND,
                    CASE WHEN hash(moment) % 97 = 0 THEN 'failed'
@@ -93,13 +102,11 @@ def _ledger_of_a_year(warehouse: Path, as_of: datetime) -> None:
                 UNION ALL
                 SELECT 'pull_all', unnest(generate_series(?::TIMESTAMPTZ, ?::TIMESTAMPTZ, INTERVAL 1 DAY))
             )
-            """,
-            [as_of - timedelta(days=DAYS), as_of, as_of - timedelta(days=DAYS), as_of],
-        )
+"""
 
 
-def seed(root: Path, documents: int, events: int, as_of: datetime) -> Path:
-    warehouse = root / "shipsync.duckdb"
+def seed(root: Path, documents: int, events: int, as_of: datetime) -> LakeLocation:
+    warehouse = root / "warehouse"
     pages = root / "pages.ndjson"
     write_pages(pages, documents)
     loaded = run_path("shipsync", pages, warehouse)
@@ -107,13 +114,11 @@ def seed(root: Path, documents: int, events: int, as_of: datetime) -> Path:
         raise RuntimeError(f"seeded {loaded['documents']} of {documents} documents")
     pages.unlink()
     _spool_a_year(root / "spool", events, as_of)
-    # One publishing scope: the report reads the analysts' file, which holds what was published.
-    with publishing(warehouse):
-        report = load_events(warehouse, root / "spool")
-        if report.loaded != events:
-            raise RuntimeError(f"loaded {report.loaded} of {events} events")
-        _ledger_of_a_year(warehouse, as_of)
-    return warehouse
+    report = load_events(lake_location(str(warehouse)), root / "spool")
+    if report.loaded != events:
+        raise RuntimeError(f"loaded {report.loaded} of {events} events")
+    _ledger_of_a_year(warehouse, as_of)
+    return lake_location(str(warehouse))
 
 
 def report_build(documents: int = 100_000, events: int = 300_000, rounds: int = 3) -> list[BenchResult]:
@@ -123,16 +128,16 @@ def report_build(documents: int = 100_000, events: int = 300_000, rounds: int = 
         root = Path(tmp)
         warehouse = seed(root, documents, events, as_of)
         output = root / "report.html"
-        first = build_report(warehouse, output, days=DAYS, as_of=as_of)
+        first = build_report(warehouse, output, days=DAYS, as_of=as_of, spool=root / "spool")
         if first.drawn < len(first.outcomes) - 1:  # all but the quarantine chart (nothing quarantined)
             raise RuntimeError(f"only {first.drawn} of {len(first.outcomes)} charts drawn on the seeded warehouse")
         walls, cpus = [], []
         for _ in range(rounds):
             cpu = time.process_time()
-            walls.append(build_report(warehouse, output, days=DAYS, as_of=as_of).seconds)
+            walls.append(build_report(warehouse, output, days=DAYS, as_of=as_of, spool=root / "spool").seconds)
             cpus.append(time.process_time() - cpu)
         started = time.perf_counter()
-        env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(warehouse), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+        env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(root / "warehouse"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
         subprocess.run(
             [sys.executable, "-m", "shipsync", "report", "--output", str(output), "--days", str(DAYS), "--as-of", as_of.isoformat()],
             check=True,

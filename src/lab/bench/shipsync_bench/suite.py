@@ -20,7 +20,6 @@ from shipsync_bench import (
     load_bench,
     prefect_bench,
     prefect_db_bench,
-    publish_bench,
     report_bench,
     request_bounds,
     webhook_bench,
@@ -62,11 +61,6 @@ BENCHMARKS: list[Benchmark] = [
         "load",
         lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
         lambda: load_bench.normalize_and_upsert(2_000),
-    ),
-    Benchmark(
-        "publish",
-        lambda: publish_bench.publish_cost(10_000) + publish_bench.publish_cost(100_000),
-        lambda: publish_bench.publish_cost(2_000),
     ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
     Benchmark(

@@ -21,6 +21,7 @@ import orjson
 import uvloop
 
 from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.warehouse.location import lake_location
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
@@ -184,7 +185,7 @@ def events_load_rate(count: int = 100_000) -> list[BenchResult]:
             with (spool / f"segment-{start:020d}-1.spool").open("wb") as out:
                 out.write(b"".join(encode_record(_body(n), 0) for n in range(start, min(count, start + per_segment))))
         started = time.perf_counter()
-        report = load_events(Path(tmp) / "w.duckdb", spool)
+        report = load_events(lake_location(str(Path(tmp) / "warehouse")), spool)
         elapsed = time.perf_counter() - started
     if report.loaded != count:
         raise RuntimeError(f"loaded {report.loaded} of {count}")

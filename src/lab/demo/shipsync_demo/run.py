@@ -64,7 +64,7 @@ class Demo:
         return self.prefect.run(self.step, flow, **parameters)
 
     def query(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
-        return analyst_query(self.settings.warehouse, sql, list(parameters))[1]
+        return analyst_query(self.settings.lake, sql, list(parameters))[1]
 
     @property
     def last_flow_run(self) -> str:
@@ -200,11 +200,10 @@ def fresh_workdir(workdir: str) -> Path:
     """
     root = Path(workdir).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    for name in ("shipsync.duckdb", "shipsync.duckdb.wal", "secrets.json", "receiver.log", "report.html"):
+    for name in ("secrets.json", "receiver.log", "report.html"):
         (root / name).unlink(missing_ok=True)
-    # Not prefect/: its database keeps every run's flow runs. .shipsync/ is the pipeline's own file,
-    # shipsync.published/ the states analysts read.
-    for folder in ("spool", "spreadsheets", ".shipsync", "shipsync.published"):
+    # Not prefect/: its database keeps every run's flow runs. warehouse/ is the lake.
+    for folder in ("spool", "spreadsheets", "warehouse"):
         shutil.rmtree(root / folder, ignore_errors=True)
     example_files(root)
     return root
@@ -232,7 +231,7 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
             "SHIPSYNC_API_URL": f"{sandbox_server.url}/v2",
             "SHIPSYNC_API_KEY": DEFAULT_API_KEYS[0],
             "SHIPSYNC_RATE_LIMIT": "0",
-            "SHIPSYNC_WAREHOUSE": str(root / "shipsync.duckdb"),
+            "SHIPSYNC_WAREHOUSE": str(root / "warehouse"),
             "SHIPSYNC_SPOOL": str(root / "spool"),
             "SHIPSYNC_SECRETS_FILE": str(root / "secrets.json"),  # the demo's own, not the user's store
         }
@@ -240,18 +239,18 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
         demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
         console.print(
             f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect API {prefect.api_url} "
-            f"(embedded, started in {prefect.started_in:.1f} s), receiver {receiver_url}/webhook, warehouse {demo.settings.warehouse}"
+            f"(embedded, started in {prefect.started_in:.1f} s), receiver {receiver_url}/webhook, warehouse {demo.settings.lake.describe()}"
         )
         for step in STEPS:
             run_step(demo, step)
         flow_runs = prefect.read_back(demo.rows)
     show_flow_runs(flow_runs)
     for title, sql in {"Warehouse": None, **ANALYST_QUERIES}.items():
-        show_query(title, demo.settings.warehouse, sql)
-    show_pickup_risk(demo.settings.warehouse)
+        show_query(title, demo.settings.lake, sql)
+    show_pickup_risk(demo.settings.lake)
     console.print(f"[bold green]done[/bold green] in {time.monotonic() - started:.0f} s. Next:")
     console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync status")
-    console.print(f"  duckdb -readonly {demo.settings.warehouse}   (or python: duckdb.connect(path, read_only=True))")
+    console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync sql   (or --print-attach: the statements for any DuckDB)")
     console.print("  the data dictionary: warehouse/README.md; the results files: " + str(root / "spreadsheets"))
     console.print("  the flow runs in the Prefect UI:")
     for line in prefect.browse_hint():

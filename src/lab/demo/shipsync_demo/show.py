@@ -4,19 +4,20 @@ analyst queries and the containers at risk, each read from the warehouse read-on
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from shipsync.warehouse.analyst import read_only
+from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from shipsync_demo.embedded_prefect import FlowRunSeen
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
 TABLES = (
-    "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
-    "AND table_schema = 'main' AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY 1"
+    "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_catalog = current_database() "
+    "AND table_schema = current_schema() AND table_name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY 1"
 )
 ANALYST_QUERIES = {
     "Containers by port of discharge": """
@@ -31,20 +32,16 @@ ANALYST_QUERIES = {
 }
 
 
-def analyst_query(warehouse: Path, sql: str, parameters: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Every read the demo makes of the warehouse, read-only: columns and rows."""
-    from shipsync.warehouse.connection import connect
-
-    with connect(warehouse, read_only=True) as con:
+def analyst_query(warehouse: LakeLocation, sql: str, parameters: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every read the demo makes of the warehouse, read-only (as an analyst opens it): columns and rows."""
+    with read_only(warehouse) as con:
         result = con.execute(sql, parameters or [])
         return [d[0] for d in result.description or []], result.fetchall()
 
 
-def show_pickup_risk(warehouse: Path) -> None:
-    from shipsync.warehouse.connection import connect
-
+def show_pickup_risk(warehouse: LakeLocation) -> None:
     console.print("[bold]Containers at risk (pickup_risk)[/bold]")
-    with connect(warehouse, read_only=True) as con:
+    with read_only(warehouse) as con:
         for line in pickup_risk_lines(con):
             console.print(f"  {line}")
 
@@ -57,7 +54,7 @@ def show_flow_runs(runs: list[FlowRunSeen]) -> None:
     console.print(table)
 
 
-def show_query(title: str, warehouse: Path, sql: str | None) -> None:
+def show_query(title: str, warehouse: LakeLocation, sql: str | None) -> None:
     if sql is None:  # the row count of every table
         _, names = analyst_query(warehouse, TABLES)
         sql = " UNION ALL ".join(f"SELECT '{name}' AS table, count(*) AS rows FROM \"{name}\"" for (name,) in names) + " ORDER BY 1"
