@@ -15,6 +15,7 @@ digest) is not data and is left behind. The account's schema must hold no data y
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -117,7 +118,8 @@ def import_warehouse(location: LakeLocation, old: Path) -> ImportReport:
             raise InputError(
                 f"{location.describe()} already holds data ({', '.join(filled[:5])}): import into a new warehouse or another account"
             )
-        con.create_function("shipsync_body_key", _body_key, [VARCHAR], VARCHAR)
+        with contextlib.suppress(duckdb.CatalogException):  # registered by an earlier import in this process
+            con.create_function("shipsync_body_key", _body_key, [VARCHAR], VARCHAR)
         report = ImportReport(described)
         with run.step("import_warehouse", {"source": described}) as record:
             known = {t.name for t in tables()}

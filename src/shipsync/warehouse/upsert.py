@@ -167,22 +167,26 @@ def merge_upsert(con: duckdb.DuckDBPyConnection, table_name: str, source: str, *
     ).fetchone()
     assert row is not None
     inserted, updated, stale, total = int(row[0]), int(row[1]), int(row[2]), int(row[3])
-    extra_cols = ["_synced_at", "_run_id"] + (["first_seen_at", "last_changed_at"] if has_seen else [])
-    extra_vals = ["$1", "$2"] + (["$1", "$1"] if has_seen else [])
+    # The bookkeeping a table has (shipsync's own tables, such as the spool checkpoints, have none).
+    stamped = "_synced_at" in types
+    assert stamped or not has_seen, table_name  # a table that keeps first/last-seen stamps keeps `_synced_at` too
+    stamps_given = [synced_at, run_id] if stamped else []
+    extra_cols = (["_synced_at", "_run_id"] if stamped else []) + (["first_seen_at", "last_changed_at"] if has_seen else [])
+    extra_vals = (["$1", "$2"] if stamped else []) + (["$1", "$1"] if has_seen else [])
     if inserted:
         con.execute(
             f"INSERT INTO {target} ({', '.join(_q(c) for c in [*content, *extra_cols])}) "
-            f"SELECT {', '.join('s.' + _q(c) for c in content)}, {', '.join(extra_vals)} FROM _stage s "
+            f"SELECT {', '.join(['s.' + _q(c) for c in content] + extra_vals)} FROM _stage s "
             f"WHERE NOT EXISTS (SELECT 1 FROM {target} t WHERE {join})",
-            [synced_at, run_id],
+            stamps_given,
         )
     if updated:
-        sets = [f"{_q(c)} = s.{_q(c)}" for c in non_keys] + ["_synced_at = $1", "_run_id = $2"]
+        sets = [f"{_q(c)} = s.{_q(c)}" for c in non_keys] + (["_synced_at = $1", "_run_id = $2"] if stamped else [])
         if has_seen:
             sets.append("last_changed_at = $1")
         con.execute(
             f"UPDATE {target} AS t SET {', '.join(sets)} FROM _stage s WHERE {join} AND {fresh} AND ({differs})",
-            [synced_at, run_id],
+            stamps_given,
         )
     unchanged = total - inserted - updated - stale
     if FRESHNESS in content and unchanged:

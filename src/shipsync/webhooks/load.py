@@ -143,10 +143,13 @@ def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = 
     try:
         own = spool_id(folder)
         with warehouse_run(location, "load_events", {"spool": own}) as run, run.step("load_events", {"spool": own}) as record:
+            # A bare segment name is a checkpoint of a warehouse imported from the last layout (one
+            # spool, whose segments were named alone): it is this spool's.
             checkpoints = {
-                segment.split("/", 1)[1]: int(offset)
+                segment.split("/", 1)[-1]: int(offset)
                 for segment, offset in run.con.execute(
-                    'SELECT segment, "offset" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?)', [f"{own}/"]
+                    'SELECT segment, "offset" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?) OR NOT contains(segment, \'/\')',
+                    [f"{own}/"],
                 ).fetchall()
             }
             stage = EventLogStage(run.warehouse, datetime.now(UTC), own)
