@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from shipsync.config import PRODUCTION_API_URL, load_settings
@@ -15,7 +13,7 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
     settings = load_settings()
     assert settings.api_url == PRODUCTION_API_URL
-    assert settings.warehouse == Path("warehouse/shipsync.duckdb")
+    assert settings.warehouse == "warehouse" and settings.lake.data_path.endswith("/warehouse/data/")
     assert settings.rate is not None and (settings.rate.requests, settings.rate.seconds) == (100, 60)
     with pytest.raises(ConfigError) as caught:
         settings.require_api_key()

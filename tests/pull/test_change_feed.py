@@ -43,7 +43,7 @@ def test_deliveries_are_a_feed_only_when_current_and_complete(
 ) -> None:
     warehouse = _warehouse(tmp_path / "w", events, received, active)
     with analyst(warehouse) as con:
-        assert webhooks_feed_changes(con.cursor(), now=NOW) is current
+        assert webhooks_feed_changes(con, now=NOW) is current
 
 
 @pytest.mark.slow

@@ -11,9 +11,8 @@ import orjson
 from shipsync.api.tracking_models import Container
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
-from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import members_of
-from support.lake import Where, analyst, written
+from support.lake import Where, analyst, write_now
 
 
 def rows(warehouse: Where, sql: str) -> list[dict[str, Any]]:
@@ -70,10 +69,9 @@ def assert_rows_hold(warehouse: Path, resources: list[dict[str, Any]]) -> int:
     return checked
 
 
-def write_container(warehouse: Where, resource: dict[str, Any], observed_at: str) -> None:
-    columns = declared_columns(Container, [resource], observed_at=observed_at)
-    with written(warehouse) as lake:
-        write_batch(lake, {"containers": columns})
+def write_container(warehouse: Where, resource: dict[str, Any], observed_at: str) -> Any:
+    """One container as a run of its own; what that run's commit did to `containers`."""
+    return write_now(warehouse, {"containers": declared_columns(Container, [resource], observed_at=observed_at)})["containers"]
 
 
 def container_numbers(warehouse: Path, limit: int) -> list[str]:

@@ -42,14 +42,14 @@ def test_changed_since_reads_the_latest_success_of_any_flow_less_the_overlap(tmp
     flows = ("pull_tracking_requests", *apply_flows("tracking-requests"))
     _run(warehouse, "refresh_definitions", "completed")
     with analyst(warehouse) as con:
-        assert changed_since(con.cursor(), *flows) is None  # never read: read everything
+        assert changed_since(con, *flows) is None  # never read: read everything
     pulled = _run(warehouse, "pull_tracking_requests", "completed_with_errors")
     _run(warehouse, "apply_tracking_requests", "failed")  # a failed run is no point to read from
     with analyst(warehouse) as con:
-        assert changed_since(con.cursor(), *flows) == since_text(pulled - SINCE_OVERLAP)
+        assert changed_since(con, *flows) == since_text(pulled - SINCE_OVERLAP)
     newest = _run(warehouse, "apply_tracking_requests", "completed")
     with analyst(warehouse) as con:
-        assert changed_since(con.cursor(), *flows) == since_text(newest - SINCE_OVERLAP)
+        assert changed_since(con, *flows) == since_text(newest - SINCE_OVERLAP)
 
 
 def test_last_started_filters_by_status_only_when_asked(tmp_path: Path) -> None:
@@ -57,10 +57,10 @@ def test_last_started_filters_by_status_only_when_asked(tmp_path: Path) -> None:
     done = _run(warehouse, "refresh_definitions", "completed")
     failed = _run(warehouse, "refresh_definitions", "failed")
     with analyst(warehouse) as con:
-        assert last_started(con.cursor(), ["refresh_definitions"]) == failed
-        assert last_started(con.cursor(), ["refresh_definitions"], ["completed"]) == done
-        assert last_success(con.cursor(), "refresh_definitions") == done
-        assert last_started(con.cursor(), ["other"]) is None
+        assert last_started(con, ["refresh_definitions"]) == failed
+        assert last_started(con, ["refresh_definitions"], ["completed"]) == done
+        assert last_success(con, "refresh_definitions") == done
+        assert last_started(con, ["other"]) is None
 
 
 def test_json_text_is_canonical_and_reads_back() -> None:

@@ -30,6 +30,11 @@ def test_order_follows_what_each_view_reads() -> None:
     assert in_dependency_order(con, list(reversed(REVERSED))) == list(reversed(REVERSED))
 
 
+def test_a_view_after_its_comments_is_ordered_too() -> None:
+    commented = ["-- reads middle\n-- twice\nCREATE VIEW top AS SELECT * FROM middle", "-- the bottom\nCREATE VIEW middle AS SELECT 1 AS n"]
+    assert _names([s.split("\n")[-1] for s in in_dependency_order(duckdb.connect(), commented)]) == ["middle", "top"]
+
+
 def test_reverse_order_is_created_in_one_transaction() -> None:
     con = duckdb.connect()
     con.execute("CREATE TABLE base AS SELECT 4 AS n")

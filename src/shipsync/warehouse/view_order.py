@@ -22,8 +22,11 @@ def view_statements(sql: str) -> list[str]:
     return [statement.query for statement in duckdb.extract_statements(sql)]
 
 
+_LEADING_COMMENTS = re.compile(r"^(?:\s*--[^\n]*\n)*")
+
+
 def _name_and_query(sql: str) -> tuple[str, str] | None:
-    found = _CREATE_VIEW.match(sql)
+    found = _CREATE_VIEW.match(_LEADING_COMMENTS.sub("", sql, count=1))
     if found is None:
         return None
     quoted, bare, query = found.groups()

@@ -129,21 +129,24 @@ class EventLogStage:
         events = self._all("events")
         if events is None:
             return counts
+        # Each staged copy's verdict (narrow: the bodies stay where they are staged).
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _verdicts AS "
-            "WITH ranked AS (SELECT *, row_number() OVER (PARTITION BY notification_id ORDER BY _seq) AS copy, "
+            "WITH ranked AS (SELECT notification_id, _seq, body_sha256, "
+            "row_number() OVER (PARTITION BY notification_id ORDER BY _seq) AS copy, "
             f"first_value(body_sha256) OVER (PARTITION BY notification_id ORDER BY _seq) AS first_body FROM {events}), "
             "known AS (SELECT notification_id, body_sha256 FROM webhook_events "
             f"WHERE notification_id IN (SELECT notification_id FROM {events})) "
-            "SELECT r.*, CASE WHEN k.notification_id IS NULL AND r.copy = 1 THEN 'new' "
+            "SELECT r._seq, CASE WHEN k.notification_id IS NULL AND r.copy = 1 THEN 'new' "
             "WHEN coalesce(k.body_sha256, r.first_body) = r.body_sha256 THEN 'repeat' ELSE 'conflict' END AS verdict "
             "FROM ranked r LEFT JOIN known k USING (notification_id)"
         )
         verdicts = dict(con.execute("SELECT verdict, count(*) FROM _verdicts GROUP BY verdict").fetchall())
+        judged = f"(SELECT e.*, v.verdict FROM {events} e JOIN _verdicts v USING (_seq))"
         con.execute(
             "INSERT INTO webhook_events (notification_id, event, delivery_status, created_at, webhook_id, reference_type, reference_id, "
             "received_at, payload, loaded_at, body_sha256) SELECT notification_id, event, delivery_status, created_at, webhook_id, "
-            "reference_type, reference_id, received_at, payload, ?, body_sha256 FROM _verdicts WHERE verdict = 'new'",
+            f"reference_type, reference_id, received_at, payload, ?, body_sha256 FROM {judged} WHERE verdict = 'new'",
             [commit.committed_at],
         )
         counts["webhook_events"] = TableCounts(inserted=int(verdicts.get("new", 0)))
@@ -166,14 +169,14 @@ class EventLogStage:
             counts.setdefault("containers", TableCounts()).updated += changed
         conflicts = affected(
             con,
-            "INSERT INTO webhook_event_conflicts SELECT notification_id, received_at, payload, ? FROM _verdicts WHERE verdict = 'conflict'",
+            f"INSERT INTO webhook_event_conflicts SELECT notification_id, received_at, payload, ? FROM {judged} WHERE verdict = 'conflict'",
             [commit.committed_at],
         )
         counts["webhook_event_conflicts"] = TableCounts(inserted=conflicts)
         # A record read twice (a load re-run after a crash before its checkpoint) is one redelivery.
         redelivered = affected(
             con,
-            "INSERT INTO webhook_redeliveries SELECT DISTINCT r.notification_id, r.received_at, ? FROM _verdicts r "
+            f"INSERT INTO webhook_redeliveries SELECT DISTINCT r.notification_id, r.received_at, ? FROM {judged} r "
             "WHERE r.verdict = 'repeat' AND NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
             "WHERE k.notification_id = r.notification_id AND k.received_at = r.received_at)",
             [commit.committed_at],
