@@ -131,7 +131,7 @@ def test_bulk_writes_and_registrations_keep_their_outcome(answers: tuple[int, fl
     app = _fresh()
     account = app.state.world.accounts[K1]
     transport = SandboxTransport(app, Mutator(random.Random(seed), rate, tuple(kinds)))
-    warehouse = tmp_path / f"w{next(RUNS)}" / "shipsync.duckdb"
+    warehouse = tmp_path / f"w{next(RUNS)}"
     settings_ = load_settings(api_url=IN_PROCESS_URL, api_key=K1, warehouse=warehouse, rate_limit="0", retry_base_delay=0.01)
     tr_id = next(iter(account.tracking_requests))
     shipment_id = account.of_type("shipment")[0]["id"]

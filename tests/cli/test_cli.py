@@ -30,7 +30,8 @@ def env(sandbox: RunningSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "SHIPSYNC_API_URL": sandbox.api_url,
         "SHIPSYNC_API_KEY": K1,
         "SHIPSYNC_RATE_LIMIT": "0",
-        "SHIPSYNC_WAREHOUSE": str(tmp_path / "w.duckdb"),
+        "SHIPSYNC_WAREHOUSE": str(tmp_path / "warehouse"),
+        "SHIPSYNC_SPOOL": str(tmp_path / "spool"),
         "SHIPSYNC_RETRY_BASE_DELAY": "0.01",
         "SHIPSYNC_SHARED_BUDGET": "off",
     }.items():
@@ -61,7 +62,7 @@ def test_pulls_status_templates_and_apply(env: Path) -> None:
     assert (env / "custom-fields.csv").exists()
     sheet = env / "tags.csv"
 
-    con = analyst(env / "w.duckdb")
+    con = analyst(env / "w")
     number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     sheet.write_text(f"Container Number,PO Number,Priority\n{number},PO-7,High\n")
@@ -125,7 +126,7 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
     from shipsync_bench.journey_year import spooled_journeys
     from shipsync_sandbox.stream import document_pages
 
-    warehouse, spool = env / "w.duckdb", env / "spool"
+    warehouse, spool = env / "w", env / "spool"
     spool.mkdir()
     deliveries = list(spooled_journeys(document_pages(10), containers=2))
     half = len(deliveries) // 2

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, "SHIPSYNC_WAREHOUSE": str(tmp_path / "w.duckdb"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", **extra}
+    return {**os.environ, "SHIPSYNC_WAREHOUSE": str(tmp_path / "w"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false", **extra}
 
 
 def test_the_cli_masks_a_key_in_httpx_debug_lines(make_sandbox: SandboxFactory, tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     planted_key = "canary-api-key-3f9c1e"
     admin = {"Authorization": f"Token {planted_key}"}
     sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=20)
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     settings = settings_for(sandbox, warehouse, key=planted_key)
     caplog.set_level(logging.DEBUG)
     pull_all(settings)
@@ -127,7 +127,7 @@ def test_secrets_canary_in_prefect(
 
     planted_key = "canary-prefect-key-8d21a7"
     sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=10)
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     caplog.set_level(logging.DEBUG, logger="shipsync")
     for name, value in {
         "SHIPSYNC_API_URL": sandbox.api_url,

@@ -72,7 +72,7 @@ def test_a_metro_area_answered_without_its_code_is_kept_under_the_code_asked(tmp
             del attributes["code"]
         return body
 
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     with answers_rewritten(app, no_code):
         record = pull_metro_areas(in_process(warehouse), ids=["USLAX", "NLRTM", "DEHAM"])
     assert not record.errors
@@ -93,7 +93,7 @@ def test_an_unreadable_timestamp_is_left_empty_and_the_rest_loads(tmp_path: Path
                 resource["attributes"]["updated_at"] = "sometime last week"
         return body
 
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     with answers_rewritten(app, odd_times):
         records = pull_all(in_process(warehouse), force=True)
     assert not [e for r in records for e in r.errors]
@@ -117,7 +117,7 @@ def test_a_definition_listed_without_its_slug_does_not_stop_a_plan(tmp_path: Pat
     sheet = tmp_path / "values.csv"
     sheet.write_text(f"container_number,po_number\n{number},PO-77\n", encoding="utf-8")
     with answers_rewritten(app, slugless):
-        settings_ = in_process(tmp_path / "w.duckdb")
+        settings_ = in_process(tmp_path / "w")
         pull_documents(settings_, all_documents=True)  # the containers, by number
         odd = tmp_path / "odd.csv"
         odd.write_text(f"container_number,colour\n{number},red\n", encoding="utf-8")
@@ -137,7 +137,7 @@ answers = st.tuples(st.integers(0, 2**32 - 1), st.floats(0.05, 0.5), st.lists(st
 def test_no_pull_fails_whatever_the_answers_look_like(answers: tuple[int, float, list[str]], tmp_path_factory: Any) -> None:
     seed, rate, kinds = answers
     app = create_app(SandboxOptions(api_keys=(K1,), documents=4, rate_limit=None))
-    warehouse = tmp_path_factory.mktemp("w") / "w.duckdb"
+    warehouse = tmp_path_factory.mktemp("w") / "w"
     with answers_rewritten(app, Mutator(random.Random(seed), rate, tuple(kinds))):
         pull_all(in_process(warehouse), force=True)
     account = app.state.world.accounts[K1]

@@ -31,7 +31,7 @@ def _post(url: str, secret: str, body: bytes) -> int:
 
 
 def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Settings:
-    """Pull a sandbox into `root/shipsync.duckdb` and load `containers` journeys of deliveries."""
+    """Pull a sandbox into the lake `root/warehouse` and load `containers` journeys of deliveries."""
     sandbox = create_app(SandboxOptions(api_keys=(K1,), documents=documents, rate_limit=None, delivery_retry_base_s=0.05))
     writer = SpoolWriter(root / "spool")
     receiver = Receiver(writer, [])

@@ -47,7 +47,7 @@ def up_env(tmp: Path, api_url: str, **extra: str) -> dict[str, str]:
             "SHIPSYNC_API_URL": api_url,
             "SHIPSYNC_API_KEY": KEY,
             "SHIPSYNC_RATE_LIMIT": "20/2",
-            "SHIPSYNC_WAREHOUSE": str(tmp / "warehouse" / "shipsync.duckdb"),
+            "SHIPSYNC_WAREHOUSE": str(tmp / "warehouse"),
             "SHIPSYNC_STATE_DIR": str(tmp / "state"),
         }
     )

@@ -37,7 +37,7 @@ def snapshot(warehouse: Path) -> dict[str, list[dict[str, Any]]]:
 
 def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_path: Path) -> None:
     bodies = deliveries(sandbox, containers=4)
-    first = tmp_path / "a" / "w.duckdb"
+    first = tmp_path / "a" / "w"
     load_deliveries(first, bodies)
     newest: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
     kinds = set()
@@ -57,7 +57,7 @@ def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_
 
     shuffled = bodies[:]
     random.Random(7).shuffle(shuffled)
-    second = tmp_path / "b" / "w.duckdb"
+    second = tmp_path / "b" / "w"
     load_deliveries(second, shuffled)
     assert snapshot(second) == snapshot(first)
 

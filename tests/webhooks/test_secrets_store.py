@@ -36,7 +36,7 @@ def mode(path: Path) -> int:
 
 
 def test_the_store_is_private_and_outside_the_warehouse_folder(tmp_path: Path, secrets_file: Path) -> None:
-    settings = load_settings(warehouse=tmp_path / "warehouse" / "shipsync.duckdb")
+    settings = load_settings(warehouse=tmp_path / "warehouse")
     assert store_path(settings) == secrets_file
     save_secret(settings, "w-1", SECRET)
     assert json.loads(secrets_file.read_text()) == {"w-1": SECRET}
@@ -51,31 +51,6 @@ def test_the_default_is_the_users_configuration_folder(monkeypatch: pytest.Monke
     monkeypatch.delenv("SHIPSYNC_SECRETS_FILE")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert load_settings().secrets_file_path == tmp_path / "xdg" / "shipsync" / "secrets.json" == user_config_dir() / "secrets.json"
-
-
-def test_a_store_beside_the_warehouse_is_moved_into_the_configuration_folder(
-    tmp_path: Path, secrets_file: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    warehouse = tmp_path / "shared" / "shipsync.duckdb"
-    warehouse.parent.mkdir()
-    legacy = warehouse.parent / "secrets.json"
-    legacy.write_text(json.dumps({"old-hook": "whsec-moved-from-warehouse"}))
-    settings = load_settings(warehouse=warehouse)
-    save_secret(settings, "new-hook", SECRET)  # the first use moves it, then adds
-    with caplog.at_level(logging.WARNING):
-        assert sorted(load_secrets(settings)) == sorted(["whsec-moved-from-warehouse", SECRET])
-    assert not legacy.exists()
-    assert json.loads(secrets_file.read_text()) == {"old-hook": "whsec-moved-from-warehouse", "new-hook": SECRET}
-    assert mode(secrets_file) == 0o600
-
-
-def test_a_link_in_place_of_the_old_store_is_not_read(tmp_path: Path, secrets_file: Path, caplog: pytest.LogCaptureFixture) -> None:
-    planted = tmp_path / "attacker.json"
-    planted.write_text(json.dumps({"x": "whsec-planted-by-someone"}))
-    (tmp_path / "secrets.json").symlink_to(planted)
-    with caplog.at_level(logging.WARNING):
-        assert load_secrets(load_settings(warehouse=tmp_path / "w.duckdb")) == []
-    assert "not moved" in caplog.text and (tmp_path / "secrets.json").is_symlink()
 
 
 def test_writes_never_follow_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,34 +78,34 @@ def test_a_store_in_a_folder_others_can_write_is_refused(tmp_path: Path, monkeyp
     (shared / "secrets.json").write_text(json.dumps({"w": SECRET}))
     monkeypatch.setenv("SHIPSYNC_SECRETS_FILE", str(shared / "secrets.json"))
     with pytest.raises(UnsafePathError, match="others may write"):
-        load_secrets(load_settings(warehouse=tmp_path / "w.duckdb"))
+        load_secrets(load_settings(warehouse=tmp_path / "w"))
 
 
 @pytest.mark.parametrize("secret", ["", "x", "short-secret-15"])
 def test_empty_and_short_secrets_are_refused_at_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret: str) -> None:
     assert len(secret) < MIN_SECRET_LENGTH
-    settings = load_settings(warehouse=tmp_path / "w.duckdb", spool=tmp_path / "spool")
+    settings = load_settings(warehouse=tmp_path / "w", spool=tmp_path / "spool")
     with pytest.raises(ConfigError, match=f"at least {MIN_SECRET_LENGTH}"):
         build_receiver(settings, secrets=[SECRET, secret])
     assert not (tmp_path / "spool").exists()  # refused before anything was created
     if secret:
         monkeypatch.setenv("SHIPSYNC_WEBHOOK_SECRETS", f"{SECRET},{secret}")
         with pytest.raises(ConfigError, match=f"at least {MIN_SECRET_LENGTH}"):
-            build_receiver(load_settings(warehouse=tmp_path / "w.duckdb", spool=tmp_path / "spool"))
+            build_receiver(load_settings(warehouse=tmp_path / "w", spool=tmp_path / "spool"))
     else:
         monkeypatch.setenv("SHIPSYNC_WEBHOOK_SECRETS", "")  # an unset variable: no secret at all
         with pytest.raises(ConfigError, match="no webhook secrets"):
-            build_receiver(load_settings(warehouse=tmp_path / "w.duckdb", spool=tmp_path / "spool"))
+            build_receiver(load_settings(warehouse=tmp_path / "w", spool=tmp_path / "spool"))
 
 
 def test_the_cli_refuses_an_empty_secret_in_one_line_and_warns_about_command_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(tmp_path / "w.duckdb"))
+    monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(tmp_path / "w"))
     result = CliRunner().invoke(app, ["webhooks", "serve", "--secret", "", "--spool", str(tmp_path / "spool")])
     assert result.exit_code == 1 and "at least 16" in result.output and "Traceback" not in result.output
     with caplog.at_level(logging.WARNING):
-        build_receiver(load_settings(warehouse=tmp_path / "w.duckdb", spool=tmp_path / "spool"), secrets=[SECRET]).writer.close()
+        build_receiver(load_settings(warehouse=tmp_path / "w", spool=tmp_path / "spool"), secrets=[SECRET]).writer.close()
     assert "command line" in caplog.text and SECRET not in caplog.text
     help_text = CliRunner().invoke(app, ["webhooks", "serve", "--help"], env={"COLUMNS": "200"}).output
     assert "SHIPSYNC_WEBHOOK_SECRETS" in help_text and "secrets store" in help_text
@@ -143,7 +118,7 @@ def test_short_secrets_are_redacted_too() -> None:
 
 def test_the_environment_and_store_are_read_without_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHIPSYNC_WEBHOOK_SECRETS", f" {SECRET} , whsec-second-secret-02 ")
-    settings = load_settings(warehouse=tmp_path / "w.duckdb", spool=tmp_path / "spool")
+    settings = load_settings(warehouse=tmp_path / "w", spool=tmp_path / "spool")
     save_secret(settings, "w-9", "whsec-from-the-store-0003")
     receiver = build_receiver(settings)
     assert receiver.secrets == [SECRET, "whsec-second-secret-02", "whsec-from-the-store-0003"]

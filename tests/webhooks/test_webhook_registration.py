@@ -96,7 +96,7 @@ def test_all_43_kinds_are_subscribable(sandbox: RunningSandbox, warehouse: Path)
 def test_kinds_are_checked_against_the_accounts_plan(make_sandbox: SandboxFactory, tmp_path: Path) -> None:
     plan = ("container.transport.vessel_arrived", "document.extracted", "tracking_request.failed")
     sandbox = make_sandbox(plans=((K2, plan),))
-    settings = settings_for(sandbox, tmp_path / "w.duckdb", key=K2)
+    settings = settings_for(sandbox, tmp_path / "w", key=K2)
     with pytest.raises(InputError, match=r"container\.created \(not available to this account\)"):
         register_webhook(settings, "https://hooks.example.test/w", ["container.created"])
     with pytest.raises(InputError, match=r"did you mean document\.extracted"):

@@ -72,7 +72,7 @@ def count(warehouse: Path, sql: str) -> Any:
 @pytest.mark.slow
 def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -> None:
     bodies = journey_notifications(400)
-    port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w.duckdb"
+    port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w"
     acknowledged: set[str] = set()
     lock = threading.Lock()
     queue = list(enumerate(bodies))
@@ -141,7 +141,7 @@ def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) ->
     bodies = bodies + [
         orjson.dumps({**orjson.loads(b), "data": {**orjson.loads(b)["data"], "id": f"copy-{i}"}}) for i, b in enumerate(bodies * 10)
     ]
-    spool, warehouse = tmp_path / "spool", tmp_path / "w.duckdb"
+    spool, warehouse = tmp_path / "spool", tmp_path / "w"
     write_spool(spool, bodies, 15_000)
     script = (
         "from shipsync.webhooks.load import load_events; from pathlib import Path; "
@@ -166,13 +166,13 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
     for seed in (1, 2, 3):
         order = bodies[:]
         random.Random(seed).shuffle(order)
-        spool, warehouse = tmp_path / f"spool{seed}", tmp_path / f"w{seed}.duckdb"
+        spool, warehouse = tmp_path / f"spool{seed}", tmp_path / f"w{seed}"
         write_spool(spool, order, 17)
         load_events(location(warehouse), spool)
         states.append(
             (
                 count(warehouse, "SELECT id, current_status, observed_at, last_event_id FROM containers ORDER BY id"),
-                count(warehouse, "SELECT * EXCLUDE (_synced_at, first_seen_at, last_changed_at) FROM shipments ORDER BY id"),
+                count(warehouse, "SELECT * EXCLUDE (_synced_at, _run_id, first_seen_at, last_changed_at) FROM shipments ORDER BY id"),
                 count(warehouse, "SELECT notification_id FROM webhook_events ORDER BY 1"),
                 count(warehouse, "SELECT container_number, event, event_at FROM container_milestones ORDER BY 1, 3, 2"),
             )
@@ -183,7 +183,7 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
 
 
 def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:
-    port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w.duckdb"
+    port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w"
     receiver = start_receiver(port, spool, warehouse)
     body = journey_notifications(1)[0]
     response = HTTP.post(f"http://127.0.0.1:{port}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)})

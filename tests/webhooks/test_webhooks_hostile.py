@@ -32,7 +32,7 @@ def pipeline(tmp_path: Path) -> Iterator[Pipeline]:
     writer = SpoolWriter(tmp_path / "spool")
     limits = ReceiverLimits()
     with BackgroundServer(Receiver(writer, [SECRET], limits), http=limited_protocol(limits)) as server, httpx.Client(timeout=10) as http:
-        yield Pipeline(server.url, writer.spool, tmp_path / "w.duckdb", http)
+        yield Pipeline(server.url, writer.spool, tmp_path / "w", http)
     writer.close()
 
 

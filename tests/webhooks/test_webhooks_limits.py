@@ -46,7 +46,7 @@ class Served:
 
 def serve(tmp: Path, *flags: str) -> Iterator[Served]:
     port = free_port()
-    env = {**os.environ, "SHIPSYNC_WEBHOOK_SECRETS": SECRET, "SHIPSYNC_WAREHOUSE": str(tmp / "w.duckdb")}
+    env = {**os.environ, "SHIPSYNC_WEBHOOK_SECRETS": SECRET, "SHIPSYNC_WAREHOUSE": str(tmp / "w")}
     command = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(tmp / "spool"), *flags]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -49,7 +49,7 @@ def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
 
 def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_path: Path) -> None:
     bodies = [notification("n-1"), b"not json at all", b'{"data": {"type": "webhook_notification"}}', notification("n-2")]
-    spool, warehouse = spool_of(tmp_path, bodies), tmp_path / "w.duckdb"
+    spool, warehouse = spool_of(tmp_path, bodies), tmp_path / "w"
     report = load_events(location(warehouse), spool)
     assert (report.loaded, report.dead_letters) == (2, 2)
     dead = rows(warehouse, "SELECT reason, body, notification_id FROM webhook_dead_letters ORDER BY end_offset")
@@ -70,7 +70,7 @@ def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, mon
         return entities(parsed, seqs)
 
     monkeypatch.setattr(event_log, "_entities", fails_on_one)
-    spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w.duckdb"
+    spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w"
     report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
     assert (report.loaded, report.dead_letters) == (39, 1)
     assert rows(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters") == [
@@ -91,7 +91,7 @@ def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> 
     # true, 1 and 1.0 are equal in Python and three different bodies in JSON; spacing and key
     # order are not differences.
     reordered = b'{"included": [], "data": {"attributes": {"flag": true}, "type": "webhook_notification", "id": "same"}}'
-    spool, warehouse = spool_of(tmp_path, [body("true"), body("1"), body("1.0"), body("true", "   "), reordered]), tmp_path / "w.duckdb"
+    spool, warehouse = spool_of(tmp_path, [body("true"), body("1"), body("1.0"), body("true", "   "), reordered]), tmp_path / "w"
     report = load_events(location(warehouse), spool)
     assert (report.loaded, report.conflicts, report.duplicates) == (1, 2, 2)
     assert sorted(r[0] for r in rows(warehouse, "SELECT payload->'$.data.attributes.flag' FROM webhook_event_conflicts")) == ["1", "1.0"]

@@ -159,11 +159,11 @@ def test_duplicates_and_50_concurrent_copies_load_once(receiver, tmp_path: Path)
     assert writer.fsyncs < 50  # group commit: copies arriving together share fsyncs
     different = notification("same-id", event="container.transport.vessel_departed")
     assert post(server.url, different).status_code == 200
-    report = load_events(location(tmp_path / "w.duckdb"), writer.spool)
+    report = load_events(location(tmp_path / "w"), writer.spool)
     assert (report.loaded, report.duplicates, report.conflicts) == (1, 49, 1)
-    with analyst(tmp_path / "w.duckdb") as con:  # each retry counted for delivery health
+    with analyst(tmp_path / "w") as con:  # each retry counted for delivery health
         assert con.execute("SELECT count(*), count(DISTINCT received_at) FROM webhook_redeliveries").fetchone() == (49, 49)
-    assert load_events(location(tmp_path / "w.duckdb"), writer.spool).duplicates == 0  # a re-run reads nothing new
+    assert load_events(location(tmp_path / "w"), writer.spool).duplicates == 0  # a re-run reads nothing new
 
 
 def test_one_log_line_per_delivery_without_secrets(receiver, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]

@@ -145,7 +145,7 @@ def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Pat
     with pytest.raises(UnsafePathError, match="others may write"):
         SpoolWriter(shared, sync_helper=False)
     with pytest.raises(UnsafePathError, match="others may write"):
-        load_events(location(tmp_path / "w.duckdb"), shared)
+        load_events(location(tmp_path / "w"), shared)
     if os.geteuid() == 0:  # only root can hand a folder to someone else here
         theirs = tmp_path / "theirs"
         theirs.mkdir(mode=0o700)
@@ -165,11 +165,11 @@ def test_links_in_place_of_quarantine_and_archive_are_not_followed(tmp_path: Pat
     writer.close()
     (spool / "archive").symlink_to(elsewhere)
     with pytest.raises(UnsafePathError):
-        load_events(location(tmp_path / "w.duckdb"), spool)
+        load_events(location(tmp_path / "w"), spool)
     assert list(elsewhere.iterdir()) == []  # nothing was written or moved through the links
     (spool / "archive").unlink()
     (spool / "quarantine").unlink()
-    assert load_events(location(tmp_path / "w.duckdb"), spool).archived == [p.name for p in (spool / "archive").iterdir()]
+    assert load_events(location(tmp_path / "w"), spool).archived == [p.name for p in (spool / "archive").iterdir()]
 
 
 def test_quarantined_bodies_keep_their_reason(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from support.warehouse_rows import rows
 
 
 def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path) -> None:
-    spool, warehouse = tmp_path / "spool", tmp_path / "w" / "w.duckdb"
+    spool, warehouse = tmp_path / "spool", tmp_path / "w"
     year = SegmentWriter(spool, segment_bytes=1024 * 1024)
     year.write(spooled_journeys(document_pages(200)))  # two pages, which share a shipment
     year.close()

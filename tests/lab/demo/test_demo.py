@@ -46,7 +46,7 @@ def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
     assert states == {"COMPLETED": 2 * FLOW_RUNS_PER_DEMO}
     assert {"pull-all", "apply-custom-fields", "apply-undo", "report", "report-summary"} <= artifacts
     assert (tmp_path / "demo" / "report.html").stat().st_size > 10_000
-    con = analyst(tmp_path / "demo" / "shipsync.duckdb")
+    con = analyst(tmp_path / "demo" / "warehouse")
     milestones = con.execute("SELECT count(*) FROM container_milestones").fetchone()
     secrets_in_db = con.execute("SELECT count(*) FROM webhooks WHERE CAST(headers AS VARCHAR) ILIKE '%secret%'").fetchone()
     flow_runs = con.execute("SELECT count(DISTINCT prefect_flow_run_id) FROM sync_runs").fetchone()

@@ -105,7 +105,7 @@ def test_changesets_carry_holds_and_fees_as_lists_of_objects(deliveries: list[De
 @pytest.mark.slow  # loads 900 deliveries and reads every row back (~12 s here)
 def test_every_kind_fills_typed_columns_with_what_it_carried(deliveries: list[Delivery], tmp_path: Path) -> None:
     bodies = [orjson.dumps(envelope("w", kind, reference, [reference, *included], at)) for kind, reference, included, at in deliveries]
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "w"
     load_deliveries(warehouse, bodies)
     loaded = {r["event"]: r["n"] for r in rows(warehouse, "SELECT event, count(*) AS n FROM webhook_events GROUP BY event")}
     assert loaded == dict(Counter(kind for kind, *_ in deliveries))
