@@ -116,37 +116,37 @@ def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandb
 
 
 @pytest.mark.slow
-def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None:
-    """An analyst's read-only connection in another process, querying the whole time: `pull all`
-    and `events load` neither wait for it nor fail (a run that waited would fail after 60 s, as the
-    holder outlives that), each publishes a new state, and the held connection keeps the state it
-    opened while a new one sees the newest."""
+def test_runs_commit_while_an_analyst_process_holds_a_transaction(env: Path) -> None:
+    """An analyst's read-only transaction in another process (opened with the printed statements),
+    querying the whole time: `pull all` and `events load` neither wait for it nor fail, each commits
+    a snapshot of its own, and the held transaction keeps the snapshot it started from while a new
+    connection sees the newest."""
 
-    from shipsync.warehouse.status import publication_status
     from shipsync_bench.journey_year import spooled_journeys
     from shipsync_sandbox.stream import document_pages
 
-    warehouse, spool = env / "w", env / "spool"
-    spool.mkdir()
+    warehouse, spool = env / "warehouse", env / "spool"
+    spool.mkdir(mode=0o700)
     deliveries = list(spooled_journeys(document_pages(10), containers=2))
     half = len(deliveries) // 2
     assert half > 0, "the journeys of the documents' containers make deliveries"
     (spool / "segment-00000000000000000000-1.spool").write_bytes(b"".join(deliveries[:half]))
     assert f"events load: {half} loaded" in ok("events", "load")
-    held_generation = publication_status(warehouse).generation  # type: ignore[union-attr]
+    held_snapshot = newest_snapshot(warehouse)
     observed = env / "held.jsonl"
-    analyst = str(Path(__file__).parents[1] / "support" / "analyst.py")
-    holding = [sys.executable, analyst, "hold", str(warehouse), str(observed), "300", "0.2"]
-    holder = subprocess.Popen(holding, stdout=subprocess.PIPE, text=True)
+    script = str(Path(__file__).parents[1] / "support" / "analyst.py")
+    holder = subprocess.Popen(
+        [sys.executable, script, "hold", str(warehouse), str(observed), "300", "0.2"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         pulled = ok("pull", "all")
         assert "pull_documents completed" in pulled
-        after_pull = publication_status(warehouse).generation  # type: ignore[union-attr]
-        assert after_pull > held_generation, pulled[-3000:]
+        after_pull = newest_snapshot(warehouse)
+        assert after_pull == held_snapshot + 1, pulled[-3000:]  # `pull all` is one snapshot
         (spool / "segment-00000000000000000001-1.spool").write_bytes(b"".join(deliveries[half:]))
         assert f"events load: {len(deliveries) - half} loaded" in ok("events", "load")
-        assert publication_status(warehouse).generation > after_pull  # type: ignore[operator]
+        assert newest_snapshot(warehouse) == after_pull + 1
         time.sleep(0.5)  # the holder queries again after the runs
         assert holder.poll() is None
     finally:
@@ -154,11 +154,20 @@ def test_runs_publish_while_an_analyst_process_holds_the_file(env: Path) -> None
         holder.wait()
     observations = [json.loads(line) for line in observed.read_text().splitlines()]
     assert len(observations) >= 3 and not [o for o in observations if "error" in o]
-    assert {(o["generation"], o["events"], o["documents"]) for o in observations} == {(held_generation, half, 0)}
-    fresh = analyst(warehouse)
-    assert fresh.execute("SELECT count(*), (SELECT count(*) > 0 FROM documents) FROM webhook_events").fetchone() == (len(deliveries), True)
-    fresh.close()
-    assert "published: state" in ok("status")
+    assert {(o["snapshot"], o["events"], o["documents"]) for o in observations} == {(held_snapshot, half, 0)}
+    with analyst(warehouse) as fresh:
+        assert fresh.execute("SELECT count(*), (SELECT count(*) > 0 FROM documents) FROM webhook_events").fetchone() == (
+            len(deliveries),
+            True,
+        )
+    assert "newest snapshot" in ok("status")
+
+
+def newest_snapshot(warehouse: Path) -> int:
+    with analyst(warehouse) as con:
+        row = con.execute("SELECT id FROM ducklake_current_snapshot(current_database())").fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 # Slow (real rate windows of a sandbox process): test_bench_suite covers the table and the quick verdicts.

@@ -1,23 +1,25 @@
 """An analyst as a separate process: `python analyst.py hold|poll WAREHOUSE OUT SECONDS INTERVAL`.
 
-`hold` keeps one read-only connection for the whole time and queries it every INTERVAL seconds;
-`poll` opens, queries and closes every INTERVAL seconds. Each query checks that every notification
-has all of its resources and no resource lacks its notification, and reports the state it saw.
-One JSON line per query to OUT: time, generation, events, inconsistent rows, or the error.
+The analyst opens the lake as any DuckDB would, with the statements `shipsync sql --print-attach`
+prints, on a DuckDB connection of its own (not shipsync's). `hold` keeps one read-only connection
+with one transaction open for the whole time (it keeps the snapshot it started from, as a long
+notebook query does) and queries it every INTERVAL seconds; `poll` opens, queries and closes every
+INTERVAL seconds. Each query checks that every notification has all of its resources and no
+resource lacks its notification, and reports the snapshot it read. One JSON line per query to OUT:
+time, snapshot, events, inconsistent rows, or the error.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 
 import duckdb
 
-from support.lake import analyst
-
 CHECK = """
-SELECT (SELECT max(generation) FROM _shipsync_publication),
+SELECT (SELECT id FROM ducklake_current_snapshot('shipsync')),
        (SELECT count(*) FROM webhook_events),
        (SELECT count(*) FROM webhook_events e WHERE NOT EXISTS
             (SELECT 1 FROM webhook_event_resources r WHERE r.notification_id = e.notification_id))
@@ -28,12 +30,30 @@ SELECT (SELECT max(generation) FROM _shipsync_publication),
 """
 
 
+def attach_statements(warehouse: str) -> str:
+    """What `shipsync sql --print-attach` prints for this warehouse (the command itself, run once)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "shipsync", "sql", "--print-attach"],
+        env={"SHIPSYNC_WAREHOUSE": warehouse, "PATH": "", "HOME": "/nonexistent-home-for-an-analyst"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def open_lake(statements: str) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute(statements)
+    return con
+
+
 def observe(con: duckdb.DuckDBPyConnection, opened: float) -> dict[str, object]:
-    generation, events, inconsistent, milestones, documents = con.execute(CHECK).fetchone() or (None,) * 5
+    snapshot, events, inconsistent, milestones, documents = con.execute(CHECK).fetchone() or (None,) * 5
     return {
         "at": time.time(),
         "opened": opened,
-        "generation": generation,
+        "snapshot": snapshot,
         "events": events,
         "inconsistent": inconsistent,
         "milestones": milestones,
@@ -43,9 +63,12 @@ def observe(con: duckdb.DuckDBPyConnection, opened: float) -> dict[str, object]:
 
 def main() -> None:
     mode, warehouse, out, seconds, interval = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+    statements = attach_statements(warehouse)
     deadline = time.time() + seconds
-    held = analyst(warehouse) if mode == "hold" else None
+    held = open_lake(statements) if mode == "hold" else None
     held_at = time.time()
+    if held is not None:
+        held.execute("BEGIN TRANSACTION")
     with open(out, "a") as lines:
         print("ready", flush=True)
         while time.time() < deadline:
@@ -54,7 +77,7 @@ def main() -> None:
                 if held is not None:
                     row = observe(held, held_at)
                 else:
-                    con = analyst(warehouse)
+                    con = open_lake(statements)
                     try:
                         row = observe(con, started)
                     finally:
