@@ -200,8 +200,8 @@ def test_a_reader_in_another_process_never_waits_and_never_makes_a_writer_wait(w
 
 def test_an_account_is_a_schema_of_its_own(warehouse: Path) -> None:
     acme = lake_location(str(warehouse), account="acme")
+    write_now(warehouse, _docs(b="B", c="C"))  # `main` first: a new account's schema must not be mistaken for it
     write_now(acme, _docs(a="A"))
-    write_now(warehouse, _docs(b="B", c="C"))
     with analyst(acme) as con:
         assert con.execute("SELECT id FROM documents").fetchall() == [("a",)]
     with analyst(warehouse) as con:

@@ -73,10 +73,14 @@ def create_table_sql(table: Table) -> str:
     return _PRIMARY_KEY.sub("", str(CreateTable(table).compile(dialect=_DIALECT)))
 
 
-def recorded(con: duckdb.DuckDBPyConnection) -> tuple[int, str | None] | None:
-    """The schema version and digest the account's schema records (None: not created yet)."""
+def recorded(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> tuple[int, str | None] | None:
+    """The schema version and digest the account's schema records (None: not created yet). Named
+    in full: an unqualified name missing from the schema in use would be read from `main` (DuckDB
+    falls back to it), which is another account's."""
     try:
-        row = con.execute("SELECT version, digest FROM _shipsync_schema ORDER BY version DESC LIMIT 1").fetchone()
+        row = con.execute(
+            f"SELECT version, digest FROM {ident(alias)}.{ident(schema)}._shipsync_schema ORDER BY version DESC LIMIT 1"
+        ).fetchone()
     except duckdb.CatalogException:
         return None
     return (int(row[0]), row[1]) if row else None
@@ -97,7 +101,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str, *, de
     committed a change). Another process doing the same at once makes one of the two redo it."""
     started = time.monotonic()
     while True:
-        found = recorded(con)
+        found = recorded(con, alias, schema)
         if found is not None and found[0] != SCHEMA_VERSION:
             raise WarehouseError(
                 f"the warehouse's schema is at version {found[0]} and this shipsync writes version {SCHEMA_VERSION}: "
@@ -111,7 +115,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str, *, de
             for table in tables():
                 if not_inlined(table):
                     con.execute(
-                        "CALL ducklake_set_option(?, 'data_inlining_row_limit', 0, schema => ?, table_name => ?)", [alias, schema, table.name]
+                        "CALL ducklake_set_option(?, 'data_inlining_row_limit', 0, schema => ?, table_name => ?)",
+                        [alias, schema, table.name],
                     )
             return True
         except duckdb.Error as exc:
@@ -138,8 +143,9 @@ def _create(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> None:
                     sql_type = column.type.compile(dialect=_DIALECT)
                     con.execute(f"ALTER TABLE {ident(table.name)} ADD COLUMN {ident(column.name)} {sql_type}")
         create_views_in_order(con, [_or_replace(sql) for sql in view_sql()])
-        con.execute("DELETE FROM _shipsync_schema")
-        con.execute("INSERT INTO _shipsync_schema VALUES (?, ?, ?)", [SCHEMA_VERSION, schema_digest(), datetime.now(UTC)])
+        recorded_in = f"{ident(alias)}.{ident(schema)}._shipsync_schema"
+        con.execute(f"DELETE FROM {recorded_in}")
+        con.execute(f"INSERT INTO {recorded_in} VALUES (?, ?, ?)", [SCHEMA_VERSION, schema_digest(), datetime.now(UTC)])
         con.execute(f"CALL {ident(alias)}.set_commit_message('shipsync', ?)", [SCHEMA_COMMIT])
         con.execute("COMMIT")
     except BaseException:

@@ -148,7 +148,7 @@ def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = 
             checkpoints = {
                 segment.split("/", 1)[-1]: int(offset)
                 for segment, offset in run.con.execute(
-                    'SELECT segment, "offset" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?) OR NOT contains(segment, \'/\')',
+                    "SELECT segment, \"offset\" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?) OR NOT contains(segment, '/')",
                     [f"{own}/"],
                 ).fetchall()
             }

@@ -74,6 +74,11 @@ class TemporaryPostgres:
             raise
         return self
 
+    def execute(self, *statements: str, database: str = "postgres") -> None:
+        """Run `statements` as the superuser, over the private socket (each its own transaction)."""
+        connection = ["-h", str(self.root), "-p", str(self.port), "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1"]
+        self._run("psql", *connection, *(arg for statement in statements for arg in ("-c", statement)))
+
     def stop(self) -> None:
         """Fast shutdown (connections cut, no checkpoint wait), then the files go."""
         if (self.data / "postmaster.pid").exists():
