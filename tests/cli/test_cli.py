@@ -62,7 +62,7 @@ def test_pulls_status_templates_and_apply(env: Path) -> None:
     assert (env / "custom-fields.csv").exists()
     sheet = env / "tags.csv"
 
-    con = analyst(env / "w")
+    con = analyst(env / "warehouse")
     number = con.execute("SELECT number FROM containers LIMIT 1").fetchone()[0]  # type: ignore[index]
     con.close()
     sheet.write_text(f"Container Number,PO Number,Priority\n{number},PO-7,High\n")

@@ -16,6 +16,7 @@ from shipsync.pull.listing_marks import MARK
 from shipsync.pull.tracking import pull_containers, pull_shipments
 from shipsync.warehouse.ledger import last_success_parameter
 from shipsync_sandbox.document_store import DocumentStore
+from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 from support.warehouse_rows import count
 
@@ -46,7 +47,7 @@ def test_first_run_reads_all_then_only_what_is_new(sandbox: RunningSandbox, ware
     first = pull_documents(settings)
     assert first.counts["documents"].inserted == SEEDED and first.stats.requests == math.ceil(SEEDED / 100)
     newest = store_of(sandbox).in_order(newest_first=True)[0]["attributes"]["created_at"]
-    assert last_success_parameter(warehouse, FLOW, MARK) == newest.replace("Z", "+00:00")
+    assert mark_of(warehouse) == newest.replace("Z", "+00:00")
 
     again = pull_documents(settings)
     assert again.stats.requests == 1 and again.counts["documents"].inserted == 0
@@ -79,7 +80,7 @@ def test_a_change_inside_the_window_is_reread_one_outside_waits_for_the_full_pas
 def test_a_failed_run_leaves_the_mark_where_it_was(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse, max_retries=0)
     pull_documents(settings)
-    mark = last_success_parameter(warehouse, FLOW, MARK)
+    mark = mark_of(warehouse)
     add_documents(sandbox, 40)
     options = sandbox.state.options
     sandbox.state.options = dataclasses.replace(options, fault_rate=1.0)
@@ -87,10 +88,10 @@ def test_a_failed_run_leaves_the_mark_where_it_was(sandbox: RunningSandbox, ware
         pull_documents(settings)
     sandbox.state.options = options
     assert count(warehouse, "SELECT count(*) FROM sync_runs WHERE status = 'failed'") == 1
-    assert last_success_parameter(warehouse, FLOW, MARK) == mark
+    assert mark_of(warehouse) == mark
     after = pull_documents(settings)
     assert after.counts["documents"].inserted == 40
-    assert last_success_parameter(warehouse, FLOW, MARK) != mark
+    assert mark_of(warehouse) != mark
 
 
 def test_shipments_and_containers_walk_down_to_their_marks_and_miss_nothing(sandbox: RunningSandbox, warehouse: Path) -> None:
@@ -112,3 +113,8 @@ def test_shipments_and_containers_walk_down_to_their_marks_and_miss_nothing(sand
     after = [pull_shipments(settings), pull_containers(settings)]
     changed = {(r.flow, t): c.inserted + c.updated for r in after for t, c in r.counts.items() if c.inserted + c.updated}
     assert not changed, changed
+
+
+def mark_of(warehouse: Path) -> str | None:
+    with analyst(warehouse) as con:
+        return last_success_parameter(con, FLOW, MARK)  # type: ignore[arg-type]

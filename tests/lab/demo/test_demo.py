@@ -52,5 +52,5 @@ def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
     flow_runs = con.execute("SELECT count(DISTINCT prefect_flow_run_id) FROM sync_runs").fetchone()
     con.close()
     assert milestones and milestones[0] > 100 and secrets_in_db == (0,)
-    assert flow_runs == (FLOW_RUNS_PER_DEMO - 2,)  # all but load_events and the report keep a ledger row
+    assert flow_runs == (FLOW_RUNS_PER_DEMO - 1,)  # all but the report keep a ledger row
     assert oct((tmp_path / "demo" / "secrets.json").stat().st_mode)[-3:] == "600"

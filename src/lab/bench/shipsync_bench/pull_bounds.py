@@ -45,7 +45,7 @@ def _walked(warehouse: LakeLocation, sql: str) -> int:
 def _recent_documents(warehouse: LakeLocation, mark: str | None, recheck_days: float) -> int:
     """Documents created after the last run's mark, or within the re-check window before it."""
     return _walked(
-        warehouse, f"SELECT count(*) FROM documents WHERE created_at >= TIMESTAMPTZ '{mark}' - INTERVAL {recheck_days * 24} HOUR"
+        warehouse, f"SELECT count(*) FROM documents WHERE created_at >= TIMESTAMPTZ '{mark}' - to_seconds({recheck_days * 86400:.0f})"
     )
 
 
