@@ -38,7 +38,7 @@ class Keys:
 
 
 class ObjectStorage:
-    """`with ObjectStorage(tmp) as s3:` a moto server; `s3.writer` and `s3.reader` keys; `s3.keys()` lists the bucket."""
+    """`with ObjectStorage(tmp) as s3:` a moto server; `s3.writer` and `s3.reader` keys; `s3.object_keys()` lists the bucket."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -67,7 +67,7 @@ class ObjectStorage:
         key = iam.create_access_key(UserName=name)["AccessKey"]  # type: ignore[attr-defined]
         return Keys(key["AccessKeyId"], key["SecretAccessKey"])
 
-    def keys(self) -> list[str]:
+    def object_keys(self) -> list[str]:
         s3 = boto3.client(
             "s3",
             endpoint_url=self.endpoint,

@@ -174,7 +174,7 @@ def test_two_hosts_share_one_lake_on_postgresql_and_object_storage(tmp_path: Pat
         assert documents is not None and documents[0] == 40 and acme_documents == (40,)
         assert flows["load_events"] == 3 and flows["pull_documents"] >= 2 and flows["pull_places"] == 1  # `pull all`: one snapshot
         assert files and all(f.startswith(f"s3://{BUCKET}/lake/") for f in files)
-        assert set(files) <= {f"s3://{BUCKET}/{key}" for key in s3.keys()}
+        assert set(files) <= {f"s3://{BUCKET}/{key}" for key in s3.object_keys()}
         local = [p for p in tmp_path.glob("host-*/**/*") if p.suffix in (".parquet", ".sqlite", ".duckdb")]
         assert not local, local  # no data file, no catalog on either host
 
