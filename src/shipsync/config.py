@@ -5,40 +5,23 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shipsync.api.client import ClientOptions
+from shipsync.api.ratelimit import RateBudget
+from shipsync.api.ratelimit import RateLimit as RateLimit  # also named from here by the lab's sandbox
 from shipsync.errors import ConfigError
 from shipsync.redaction import register_secret
 
 if TYPE_CHECKING:
-    from shipsync.api.ratelimit import RequestLimiter
     from shipsync.warehouse.publishing import PublishOptions
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
 DEFAULT_WAREHOUSE = Path("warehouse/shipsync.duckdb")
-
-
-@dataclass(frozen=True)
-class RateLimit:
-    """At most `requests` requests in any rolling window of `seconds` seconds."""
-
-    requests: int
-    seconds: float
-
-    def __str__(self) -> str:
-        return f"{self.requests}/{self.seconds:g}"
-
-
-class RateBudget(Protocol):
-    """A rate budget shared beyond this process, injected by an entry point (the flow layer's is a
-    Prefect global concurrency limit): the limiter for a key, or None when it does not apply."""
-
-    def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None: ...
 
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")
@@ -135,6 +118,20 @@ class Settings(BaseSettings):
     @property
     def rate(self) -> RateLimit | None:
         return parse_rate_limit(self.rate_limit)
+
+    def client_options(self) -> ClientOptions:
+        """What the API client is made of, from these settings; a one-line ConfigError without a key."""
+        return ClientOptions(
+            base_url=self.api_url,
+            api_key=self.require_api_key(),
+            rate_limit=self.rate,
+            rate_budget=self.rate_budget,
+            max_retries=self.max_retries,
+            retry_base_delay=self.retry_base_delay,
+            concurrency=self.concurrency,
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+        )
 
     def require_api_key(self) -> str:
         """The API key, or a one-line ConfigError naming the variable."""

@@ -87,7 +87,7 @@ def register_webhook(
             finally:
                 record.add_stats(client.stats)
 
-        raw, kinds, secret = run_with_client(settings, create, http_transport=http_transport)
+        raw, kinds, secret = run_with_client(settings.client_options(), create, http_transport=http_transport)
         webhook = Webhook.from_resource(raw)
         webhook.secret = secret
         resource = {
@@ -115,7 +115,7 @@ def delete_webhook(settings: Settings, webhook_id: str) -> None:
             await client.webhooks.delete(webhook_id)
             record.add_stats(client.stats)
 
-        run_with_client(settings, delete)
+        run_with_client(settings.client_options(), delete)
         forget_secret(settings, webhook_id)
         with connect(settings.warehouse) as con:
             con.execute("UPDATE webhooks SET active = false, deleted_at = ? WHERE id = ?", [datetime.now(UTC), webhook_id])
