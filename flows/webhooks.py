@@ -1,7 +1,4 @@
-"""Webhook flows: register, delete, and load the spool into the event log (meant to run every minute).
-
-Async flows whose bodies run in a worker thread (see `shipsync.flowkit.runs_in_worker_thread`).
-"""
+"""Webhook flows: register, delete, and load the spool into the event log (meant to run every minute)."""
 
 from __future__ import annotations
 
@@ -9,7 +6,8 @@ from pathlib import Path
 
 from prefect import flow
 
-from shipsync.flowkit import flow_settings, runs_in_worker_thread
+from shipsync.orchestration.flow_settings import flow_settings
+from shipsync.orchestration.task_runner import runs_in_worker_thread
 from shipsync.webhooks.load import load_events as load_spool
 from shipsync.webhooks.registration import delete_webhook, register_webhook
 

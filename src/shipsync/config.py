@@ -77,7 +77,9 @@ class Settings(BaseSettings):
             raise ValueError("use letters, digits, '.', '_' or '-' (and not 'accounts')")
         return value
 
+    # Given by the entry point, never read from the environment: see `with_rate_budget`, `with_flow_run`.
     _rate_budget: RateBudget | None = PrivateAttr(default=None)
+    _flow_run_id: str | None = PrivateAttr(default=None)
 
     @field_validator("api_url")
     @classmethod
@@ -113,6 +115,17 @@ class Settings(BaseSettings):
         """A copy of these settings whose clients draw from `budget` (not read from the environment)."""
         copy = self.model_copy()
         copy._rate_budget = budget
+        return copy
+
+    @property
+    def flow_run_id(self) -> str | None:
+        """The orchestrator's flow run these settings were built for (the ledger names it), if any."""
+        return self._flow_run_id
+
+    def with_flow_run(self, flow_run_id: str | None) -> Settings:
+        """A copy of these settings for the flow run `flow_run_id`."""
+        copy = self.model_copy()
+        copy._flow_run_id = flow_run_id
         return copy
 
     @property

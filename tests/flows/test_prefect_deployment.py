@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from shipsync.operate.state import running_as
+from shipsync.orchestration.state import running_as
 from shipsync.serving import stop_process
 from shipsync_bench.processes import SandboxProcess, UpProcess
 from shipsync_sandbox.reference import METRO_AREAS

@@ -8,12 +8,12 @@ from importlib.metadata import entry_points
 import typer
 
 from shipsync.cli.apply_cmd import apply_app, template
-from shipsync.cli.common import quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.report_cmd import report
 from shipsync.cli.up_cmd import up
 from shipsync.cli.webhooks_cmd import events_app, webhooks_app
 from shipsync.logsetup import LEVELS, setup_logging
+from shipsync.orchestration.environment import keep_offline
 
 app = typer.Typer(
     help="shipsync: keep a DuckDB warehouse in sync with the shipment-tracking API.",
@@ -53,10 +53,10 @@ def deploy(ctx: typer.Context) -> None:
 
     Creates the `shipsync` process work pool first if the server has none. Extra arguments go to
     `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with a fix for Prefect
-    3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
+    3.8.8's worker listing on this FastAPI (see shipsync.orchestration.compat).
     """
-    from shipsync.operate.prefect_setup import POOL, ensure_process_pool
-    from shipsync.prefect_compat import run_prefect_cli
+    from shipsync.orchestration.compat import run_prefect_cli
+    from shipsync.orchestration.deployments import POOL, ensure_process_pool
 
     if ensure_process_pool(POOL):
         typer.echo(f"Created the process work pool {POOL!r}")
@@ -83,5 +83,5 @@ add_installed_commands(app)
 
 
 def main() -> None:
-    quiet_prefect()
+    keep_offline()
     app()

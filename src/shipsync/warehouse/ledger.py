@@ -4,7 +4,6 @@ publishes what it changed for analysts (the run is the outermost `publishing` sc
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,20 +23,6 @@ from shipsync.warehouse import changes
 from shipsync.warehouse.connection import connect
 from shipsync.warehouse.publishing import publishing
 from shipsync.warehouse.upsert import TableCounts
-
-
-def prefect_flow_run_id() -> str | None:
-    """The Prefect flow run this code runs in, if any (one flow run may hold several runs)."""
-    if "prefect" not in sys.modules:  # no flow run without Prefect; importing it costs 2-4 s
-        return None
-    try:
-        from prefect.runtime import flow_run
-
-        run_id = flow_run.id
-    except Exception:  # outside Prefect there is simply no flow run
-        return None
-    return str(run_id) if run_id else None
-
 
 # Every kind of run the ledger records; the Prefect flows that run them carry the same names. Reads
 # of the ledger take any string: older ledgers hold names from before the names took one style.
@@ -101,13 +86,14 @@ def _record(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     changes.record_rows(con, "sync_runs", "SELECT ?::VARCHAR AS run_id", [run_id])
 
 
-def start_run(warehouse: Path, flow: FlowName, parameters: Mapping[str, Any]) -> RunRecord:
+def start_run(warehouse: Path, flow: FlowName, parameters: Mapping[str, Any], flow_run_id: str | None = None) -> RunRecord:
+    """The run's row, `running`; `flow_run_id`: the Prefect flow run it is part of (one may hold several)."""
     record = RunRecord(run_id=str(uuid.uuid4()), flow=flow, parameters=dict(parameters))
     with connect(warehouse, brief=True, records_changes=True) as con:
         _record(con, record.run_id)
         con.execute(
             "INSERT INTO sync_runs (run_id, flow, prefect_flow_run_id, parameters, started_at, status) VALUES (?, ?, ?, ?, ?, 'running')",
-            [record.run_id, flow, prefect_flow_run_id(), redact(dumps(record.parameters)), record.started_at],
+            [record.run_id, flow, flow_run_id, redact(dumps(record.parameters)), record.started_at],
         )
     return record
 
@@ -214,7 +200,7 @@ def ledger_run(settings: Settings, flow: FlowName, parameters: Mapping[str, Any]
 @contextmanager
 def _recorded(settings: Settings, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[RunRecord]:
     warehouse = settings.warehouse
-    record = start_run(warehouse, flow, parameters)
+    record = start_run(warehouse, flow, parameters, settings.flow_run_id)
     try:
         yield record
     except AuthenticationError as exc:

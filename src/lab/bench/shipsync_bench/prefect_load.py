@@ -53,8 +53,8 @@ async def run_load(flows: int, requests: int, rate: str) -> LoadFigures:
     from prefect import flow, get_run_logger, task
     from prefect.concurrency.asyncio import concurrency
 
-    from shipsync.flowkit import WAREHOUSE_LIMIT
-    from shipsync.prefect_budget import PrefectRateBudget, ensure_limit
+    from shipsync.orchestration.flow_settings import WAREHOUSE_LIMIT
+    from shipsync.orchestration.rate_budget import PrefectRateBudget, ensure_limit
 
     ensure_limit(WAREHOUSE_LIMIT, 1)
     key = f"load-{secrets.token_hex(6)}"  # a budget of its own, whatever ran on this server before

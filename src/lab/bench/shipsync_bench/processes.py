@@ -46,8 +46,8 @@ class PrefectServerProcess:
     """`prefect server start` in a child process with a home of its own (SQLite there, or `database_url`)."""
 
     def __init__(self, home: Path, database_url: str | None = None, **env: str) -> None:
-        from shipsync.operate.prefect_setup import server_command
-        from shipsync.prefect_env import prefect_env
+        from shipsync.orchestration.environment import prefect_env
+        from shipsync.orchestration.server import server_command
 
         self.port = free_port()
         self.api_url = f"http://127.0.0.1:{self.port}/api"
@@ -71,7 +71,7 @@ def prefect_load(api_url: str, home: Path, flows: int, requests: int, rate: str 
     """Run `shipsync_bench.prefect_load` against a server in its own process; its figures."""
     import json
 
-    from shipsync.prefect_env import prefect_env
+    from shipsync.orchestration.environment import prefect_env
 
     env = prefect_env(home / "client", api_url=api_url)
     command = [sys.executable, "-m", "shipsync_bench.prefect_load", "--flows", str(flows), "--requests", str(requests), "--rate", rate]

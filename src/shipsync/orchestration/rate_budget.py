@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter, key_fingerprint
-from shipsync.config import RateLimit, Settings
+from shipsync.api.ratelimit import RateLimit, RequestLimiter, RollingWindowLimiter, key_fingerprint
+from shipsync.config import Settings
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()

@@ -2,7 +2,8 @@
 exist before Prefect starts), no telemetry, and which API and database it talks to.
 
 Prefect reads its settings once, when it is first imported, so a process points itself at a home
-with `use_prefect_home` before importing it; child processes get `prefect_env(...)`.
+with `use_prefect_home` (or only turns telemetry off, `keep_offline`) before importing it; child
+processes get `prefect_env(...)`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ ELSEWHERE = (
     "PREFECT_PROFILES_PATH",
     "PREFECT_PROFILE",
 )
+
+
+def keep_offline() -> None:
+    """No telemetry from any Prefect this process imports later, unless the operator said otherwise."""
+    for name, value in TELEMETRY_OFF.items():
+        os.environ.setdefault(name, value)
 
 
 def prefect_env(

@@ -1,7 +1,6 @@
-"""The Prefect side of `shipsync up`: the server and worker commands, the work pool, the deployments
-of prefect.yaml, and reading back what is deployed. Talks to the server over HTTP and runs the
-deploy command (which creates the pool if missing) as a child process, so `up` itself never imports
-Prefect (and starts in a second).
+"""The work pool and the deployments of prefect.yaml on a Prefect server: the worker's command, the
+process pool (created by `shipsync deploy`), the deploy command as a child process, and reading back
+what is deployed over HTTP, so that `up` itself never imports Prefect (and starts in a second).
 """
 
 from __future__ import annotations
@@ -21,10 +20,6 @@ POOL = "shipsync"
 # The queue deployments go to when prefect.yaml names none. up's worker polls only this one, so a
 # worker elsewhere can be given work of its own on another queue of the pool.
 QUEUE = "default"
-
-
-def server_command(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port)]
 
 
 def worker_command() -> list[str]:
@@ -72,8 +67,6 @@ def ensure_process_pool(name: str = POOL) -> bool:
 
 def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
     """The work pool and every deployment of prefect.yaml, with its schedules (`shipsync deploy`)."""
-    if not (project_dir / "prefect.yaml").exists():
-        raise ConfigError(f"no prefect.yaml in {project_dir}: run shipsync up from the project folder, or pass --project-dir")
     run_logged("deploying prefect.yaml", [sys.executable, "-m", "shipsync", "deploy"], env, project_dir, log)
 
 
@@ -122,15 +115,3 @@ def describe_schedules(deployment: dict[str, Any]) -> str:
         elif "rrule" in schedule:
             parts.append(f"rrule {schedule['rrule']}")
     return ", ".join(parts) or "on demand"
-
-
-def redacted_database(url: str | None, home: Path) -> str:
-    """The database to print: the URL without its password, or where the default SQLite file is."""
-    if not url:
-        return f"SQLite {home / 'prefect.db'}"
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # a URL SQLAlchemy cannot read: Prefect will say so; print nothing of it
-        return "(the given --database-url)"
