@@ -51,15 +51,17 @@ def _every_command(
 def deploy(ctx: typer.Context) -> None:
     """Create the deployments of prefect.yaml on the configured Prefect server (`prefect deploy --all`).
 
-    Creates the `shipsync` process work pool first if the server has none. Extra arguments go to
+    Creates the `shipsync` process work pool first if the server has none, and locks its job template
+    (no run sets its own command, environment or working folder). Extra arguments go to
     `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with a fix for Prefect
     3.8.8's worker listing on this FastAPI (see shipsync.orchestration.compat).
     """
     from shipsync.orchestration.compat import run_prefect_cli
     from shipsync.orchestration.deployments import POOL, ensure_process_pool
 
-    if ensure_process_pool(POOL):
-        typer.echo(f"Created the process work pool {POOL!r}")
+    done = ensure_process_pool(POOL)
+    if done:
+        typer.echo(f"The process work pool {POOL!r}: {done} (its runs cannot set their command, environment or folder)")
     raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
 
 

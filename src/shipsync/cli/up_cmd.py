@@ -32,7 +32,10 @@ def up(
         envvar="SHIPSYNC_PREFECT_DATABASE_URL",
         help="Prefect's database, e.g. postgresql+asyncpg://USER:PASSWORD@HOST:5432/prefect (default: SQLite in the state folder).",
     ),
-    host: str = typer.Option("127.0.0.1", help="Address the server and receiver listen on (0.0.0.0 for workers on other hosts)."),
+    prefect_host: str = typer.Option(
+        "127.0.0.1", help="Address the Prefect server listens on (0.0.0.0 for workers on other hosts; its API asks for a credential)."
+    ),
+    receiver_host: str = typer.Option("127.0.0.1", help="Address the webhook receiver listens on (0.0.0.0 for the service to reach it)."),
     project_dir: Path = typer.Option(
         Path("."), envvar="SHIPSYNC_PROJECT_DIR", help="The project folder with prefect.yaml and flows/ (default: here)."
     ),
@@ -41,11 +44,22 @@ def up(
     ),
 ) -> None:
     """Start a Prefect server, the work pool, the deployments of prefect.yaml, a worker and the webhook
-    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within 10 s)."""
+    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within 10 s).
+
+    Prefect's API asks every client for the credential kept in the state folder (`prefect/api-auth-string`)."""
     from shipsync.orchestration.up import UpOptions, run_up
 
     settings = settings_from_env()
-    options = UpOptions(project_dir.resolve(), settings.state_dir, host, prefect_port, receiver_port, database_url, _intervals(interval))
+    options = UpOptions(
+        project_dir.resolve(),
+        settings.state_dir,
+        prefect_host=prefect_host,
+        receiver_host=receiver_host,
+        prefect_port=prefect_port,
+        receiver_port=receiver_port,
+        database_url=database_url,
+        intervals=_intervals(interval),
+    )
     raise typer.Exit(run_up(options, settings, lambda line: console.print(line, markup=False, highlight=False)))
 
 
