@@ -38,9 +38,9 @@ class Running:
         self.up, self.sandbox, self.env, self.tmp = up, sandbox, env, tmp
         self.warehouse = Path(env["SHIPSYNC_WAREHOUSE"])
 
-    def shipsync(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def shipsync(self, *args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "shipsync", *args]
-        return subprocess.run(command, env=self.env, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(command, env=env or self.env, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
 
     def children(self) -> dict[str, dict[str, Any]]:
         state: dict[str, Any] = json.loads((self.tmp / "state" / "up.json").read_text())
@@ -108,6 +108,24 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
         running.up.prefect_api, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200}
     )
     assert any(r["auto_scheduled"] and r["state_type"] == "COMPLETED" for r in flow_runs)
+
+
+def test_commands_beside_up_draw_its_budget_and_end_quietly(running: Running) -> None:
+    # An operator's shell beside up: the CLI draws the workers' rate budget through Prefect's API.
+    env = {**running.env, **running.up.prefect_api.client_env()}
+    pulled = running.shipsync("pull", "all", env=env)
+    [(number,)] = query(running.warehouse, "SELECT number FROM containers ORDER BY id LIMIT 1")
+    sheet = running.tmp / "tags.csv"
+    sheet.write_text(f"container_number,po_number\n{number},PO-QUIET\n")
+    applied = running.shipsync("apply", "custom-fields", str(sheet), env=env)
+    [(run_id,)] = query(
+        running.warehouse, "SELECT run_id FROM sync_runs WHERE flow = 'apply_custom_fields' ORDER BY started_at DESC LIMIT 1"
+    )
+    undone = running.shipsync("apply", "undo", str(run_id), env=env)
+    for done in (pulled, applied, undone):
+        assert done.returncode == 0, done.stderr[-2000:]
+        chatter = [line for line in done.stderr.splitlines() if re.search(r"\b(INFO|DEBUG)\b|View at", line)]
+        assert not chatter, f"{done.args[3:]}: " + "\n".join(chatter[:10])
 
 
 def test_a_second_up_says_so_and_status_shows_what_runs(running: Running) -> None:

@@ -236,8 +236,9 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200, project_di
         os.environ.update(environment)  # the flows read their settings from the environment, as on a worker
         demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
         console.print(
-            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect API {prefect.api_url} "
-            f"(embedded, started in {prefect.started_in:.1f} s), receiver {receiver_url}/webhook, warehouse {demo.settings.warehouse}"
+            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect's API embedded for this run "
+            f"(started in {prefect.started_in:.1f} s; its runs kept in {prefect.database}), receiver {receiver_url}/webhook, "
+            f"warehouse {demo.settings.warehouse}"
         )
         for step in STEPS:
             run_step(demo, step)
