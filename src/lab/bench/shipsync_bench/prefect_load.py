@@ -59,6 +59,7 @@ async def run_load(flows: int, requests: int, rate: str) -> LoadFigures:
     ensure_limit(WAREHOUSE_LIMIT, 1)
     key = f"load-{secrets.token_hex(6)}"  # a budget of its own, whatever ran on this server before
     limit = parse_rate_limit(rate)
+    budget = PrefectRateBudget()  # one per process, as a worker's flow run has one for its clients
 
     @task(name="batch")
     def batch(number: int) -> int:
@@ -66,7 +67,7 @@ async def run_load(flows: int, requests: int, rate: str) -> LoadFigures:
 
     @flow(name="budget-load")
     async def budget_load(index: int) -> int:
-        limiter = PrefectRateBudget().limiter(key, limit)
+        limiter = budget.limiter(key, limit)
         assert limiter is not None
         logger = get_run_logger()
         for number in range(requests):
