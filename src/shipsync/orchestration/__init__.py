@@ -12,11 +12,13 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 - `api_auth`: the credential that `shipsync up`'s Prefect API requires of every client.
 - `deployments`: the work pool (whose runs cannot change the command), the deployments of
   prefect.yaml, and reading back what is deployed.
+- `server`: the Prefect server `shipsync up` runs (its command, where its database is).
 - `project`: the project folder (prefect.yaml and flows/) and loading a flow from it.
 - `state`, `children`, `supervisor`, `up`: `shipsync up`, which starts and keeps running what
   production needs on one host (a Prefect server, the pool, the deployments, a worker, the webhook
   receiver); `shipsync status` shows what it runs.
 
-Importing a module here does not import Prefect: each imports it where it is used, so that the
-command line starts without paying for it.
+The modules the command line uses import Prefect only inside the functions that need it, so that a
+command starts without paying for it; `task_runner` and `artifacts`, which only flow runs use,
+import it at the top.
 """
