@@ -251,8 +251,12 @@ def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) ->
     assert up.process is not None
     os.kill(up.process.pid, signal.SIGKILL)  # a crash: no chance to stop anything
     up.process.wait()
-    gone = lambda: not any(running_as(c["pid"], c["command"]) for c in children.values())  # noqa: E731
-    wait_for(gone, "up's processes to stop with it", timeout_s=60)
+    alive = lambda: [name for name, c in children.items() if running_as(c["pid"], c["command"])]  # noqa: E731
+    gone = lambda: not alive()  # noqa: E731
+    try:
+        wait_for(gone, "up's processes to stop with it", timeout_s=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; still running: {', '.join(alive())}") from None
     up.start()
     assert "cleaned up after an up that did not stop" in up.output
     children = running.children()
