@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import httpx
 
 from shipsync.orchestration.api_auth import PrefectApi
+from shipsync.orchestration.deployments import request_patiently
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sandbox-key-1"
@@ -70,9 +70,8 @@ def run_deployments(env: dict[str, str], prefect_api: PrefectApi, runs: list[tup
 
 
 def api(prefect_api: PrefectApi, path: str, body: dict[str, Any]) -> Any:
-    response = httpx.post(f"{prefect_api.url}{path}", json=body, headers=prefect_api.headers, timeout=30)
-    response.raise_for_status()
-    return response.json()
+    """POST to up's Prefect API, again while its SQLite database is busy (503), as up itself does."""
+    return request_patiently(prefect_api, "POST", path, body).json()
 
 
 def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, ...]]:

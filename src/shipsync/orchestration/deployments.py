@@ -103,7 +103,7 @@ def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
 BUSY_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
 
 
-def _patiently(api: PrefectApi, method: str, path: str, body: dict[str, Any]) -> httpx.Response:
+def request_patiently(api: PrefectApi, method: str, path: str, body: dict[str, Any]) -> httpx.Response:
     """One request to Prefect's API, again after a 502/503/504 or a dropped connection."""
     for wait in (*BUSY_BACKOFF_S, None):
         try:
@@ -118,7 +118,7 @@ def _patiently(api: PrefectApi, method: str, path: str, body: dict[str, Any]) ->
 
 
 def deployments(api: PrefectApi) -> list[dict[str, Any]]:
-    response = _patiently(api, "POST", "/deployments/filter", {"limit": 200})
+    response = request_patiently(api, "POST", "/deployments/filter", {"limit": 200})
     found: list[dict[str, Any]] = response.json()
     return sorted(found, key=lambda d: str(d["name"]))
 
@@ -129,7 +129,7 @@ def set_interval(api: PrefectApi, deployment: str, seconds: float) -> None:
     if not matches:
         raise ConfigError(f"--interval {deployment}={seconds:g}: no deployment {deployment!r} in prefect.yaml")
     body = {"schedules": [{"schedule": {"interval": seconds}, "active": True}]}
-    _patiently(api, "PATCH", f"/deployments/{matches[0]['id']}", body)
+    request_patiently(api, "PATCH", f"/deployments/{matches[0]['id']}", body)
 
 
 def describe_schedules(deployment: dict[str, Any]) -> str:
