@@ -1,1 +1,2 @@
-"""Prefect flows of shipsync: parameters, tasks and order only; the logic is in `shipsync`."""
+"""Prefect flows of shipsync: parameters, tasks and order only. prefect.yaml names them by path
+(`flows/pull.py:pull_all`); what they use is `shipsync` and `shipsync.orchestration`."""

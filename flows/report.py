@@ -1,16 +1,14 @@
-"""The report flow: build the HTML report and leave it as artifacts (a link to the file, a summary).
-
-Async flow whose body runs in a worker thread (see `shipsync.flowkit.runs_in_worker_thread`).
-"""
+"""The report flow: build the HTML report and leave it as artifacts (a link to the file, a summary)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from prefect import flow
-from prefect.artifacts import create_link_artifact, create_markdown_artifact
 
-from shipsync.flowkit import flow_settings, runs_in_worker_thread
+from shipsync.orchestration import artifacts
+from shipsync.orchestration.flow_settings import flow_settings
+from shipsync.orchestration.task_runner import runs_in_worker_thread
 from shipsync.report import build_report
 
 
@@ -21,13 +19,6 @@ def report(output: str | None = None, days: int = 30) -> str:
     settings = flow_settings()
     target = Path(output) if output else (settings.lake.folder or settings.state_dir) / "report.html"
     result = build_report(settings.lake, target, days=days, spool=settings.spool_dir)
-    create_link_artifact(
-        key="report",
-        link=result.path.resolve().as_uri(),
-        link_text=f"shipsync report ({result.drawn} of {len(result.outcomes)} charts)",
-        description=f"The report of {settings.lake.describe()}, {days} days",
-        _sync=True,  # type: ignore[call-arg]
-    )
-    create_markdown_artifact(key="report-summary", markdown=result.summary_markdown(), description="shipsync report", _sync=True)  # type: ignore[call-arg]
+    artifacts.report_written(result, days)
     print(f"report written to {result.path}: {result.drawn} of {len(result.outcomes)} charts drawn in {result.seconds:.1f} s")
     return str(result.path)

@@ -1,7 +1,4 @@
-"""Webhook flows: register, delete, and load the spool into the event log (meant to run every minute).
-
-Async flows whose bodies run in a worker thread (see `shipsync.flowkit.runs_in_worker_thread`).
-"""
+"""Webhook flows: register, delete, and load the spool into the event log (meant to run every minute)."""
 
 from __future__ import annotations
 
@@ -9,7 +6,8 @@ from pathlib import Path
 
 from prefect import flow
 
-from shipsync.flowkit import flow_settings, runs_in_worker_thread
+from shipsync.orchestration.flow_settings import flow_settings
+from shipsync.orchestration.task_runner import runs_in_worker_thread
 from shipsync.webhooks.load import load_events as load_spool
 from shipsync.webhooks.registration import delete_webhook, register_webhook
 
@@ -30,7 +28,7 @@ def delete(webhook_id: str) -> None:
 @runs_in_worker_thread
 def load_events(spool: str | None = None) -> int:
     settings = flow_settings()
-    report = load_spool(settings.lake, Path(spool) if spool else settings.spool_dir)
+    report = load_spool(settings.lake, Path(spool) if spool else settings.spool_dir, flow_run_id=settings.flow_run_id)
     print(
         f"loaded {report.loaded}, duplicates {report.duplicates}, conflicts {report.conflicts}, "
         f"dead-lettered {report.dead_letters} (see webhook_dead_letters), archived {len(report.archived)}"

@@ -5,40 +5,23 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shipsync.api.client import ClientOptions
+from shipsync.api.ratelimit import RateBudget
+from shipsync.api.ratelimit import RateLimit as RateLimit  # also named from here by the lab's sandbox
 from shipsync.errors import ConfigError
 from shipsync.redaction import register_secret
 
 if TYPE_CHECKING:
-    from shipsync.api.ratelimit import RequestLimiter
-    from shipsync.warehouse.location import LakeLocation
+    from shipsync.warehouse_location import LakeLocation
 
 PRODUCTION_API_URL = "https://api.terminal49.com/v2"
 DEFAULT_WAREHOUSE = "warehouse"
-
-
-@dataclass(frozen=True)
-class RateLimit:
-    """At most `requests` requests in any rolling window of `seconds` seconds."""
-
-    requests: int
-    seconds: float
-
-    def __str__(self) -> str:
-        return f"{self.requests}/{self.seconds:g}"
-
-
-class RateBudget(Protocol):
-    """A rate budget shared beyond this process, injected by an entry point (the flow layer's is a
-    Prefect global concurrency limit): the limiter for a key, or None when it does not apply."""
-
-    def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None: ...
 
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*$")
@@ -63,7 +46,7 @@ class Settings(BaseSettings):
     api_url: str = PRODUCTION_API_URL
     api_key: SecretStr | None = None
     # The lake: a folder (its SQLite catalog and data files), or ducklake:postgres:... with
-    # SHIPSYNC_WAREHOUSE_DATA (see shipsync.warehouse.location).
+    # SHIPSYNC_WAREHOUSE_DATA (see shipsync.warehouse_location).
     warehouse: str = DEFAULT_WAREHOUSE
     warehouse_data: str | None = None
     # The account's schema in the lake (several accounts share one lake); default `main`.
@@ -100,7 +83,9 @@ class Settings(BaseSettings):
     # CLI) attach it with `with_rate_budget`; the API client never imports Prefect.
     shared_budget: str = "auto"
 
+    # Given by the entry point, never read from the environment: see `with_rate_budget`, `with_flow_run`.
     _rate_budget: RateBudget | None = PrivateAttr(default=None)
+    _flow_run_id: str | None = PrivateAttr(default=None)
 
     @field_validator("api_url")
     @classmethod
@@ -125,7 +110,7 @@ class Settings(BaseSettings):
     @property
     def lake(self) -> LakeLocation:
         """The warehouse these settings name (object storage credentials from the AWS variables)."""
-        from shipsync.warehouse.location import ObjectStorage, lake_location
+        from shipsync.warehouse_location import ObjectStorage, lake_location
 
         storage = ObjectStorage(
             key_id=self.aws_access_key_id,
@@ -147,8 +132,33 @@ class Settings(BaseSettings):
         return copy
 
     @property
+    def flow_run_id(self) -> str | None:
+        """The orchestrator's flow run these settings were built for (the ledger names it), if any."""
+        return self._flow_run_id
+
+    def with_flow_run(self, flow_run_id: str | None) -> Settings:
+        """A copy of these settings for the flow run `flow_run_id`."""
+        copy = self.model_copy()
+        copy._flow_run_id = flow_run_id
+        return copy
+
+    @property
     def rate(self) -> RateLimit | None:
         return parse_rate_limit(self.rate_limit)
+
+    def client_options(self) -> ClientOptions:
+        """What the API client is made of, from these settings; a one-line ConfigError without a key."""
+        return ClientOptions(
+            base_url=self.api_url,
+            api_key=self.require_api_key(),
+            rate_limit=self.rate,
+            rate_budget=self.rate_budget,
+            max_retries=self.max_retries,
+            retry_base_delay=self.retry_base_delay,
+            concurrency=self.concurrency,
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
+        )
 
     def require_api_key(self) -> str:
         """The API key, or a one-line ConfigError naming the variable."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import orjson
@@ -21,3 +22,14 @@ def dumps_or_null(value: Any) -> str | None:
 def loads(value: Any) -> Any:
     """A JSON column's value: text is parsed, anything DuckDB already handed back parsed passes through."""
     return orjson.loads(value) if isinstance(value, str) else value
+
+
+def body_key(body: bytes) -> str:
+    """What makes two bodies the same notification body: the same bytes, or the same canonical JSON
+    (sorted keys, no spacing). Never Python equality, for which `true`, `1` and `1.0` are equal: as
+    JSON they are three different bodies."""
+    try:
+        canonical = orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        canonical = body
+    return hashlib.sha256(canonical).hexdigest()

@@ -4,8 +4,8 @@ Python's `re` backtracks: `(a+)+$` against 34 `a`s and a `!` takes minutes. Patt
 (google-re2), which matches in time linear in the text whatever the pattern, so no pattern it
 accepts can hang. RE2 refuses what needs backtracking (back-references, lookarounds, `\\Z`); those
 patterns run on the `regex` module with a time limit per value. A pattern that runs out of time
-is refused for every later value too (it would cost the limit on each of a million rows): the
-value gets a ValueProblem saying the pattern is too slow, so nothing unchecked is sent.
+is refused for every later value too (it would cost the limit on each of a million rows): matching
+raises PatternTooSlow, which the value's check reports as its problem, so nothing unchecked is sent.
 
 RE2 differs from `re` in small ways: `\\d`, `\\w`, `\\s` and `\\b` are ASCII-only (use `\\p{N}`,
 `\\p{L}` for Unicode), and `re`'s `(?P<name>)` syntax is accepted. Patterns that neither engine
@@ -27,6 +27,10 @@ _QUIET = re2.Options()
 _QUIET.log_errors = False  # a pattern RE2 refuses is expected here, not worth a line on stderr
 
 
+class PatternTooSlow(ValueError):
+    """Whether the text matches cannot be told in time: the pattern backtracks past the limit."""
+
+
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> tuple[str, Any]:
     """("re2", compiled) when RE2 takes the pattern, else ("regex", compiled)."""
@@ -43,7 +47,7 @@ def _compiled(pattern: str) -> tuple[str, Any]:
 
 
 def fullmatch(pattern: str, text: str) -> bool:
-    """Whether the whole of `text` matches `pattern`; ValueProblem when it cannot be told in time."""
+    """Whether the whole of `text` matches `pattern`; PatternTooSlow when it cannot be told in time."""
     engine, compiled = _compiled(pattern)
     if engine == "re2":
         return compiled.fullmatch(text.encode("utf-8", "surrogatepass")) is not None
@@ -52,6 +56,4 @@ def fullmatch(pattern: str, text: str) -> bool:
             return compiled.fullmatch(text, timeout=TIME_LIMIT) is not None
         except TimeoutError:
             _too_slow.add(pattern)
-    from shipsync.values import ValueProblem  # values imports this module
-
-    raise ValueProblem(f"the pattern {pattern} takes too long to check (over {TIME_LIMIT:g} s: it backtracks); fix the definition")
+    raise PatternTooSlow(f"the pattern {pattern} takes too long to check (over {TIME_LIMIT:g} s: it backtracks); fix the definition")

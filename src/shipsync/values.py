@@ -128,6 +128,8 @@ def _check_rules(text: str, rules: FieldRules) -> None:
     if rules.pattern is not None:
         try:
             matched = patterns.fullmatch(rules.pattern, text)  # RE2, or a time limit: no ReDoS
+        except patterns.PatternTooSlow as exc:
+            raise ValueProblem(str(exc)) from None
         except re.error:
             matched = True  # a definition's broken pattern is the service's problem, not the value's
         if not matched:

@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync.api import AsyncShipsyncClient
+from shipsync.api.ratelimit import RateLimit
 from shipsync.api.retry import RetryPolicy
 from shipsync.errors import (
     ApiError,
@@ -53,7 +54,7 @@ async def test_403_404_422(sandbox: RunningSandbox) -> None:
 
 
 async def test_429_after_retries_is_rate_limited(make_sandbox: SandboxFactory) -> None:
-    sandbox = make_sandbox(rate_limit=__import__("shipsync.config").config.RateLimit(1, 30))
+    sandbox = make_sandbox(rate_limit=RateLimit(1, 30))
     async with sandbox.client(policy=RetryPolicy(max_retries=0)) as client:
         await client.metro_areas.get("USLAX")
         with pytest.raises(RateLimitedError) as caught:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from shipsync.api.clock import FakeClock
+from shipsync.api.ratelimit import RateLimit
 from shipsync.api.retry import RetryPolicy
-from shipsync.config import RateLimit
 from shipsync.errors import NotFoundError, OutcomeUnknownError, ShipsyncError
 from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory
 

@@ -8,9 +8,8 @@ import httpx
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.clock import FakeClock
-from shipsync.api.ratelimit import RollingWindowLimiter, UnlimitedLimiter, shared_limiter
+from shipsync.api.ratelimit import RateLimit, RollingWindowLimiter, UnlimitedLimiter, shared_limiter
 from shipsync.api.retry import RetryPolicy
-from shipsync.config import RateLimit
 
 METRO = {"data": {"id": "USLAX", "type": "metro_area", "attributes": {"name": "Los Angeles"}}}
 

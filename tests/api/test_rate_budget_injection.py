@@ -11,9 +11,9 @@ import pytest
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.clock import FakeClock
-from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter
-from shipsync.config import RateLimit, load_settings
-from shipsync.prefect_budget import BUSY_PATIENCE_S, PrefectBudgetLimiter, PrefectRateBudget, attach_prefect_budget, bucket_for
+from shipsync.api.ratelimit import RateLimit, RequestLimiter, RollingWindowLimiter
+from shipsync.config import load_settings
+from shipsync.orchestration.rate_budget import BUSY_PATIENCE_S, PrefectBudgetLimiter, PrefectRateBudget, attach_prefect_budget, bucket_for
 
 
 class CountingBudget:
@@ -29,11 +29,11 @@ class CountingBudget:
 async def test_the_client_draws_from_the_budget_its_settings_carry() -> None:
     budget = CountingBudget()
     settings = load_settings(api_url="http://127.0.0.1:9/v2", api_key="k-1", rate_limit="20/2").with_rate_budget(budget)
-    async with AsyncShipsyncClient.from_settings(settings) as client:
+    async with AsyncShipsyncClient.from_options(settings.client_options()) as client:
         assert client.transport.limiter is budget.shared
     assert budget.asked == [("k-1", RateLimit(20, 2))]
     # Without a budget the client keeps its process-local limiter.
-    async with AsyncShipsyncClient.from_settings(load_settings(api_url="http://127.0.0.1:9/v2", api_key="k-1")) as plain:
+    async with AsyncShipsyncClient.from_options(load_settings(api_url="http://127.0.0.1:9/v2", api_key="k-1").client_options()) as plain:
         assert plain.transport.limiter is not budget.shared
 
 

@@ -183,9 +183,9 @@ def test_bench_command_writes_its_table_as_json(tmp_path: Path) -> None:
 def test_a_stage_of_requests_shows_how_many_are_left_and_the_time_at_the_rate() -> None:
     from rich.progress import Progress
 
+    from shipsync.api.ratelimit import RateLimit
     from shipsync.bulk.progress import RequestBudget
     from shipsync.cli.progress import RequestsLeftColumn, requests_left
-    from shipsync.config import RateLimit
 
     at_budget = RequestBudget(RateLimit(100, 60))
     assert requests_left(at_budget, 480) == "480 requests left, about 5 min at 100/60"  # 0.6 s each

@@ -17,8 +17,8 @@ from referencing import Registry, Resource
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.event_kinds import EVENT_KINDS
+from shipsync.api.ratelimit import RateLimit
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
-from shipsync.config import RateLimit
 from shipsync.errors import ApiError
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate

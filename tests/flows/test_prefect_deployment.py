@@ -1,8 +1,10 @@
 """`shipsync up` as an operator runs it: one command brings up a real Prefect server, the work pool,
 the deployments of prefect.yaml and a worker; scheduled `load-events` runs move webhook deliveries
 into the warehouse with nothing else started; deployments share one rate budget; a worker with its
-own working directory (as on another host) runs flow runs; up stops promptly, and after a crash the
-next up cleans up. Stops are never timed assertions: a stop that hangs is killed and reported."""
+own working directory (as on another host) runs flow runs; nobody without the credential reaches the
+Prefect API, no run brings its own command, and Prefect's state is private; up stops promptly, and
+after a crash the next up cleans up. Stops are never timed assertions: a stop that hangs is killed
+and reported."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from shipsync.operate.state import running_as
+from shipsync.orchestration.api_auth import PrefectApi
+from shipsync.orchestration.state import running_as
 from shipsync.serving import stop_process
 from shipsync_bench.processes import SandboxProcess, UpProcess
 from shipsync_sandbox.reference import METRO_AREAS
@@ -35,9 +38,9 @@ class Running:
         self.up, self.sandbox, self.env, self.tmp = up, sandbox, env, tmp
         self.warehouse = Path(env["SHIPSYNC_WAREHOUSE"])
 
-    def shipsync(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def shipsync(self, *args: str, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "shipsync", *args]
-        return subprocess.run(command, env=self.env, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(command, env=env or self.env, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
 
     def children(self) -> dict[str, dict[str, Any]]:
         state: dict[str, Any] = json.loads((self.tmp / "state" / "up.json").read_text())
@@ -59,8 +62,8 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
 
 
 def test_deployments_share_one_rate_budget(running: Running) -> None:
-    api_url, env = running.up.api_url, running.env
-    assert [state for _, state in run_deployments(env, api_url, [("pull_all/pull-all", {})])] == ["COMPLETED"]
+    prefect, env = running.up.prefect_api, running.env
+    assert [state for _, state in run_deployments(env, prefect, [("pull_all/pull-all", {})])] == ["COMPLETED"]
     ids = [row[0] for row in query(running.warehouse, "SELECT id FROM documents ORDER BY id")]
     assert len(ids) == 60
     before = running.sandbox.stats()
@@ -68,7 +71,7 @@ def test_deployments_share_one_rate_budget(running: Running) -> None:
     # Two flow runs at once on one key: 60 documents by id and a forced refresh of 28 metro areas.
     states = run_deployments(
         env,
-        api_url,
+        prefect,
         [
             ("pull_documents/pull-documents", {"parameters": {"ids": ids, "all_documents": False}}),
             ("pull_metro_areas/pull-metro-areas", {"parameters": {"force": True, "locodes": LOCODES}}),
@@ -100,9 +103,29 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
     delivered = wait_for(lambda: _delivered(running.sandbox.url), "the sandbox's deliveries", timeout_s=120)
     count = "SELECT count(*) FROM webhook_events"
     wait_for(lambda: query(running.warehouse, count)[0][0] >= delivered, f"{delivered} events in the warehouse", timeout_s=300, every_s=2)
-    load_events = next(d for d in api(running.up.api_url, "/deployments/filter", {"limit": 50}) if d["name"] == "load-events")
-    flow_runs = api(running.up.api_url, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200})
+    load_events = next(d for d in api(running.up.prefect_api, "/deployments/filter", {"limit": 50}) if d["name"] == "load-events")
+    flow_runs = api(
+        running.up.prefect_api, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200}
+    )
     assert any(r["auto_scheduled"] and r["state_type"] == "COMPLETED" for r in flow_runs)
+
+
+def test_commands_beside_up_draw_its_budget_and_end_quietly(running: Running) -> None:
+    # An operator's shell beside up: the CLI draws the workers' rate budget through Prefect's API.
+    env = {**running.env, **running.up.prefect_api.client_env()}
+    pulled = running.shipsync("pull", "all", env=env)
+    [(number,)] = query(running.warehouse, "SELECT number FROM containers ORDER BY id LIMIT 1")
+    sheet = running.tmp / "tags.csv"
+    sheet.write_text(f"container_number,po_number\n{number},PO-QUIET\n")
+    applied = running.shipsync("apply", "custom-fields", str(sheet), env=env)
+    [(run_id,)] = query(
+        running.warehouse, "SELECT run_id FROM sync_runs WHERE flow = 'apply_custom_fields' ORDER BY started_at DESC LIMIT 1"
+    )
+    undone = running.shipsync("apply", "undo", str(run_id), env=env)
+    for done in (pulled, applied, undone):
+        assert done.returncode == 0, done.stderr[-2000:]
+        chatter = [line for line in done.stderr.splitlines() if re.search(r"\b(INFO|DEBUG)\b|View at", line)]
+        assert not chatter, f"{done.args[3:]}: " + "\n".join(chatter[:10])
 
 
 def test_a_second_up_says_so_and_status_shows_what_runs(running: Running) -> None:
@@ -119,21 +142,107 @@ def test_a_worker_elsewhere_runs_flow_runs(running: Running, tmp_path: Path) -> 
     # warehouse and spool; a working directory and Prefect home of its own.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {**running.env, "PREFECT_API_URL": running.up.api_url, "PREFECT_HOME": str(elsewhere / ".prefect")}
+    # The credential an operator gives it, read from up's state folder.
+    env = {**running.env, **running.up.prefect_api.client_env(), "PREFECT_HOME": str(elsewhere / ".prefect")}
     env["SHIPSYNC_PROJECT_DIR"] = str(ROOT)
     command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "shipsync", "--work-queue", "elsewhere", "--name", "elsewhere"]
     with (elsewhere / "worker.log").open("wb") as log:
         worker = subprocess.Popen(command, env=env, cwd=elsewhere, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         # A queue of its own, so that this worker, not up's (which polls `default`), takes the run.
-        httpx.post(f"{running.up.api_url}/work_pools/shipsync/queues", json={"name": "elsewhere"}, timeout=30).raise_for_status()
+        api(running.up.prefect_api, "/work_pools/shipsync/queues", {"name": "elsewhere"})
         options = {"parameters": {"force": True, "locodes": ["USLAX"]}, "work_queue_name": "elsewhere"}
-        [(run_id, state)] = run_deployments(running.env, running.up.api_url, [("pull_metro_areas/pull-metro-areas", options)])
+        [(run_id, state)] = run_deployments(running.env, running.up.prefect_api, [("pull_metro_areas/pull-metro-areas", options)])
     finally:
         stop_process(worker, group=True)
     assert state == "COMPLETED"
     assert run_id in (elsewhere / "worker.log").read_text(errors="replace")  # it was this worker's run
     assert query(running.warehouse, "SELECT count(*) FROM metro_areas WHERE code = 'USLAX'") == [(1,)]
+
+
+def test_prefect_refuses_a_client_without_the_credential(running: Running) -> None:
+    prefect = running.up.prefect_api
+    assert httpx.get(f"{prefect.url}/health", timeout=30).status_code == 200  # the health probe needs none
+    wrong = PrefectApi(prefect.url, "shipsync:guessed")
+    for headers in ({}, wrong.headers, {"Authorization": "Bearer " + (prefect.auth_string or "")}):
+        for method, path in (("POST", "/deployments/filter"), ("POST", "/block_documents/filter"), ("GET", "/work_pools/shipsync")):
+            answer = httpx.request(method, f"{prefect.url}{path}", json={}, headers=headers, timeout=30)
+            assert answer.status_code == 401, (method, path, headers.keys(), answer.text[:200])
+    # Prefect's own client, as an intruder on this host would use it, is refused too.
+    anonymous = {**running.env, "PREFECT_API_URL": prefect.url, "PREFECT_HOME": str(running.tmp / "anonymous")}
+    refused = subprocess.run(
+        [sys.executable, "-c", "from prefect.deployments import run_deployment; run_deployment('pull_all/pull-all', timeout=0)"],
+        env=anonymous,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert refused.returncode != 0 and "401" in refused.stderr, refused.stderr[-1500:]
+    assert api(prefect, "/deployments/filter", {"limit": 50})  # with the credential, it answers
+
+
+def test_a_run_cannot_bring_its_own_command_environment_or_folder(running: Running) -> None:
+    prefect = running.up.prefect_api
+    marker = running.tmp / "ran-an-intruders-command"
+    [deployment] = [d for d in api(prefect, "/deployments/filter", {"limit": 50}) if d["name"] == "pull-shipping-lines"]
+    overrides: list[dict[str, Any]] = [
+        {"command": f"touch {marker}"},
+        {"env": {"SHIPSYNC_API_URL": "http://127.0.0.1:9/v2"}},
+        {"env.SHIPSYNC_PROJECT_DIR": str(running.tmp)},
+        {"working_dir": str(running.tmp)},
+    ]
+    for job_variables in overrides:
+        created = httpx.post(
+            f"{prefect.url}/deployments/{deployment['id']}/create_flow_run",
+            json={"job_variables": job_variables},
+            headers=prefect.headers,
+            timeout=30,
+        )
+        assert created.status_code == 422, (job_variables, created.text[:300])
+    # A flow run made directly (the server does not check these job variables) runs as any other.
+    direct = api(
+        prefect,
+        "/flow_runs/",
+        {
+            "flow_id": deployment["flow_id"],
+            "deployment_id": deployment["id"],
+            "work_pool_name": "shipsync",
+            "work_queue_name": "default",
+            "state": {"type": "SCHEDULED", "name": "Scheduled"},
+            "job_variables": {"command": f"touch {marker}", "env": {"SHIPSYNC_API_URL": "http://127.0.0.1:9/v2"}},
+        },
+    )
+    state = wait_for(lambda: _final_state(prefect, direct["id"]), "the direct flow run to end", timeout_s=300, every_s=2)
+    assert state == "COMPLETED" and not marker.exists()  # the deployment's flow ran, on the real service
+
+
+def test_the_state_folder_and_prefects_database_are_private(running: Running) -> None:
+    state = running.tmp / "state"
+    home = state / "prefect"
+    credential_file = home / "api-auth-string"
+    modes = {path.name: oct(path.stat().st_mode & 0o777) for path in (state, home, credential_file, home / "prefect.db")}
+    assert modes == {"state": "0o700", "prefect": "0o700", "api-auth-string": "0o600", "prefect.db": "0o600"}
+    credential = credential_file.read_text().strip()
+    assert len(credential) > 40
+    written = running.up.output + "".join(p.read_text(errors="replace") for p in (state / "logs").iterdir())
+    assert credential not in written and credential not in (state / "up.json").read_text()
+    # Prefect listens on loopback only (its own flag, --prefect-host, says otherwise).
+    assert _listening_addresses(running.up.prefect_port) == {"127.0.0.1"}
+
+
+def test_the_api_key_is_in_no_block(running: Running) -> None:
+    # The worker has the key from the operator's environment; nothing on the server holds it.
+    blocks = httpx.post(
+        f"{running.up.prefect_api.url}/block_documents/filter",
+        params={"include_secrets": "true"},
+        json={"limit": 200},
+        headers=running.up.prefect_api.headers,
+        timeout=30,
+    )
+    blocks.raise_for_status()
+    variables = api(running.up.prefect_api, "/variables/filter", {"limit": 200})
+    assert KEY not in blocks.text and KEY not in json.dumps(variables)
 
 
 def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) -> None:
@@ -142,8 +251,12 @@ def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) ->
     assert up.process is not None
     os.kill(up.process.pid, signal.SIGKILL)  # a crash: no chance to stop anything
     up.process.wait()
-    gone = lambda: not any(running_as(c["pid"], c["command"]) for c in children.values())  # noqa: E731
-    wait_for(gone, "up's processes to stop with it", timeout_s=60)
+    alive = lambda: [name for name, c in children.items() if running_as(c["pid"], c["command"])]  # noqa: E731
+    gone = lambda: not alive()  # noqa: E731
+    try:
+        wait_for(gone, "up's processes to stop with it", timeout_s=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; still running: {', '.join(alive())}") from None
     up.start()
     assert "cleaned up after an up that did not stop" in up.output
     children = running.children()
@@ -152,6 +265,24 @@ def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) ->
     assert seconds is not None, "up did not stop within 60 s:\n" + up.output[-2000:]
     assert up.process is not None and up.process.returncode == 0
     assert gone() and not (running.tmp / "state" / "up.json").exists()
+
+
+def _final_state(prefect: PrefectApi, flow_run_id: str) -> str | None:
+    answer = httpx.get(f"{prefect.url}/flow_runs/{flow_run_id}", headers=prefect.headers, timeout=30)
+    answer.raise_for_status()
+    state = answer.json().get("state") or {}
+    return str(state["type"]) if state.get("type") in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED") else None
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """The IPv4 addresses a socket listens on at `port` (from /proc/net/tcp: state 0A is LISTEN)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, port_hex = local.split(":")
+        if state == "0A" and int(port_hex, 16) == port:
+            found.add(".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0)))
+    return found
 
 
 def _answers(url: str) -> bool:

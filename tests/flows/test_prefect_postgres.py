@@ -25,7 +25,7 @@ def test_up_on_postgres_answers_the_pipelines_load_without_503s(tmp_path_factory
         env = up_env(tmp, "http://127.0.0.1:9/v2")  # no service needed: the load only talks to Prefect
         up = UpProcess("--database-url", postgres.url, env=env, cwd=ROOT).start()
         try:
-            on_postgres = prefect_load(up.api_url, tmp / "postgres-client", FLOWS, REQUESTS)
+            on_postgres = prefect_load(up.prefect_api, tmp / "postgres-client", FLOWS, REQUESTS)
         finally:
             up.stop()
     # Where up said its database is: PostgreSQL, its password never printed.

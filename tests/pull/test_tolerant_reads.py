@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shipsync.api import AsyncShipsyncClient
+from shipsync.api import AsyncShipsyncClient, ClientOptions
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings, load_settings
 from shipsync.errors import InputError
@@ -33,7 +33,7 @@ from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, Rewrite, SandboxTransport
 from support.sandboxes import K1
 
-_FROM_SETTINGS = AsyncShipsyncClient.from_settings.__func__  # type: ignore[attr-defined]
+_FROM_OPTIONS = AsyncShipsyncClient.from_options.__func__  # type: ignore[attr-defined]
 
 
 @contextmanager
@@ -41,11 +41,11 @@ def answers_rewritten(app: SandboxApp, rewrite: Rewrite) -> Iterator[SandboxTran
     """Every client a pull builds talks to `app`, its answers passed through `rewrite`."""
     transport = SandboxTransport(app, rewrite)
 
-    def from_settings(cls: type[AsyncShipsyncClient], settings_: Settings, **kwargs: Any) -> AsyncShipsyncClient:
-        return _FROM_SETTINGS(cls, settings_, **{**kwargs, "http_transport": transport})  # type: ignore[no-any-return]
+    def from_options(cls: type[AsyncShipsyncClient], options: ClientOptions, **kwargs: Any) -> AsyncShipsyncClient:
+        return _FROM_OPTIONS(cls, options, **{**kwargs, "http_transport": transport})  # type: ignore[no-any-return]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(AsyncShipsyncClient, "from_settings", classmethod(from_settings))
+        patch.setattr(AsyncShipsyncClient, "from_options", classmethod(from_options))
         yield transport
 
 

@@ -13,8 +13,8 @@ import duckdb
 
 from shipsync.config import Settings
 from shipsync.warehouse.lake import LakeConnection, connect_lake
-from shipsync.warehouse.location import LakeLocation, lake_location
 from shipsync.warehouse.unit_of_work import CommitMessage, Warehouse, open_warehouse
+from shipsync.warehouse_location import LakeLocation, lake_location
 
 Where = Path | str | Settings | LakeLocation
 

@@ -1,6 +1,6 @@
 """What the tests of `shipsync up` share: its environment, flow runs started from deployments and
 waited for, and reads of the Prefect API (posted directly: this Prefect client sends `"limit": null`,
-which its server refuses on this FastAPI)."""
+which its server refuses on this FastAPI), each with the credential up's API requires."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import httpx
 
+from shipsync.orchestration.api_auth import PrefectApi
+from shipsync.orchestration.deployments import request_patiently
 from support.lake import analyst
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,11 +56,11 @@ def up_env(tmp: Path, api_url: str, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_deployments(env: dict[str, str], prefect_api: str, runs: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
+def run_deployments(env: dict[str, str], prefect_api: PrefectApi, runs: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
     """Start flow runs of deployments (name, run_deployment options) and wait for them: (id, state)."""
     done = subprocess.run(
         [sys.executable, "-c", RUN, json.dumps(runs)],
-        env={**env, "PREFECT_API_URL": prefect_api},
+        env={**env, **prefect_api.client_env()},
         capture_output=True,
         text=True,
         timeout=900,
@@ -69,10 +70,9 @@ def run_deployments(env: dict[str, str], prefect_api: str, runs: list[tuple[str,
     return [(run_id, state) for run_id, state in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
-def api(prefect_api: str, path: str, body: dict[str, Any]) -> Any:
-    response = httpx.post(f"{prefect_api}{path}", json=body, timeout=30)
-    response.raise_for_status()
-    return response.json()
+def api(prefect_api: PrefectApi, path: str, body: dict[str, Any]) -> Any:
+    """POST to up's Prefect API, again while its SQLite database is busy (503), as up itself does."""
+    return request_patiently(prefect_api, "POST", path, body).json()
 
 
 def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, ...]]:

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from shipsync.cli import app
 from shipsync.errors import InputError
+from shipsync.json_text import body_key
 from shipsync.warehouse.import_file import import_warehouse
-from shipsync.webhooks.event_log import body_key
 from support.lake import analyst, location, write_now
 
 # Made by `shipsync demo --documents 12` on main at 6eaa240's warehouse code (DuckDB 2.0): its

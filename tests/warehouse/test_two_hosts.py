@@ -24,7 +24,7 @@ import orjson
 import pytest
 
 from shipsync.serving import BackgroundServer
-from shipsync.warehouse.location import ObjectStorage, lake_location
+from shipsync.warehouse_location import ObjectStorage, lake_location
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
@@ -78,7 +78,7 @@ def analyst_sql(pg: TemporaryPostgres, s3: S3Server, keys: Keys, user: str, pass
     script = (
         "import sys, json, duckdb\n"
         "from shipsync.warehouse.analyst import attach_statements\n"
-        "from shipsync.warehouse.location import ObjectStorage, lake_location\n"
+        "from shipsync.warehouse_location import ObjectStorage, lake_location\n"
         "from shipsync.warehouse.lake import connect_lake\n"
         f"storage = ObjectStorage({keys.key_id!r}, {keys.secret!r}, None, 'us-east-1', {s3.endpoint!r})\n"
         f"location = lake_location({catalog(pg, user)!r}, 's3://{BUCKET}/lake/', None, storage)\n"

@@ -17,10 +17,10 @@ import pytest
 
 from shipsync.errors import ConfigError, WarehouseBusyError
 from shipsync.warehouse.ledger import warehouse_run
-from shipsync.warehouse.location import lake_location
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.unit_of_work import CommitMessage, open_warehouse
 from shipsync.warehouse.upsert import sql_types, to_arrow
+from shipsync.warehouse_location import lake_location
 from support.lake import analyst, location, write_now
 
 
@@ -169,7 +169,7 @@ def test_a_writer_that_keeps_losing_gives_up_at_its_deadline_naming_the_others(w
 READER = textwrap.dedent(
     """
     import sys, time
-    from shipsync.warehouse.location import lake_location
+    from shipsync.warehouse_location import lake_location
     from shipsync.warehouse.unit_of_work import open_warehouse
     with open_warehouse(lake_location(sys.argv[1]), read_only=True) as lake:
         lake.con.execute("BEGIN TRANSACTION")

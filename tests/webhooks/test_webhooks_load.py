@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from shipsync.cli import app
+from shipsync.json_text import body_key
 from shipsync.webhooks import event_log
 from shipsync.webhooks import load as load_module
-from shipsync.webhooks.event_log import body_key
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.registration import register_webhook
@@ -110,7 +110,7 @@ MEMORY_SCRIPT = textwrap.dedent(
     """
     import re, sys
     from pathlib import Path
-    from shipsync.warehouse.location import lake_location
+    from shipsync.warehouse_location import lake_location
     from shipsync.webhooks.load import load_events
     report = load_events(lake_location(sys.argv[1]), Path(sys.argv[2]))
     assert report.loaded == int(sys.argv[3]), report

@@ -1,7 +1,8 @@
 """The client: one object per API key that groups the resource families over one transport.
 
 `AsyncShipsyncClient` is the core; `run_with_client` runs one operation on it for callers that are
-synchronous (pulls, bulk, webhook registration).
+synchronous (pulls, bulk, webhook registration). Both are made from `ClientOptions`, plain values
+that the entry point builds from its settings: this package reads no configuration of its own.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Self, TypeVar
 
@@ -18,7 +20,7 @@ from shipsync.api.clock import Clock
 from shipsync.api.custom_fields import CustomFields
 from shipsync.api.definitions import CustomFieldDefinitions
 from shipsync.api.documents import Documents
-from shipsync.api.ratelimit import RequestLimiter, shared_limiter
+from shipsync.api.ratelimit import RateBudget, RateLimit, RequestLimiter, shared_limiter
 from shipsync.api.reference_data import DocumentSchemas, MetroAreas
 from shipsync.api.retry import RetryPolicy
 from shipsync.api.shipments import Shipments
@@ -26,9 +28,27 @@ from shipsync.api.tracking_reads import Containers, Places, ShippingLines
 from shipsync.api.tracking_requests import TrackingRequests
 from shipsync.api.transport import ClientStats, Transport
 from shipsync.api.webhooks import Webhooks
-from shipsync.config import RateLimit, Settings
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """What a client is made of: where the service is, the key, and how to pace and retry requests.
+
+    `rate_budget` is a budget shared beyond this process (every worker on one key); None: this
+    process's own rolling window only.
+    """
+
+    base_url: str
+    api_key: str
+    rate_limit: RateLimit | None = RateLimit(100, 60)
+    rate_budget: RateBudget | None = None
+    max_retries: int = 5
+    retry_base_delay: float = 0.25
+    concurrency: int = 8
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
 
 
 class AsyncShipsyncClient:
@@ -74,25 +94,24 @@ class AsyncShipsyncClient:
         self.webhooks = Webhooks(self.transport)
 
     @classmethod
-    def from_settings(
+    def from_options(
         cls,
-        settings: Settings,
+        options: ClientOptions,
         *,
         limiter: RequestLimiter | None = None,
         http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> Self:
-        api_key = settings.require_api_key()
-        if limiter is None and settings.rate_budget is not None:
-            limiter = settings.rate_budget.limiter(api_key, settings.rate)
+        if limiter is None and options.rate_budget is not None:
+            limiter = options.rate_budget.limiter(options.api_key, options.rate_limit)
         return cls(
-            settings.api_url,
-            api_key,
-            rate_limit=settings.rate,
+            options.base_url,
+            options.api_key,
+            rate_limit=options.rate_limit,
             limiter=limiter,
-            policy=RetryPolicy(max_retries=settings.max_retries, base_delay=settings.retry_base_delay),
-            concurrency=settings.concurrency,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.read_timeout,
+            policy=RetryPolicy(max_retries=options.max_retries, base_delay=options.retry_base_delay),
+            concurrency=options.concurrency,
+            connect_timeout=options.connect_timeout,
+            read_timeout=options.read_timeout,
             http_transport=http_transport,
         )
 
@@ -114,19 +133,19 @@ class AsyncShipsyncClient:
 
 
 def run_with_client(
-    settings: Settings,
+    options: ClientOptions,
     operation: Callable[[AsyncShipsyncClient], Awaitable[T]],
     *,
     http_transport: httpx.AsyncBaseTransport | None = None,
 ) -> T:
-    """Run one async operation on a client made from `settings`, in an event loop of its own.
+    """Run one async operation on a client made from `options`, in an event loop of its own.
 
     The one bridge from the synchronous callers (pulls, bulk apply, webhook registration) to the
     async client: the client is made inside the loop that uses it and closed whatever happens.
     """
 
     async def run() -> T:
-        async with AsyncShipsyncClient.from_settings(settings, http_transport=http_transport) as client:
+        async with AsyncShipsyncClient.from_options(options, http_transport=http_transport) as client:
             return await operation(client)
 
     return asyncio.run(run())

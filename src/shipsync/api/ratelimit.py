@@ -12,13 +12,24 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import deque
+from dataclasses import dataclass
 from typing import Protocol
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.config import RateLimit
 
 # While every slot is held by a request still in flight there is no known release time: poll.
 _IN_FLIGHT_POLL_S = 0.005
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most `requests` requests in any rolling window of `seconds` seconds."""
+
+    requests: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"{self.requests}/{self.seconds:g}"
 
 
 class RequestLimiter(Protocol):
@@ -27,6 +38,13 @@ class RequestLimiter(Protocol):
     def release(self) -> None: ...
 
     def pause_until_after(self, seconds: float) -> None: ...
+
+
+class RateBudget(Protocol):
+    """A rate budget shared beyond this process, given to the client by an entry point (the flows'
+    is a Prefect global concurrency limit): the limiter for a key, or None when it does not apply."""
+
+    def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None: ...
 
 
 class RollingWindowLimiter:

@@ -109,7 +109,7 @@ def apply_file(
     planner.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
     flow = apply_flows(kind)[0]
-    with warehouse_run(settings.lake, flow, params) as run, run.step(flow, params) as record:
+    with warehouse_run(settings.lake, flow, params, flow_run_id=settings.flow_run_id) as run, run.step(flow, params) as record:
         known = _knowledge(settings, run, planner, table, progress)
         planner.check_headers(table, known)
         with progress("checking rows", len(table.rows)) as advance:

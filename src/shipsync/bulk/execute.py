@@ -96,7 +96,7 @@ def execute(
     todo = [c for c in changes if c.action in WRITE_ACTIONS]
     if not todo:
         return ClientStats()
-    return run_with_client(settings, lambda client: _run(client, todo, on_written), http_transport=http_transport)
+    return run_with_client(settings.client_options(), lambda client: _run(client, todo, on_written), http_transport=http_transport)
 
 
 def as_undo(change: Change) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from shipsync.api.ratelimit import RateLimit
 from shipsync.bulk.cells import Cell
-from shipsync.config import RateLimit
 
 if TYPE_CHECKING:  # the reader brings pandas: the command line's progress bars need none of it
     from shipsync.bulk.reader import Sheet

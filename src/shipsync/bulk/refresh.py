@@ -102,7 +102,7 @@ def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, p
         return defs, values, trs, shipments, scoped, client.stats
 
     observed_at = observed_now()
-    defs, values, trs, shipments, scoped, stats = run_with_client(settings, fetch)
+    defs, values, trs, shipments, scoped, stats = run_with_client(settings.client_options(), fetch)
     if scoped is not None and scoped.route == "listing":
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}

@@ -67,7 +67,7 @@ def undo_run(settings: Settings, run_id: str, *, progress: Stage = no_progress) 
     settings.require_api_key()
     if not settings.lake.exists():
         raise InputError(f"no warehouse at {settings.lake.describe()}: nothing to undo")
-    with warehouse_run(settings.lake, "apply_undo", {"undo_of": run_id}) as run:
+    with warehouse_run(settings.lake, "apply_undo", {"undo_of": run_id}, flow_run_id=settings.flow_run_id) as run:
         images = _load(run.con, run_id)
         with run.step("apply_undo", {"undo_of": run_id}) as record:
             changes = [change for n, image in enumerate(images, start=1) for change in reverse(image, n)]

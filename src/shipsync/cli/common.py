@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -24,15 +23,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def quiet_prefect() -> None:
-    """Prefect must not phone home or download anything here; set before Prefect is imported."""
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-
-
 def settings_from_env(**overrides: object) -> Settings:
     """Settings from SHIPSYNC_*; with a Prefect server configured, commands share the workers' rate budget."""
-    from shipsync.prefect_budget import attach_prefect_budget
+    from shipsync.orchestration.rate_budget import attach_prefect_budget
 
     return attach_prefect_budget(load_settings(**{k: v for k, v in overrides.items() if v is not None}))
 

@@ -8,13 +8,13 @@ from importlib.metadata import entry_points
 import typer
 
 from shipsync.cli.apply_cmd import apply_app, template
-from shipsync.cli.common import quiet_prefect
 from shipsync.cli.pull_cmd import pull_app, status
 from shipsync.cli.report_cmd import report
 from shipsync.cli.up_cmd import up
 from shipsync.cli.warehouse_cmd import sql, warehouse_app
 from shipsync.cli.webhooks_cmd import events_app, webhooks_app
 from shipsync.logsetup import LEVELS, setup_logging
+from shipsync.orchestration.environment import keep_offline
 
 app = typer.Typer(
     help="shipsync: keep a DuckDB warehouse in sync with the shipment-tracking API.",
@@ -54,15 +54,17 @@ def _every_command(
 def deploy(ctx: typer.Context) -> None:
     """Create the deployments of prefect.yaml on the configured Prefect server (`prefect deploy --all`).
 
-    Creates the `shipsync` process work pool first if the server has none. Extra arguments go to
+    Creates the `shipsync` process work pool first if the server has none, and locks its job template
+    (no run sets its own command, environment or working folder). Extra arguments go to
     `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with a fix for Prefect
-    3.8.8's worker listing on this FastAPI (see shipsync.prefect_compat).
+    3.8.8's worker listing on this FastAPI (see shipsync.orchestration.compat).
     """
-    from shipsync.operate.prefect_setup import POOL, ensure_process_pool
-    from shipsync.prefect_compat import run_prefect_cli
+    from shipsync.orchestration.compat import run_prefect_cli
+    from shipsync.orchestration.deployments import POOL, ensure_process_pool
 
-    if ensure_process_pool(POOL):
-        typer.echo(f"Created the process work pool {POOL!r}")
+    done = ensure_process_pool(POOL)
+    if done:
+        typer.echo(f"The process work pool {POOL!r}: {done} (its runs cannot set their command, environment or folder)")
     raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
 
 
@@ -86,5 +88,5 @@ add_installed_commands(app)
 
 
 def main() -> None:
-    quiet_prefect()
+    keep_offline()
     app()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
@@ -33,25 +32,40 @@ def up(
         envvar="SHIPSYNC_PREFECT_DATABASE_URL",
         help="Prefect's database, e.g. postgresql+asyncpg://USER:PASSWORD@HOST:5432/prefect (default: SQLite in the state folder).",
     ),
-    host: str = typer.Option("127.0.0.1", help="Address the server and receiver listen on (0.0.0.0 for workers on other hosts)."),
-    project_dir: Path | None = typer.Option(None, help="The project folder with prefect.yaml (default: SHIPSYNC_PROJECT_DIR, else here)."),
+    prefect_host: str = typer.Option(
+        "127.0.0.1", help="Address the Prefect server listens on (0.0.0.0 for workers on other hosts; its API asks for a credential)."
+    ),
+    receiver_host: str = typer.Option("127.0.0.1", help="Address the webhook receiver listens on (0.0.0.0 for the service to reach it)."),
+    project_dir: Path = typer.Option(
+        Path("."), envvar="SHIPSYNC_PROJECT_DIR", help="The project folder with prefect.yaml and flows/ (default: here)."
+    ),
     interval: list[str] = typer.Option(
         [], "--interval", help="DEPLOYMENT=SECONDS: run it at that interval instead of its prefect.yaml schedule, until the next up."
     ),
 ) -> None:
     """Start a Prefect server, the work pool, the deployments of prefect.yaml, a worker and the webhook
-    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within 10 s)."""
-    from shipsync.operate.up import UpOptions, run_up
+    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within 10 s).
+
+    Prefect's API asks every client for the credential kept in the state folder (`prefect/api-auth-string`)."""
+    from shipsync.orchestration.up import UpOptions, run_up
 
     settings = settings_from_env()
-    project = (project_dir or Path(os.environ.get("SHIPSYNC_PROJECT_DIR") or ".")).resolve()
-    options = UpOptions(project, settings.state_dir, host, prefect_port, receiver_port, database_url, _intervals(interval))
+    options = UpOptions(
+        project_dir.resolve(),
+        settings.state_dir,
+        prefect_host=prefect_host,
+        receiver_host=receiver_host,
+        prefect_port=prefect_port,
+        receiver_port=receiver_port,
+        database_url=database_url,
+        intervals=_intervals(interval),
+    )
     raise typer.Exit(run_up(options, settings, lambda line: console.print(line, markup=False, highlight=False)))
 
 
 def show_up(state_dir: Path) -> None:
     """The `shipsync up` part of `shipsync status`: is it running, and each of its processes."""
-    from shipsync.operate.state import StateDir, running_as
+    from shipsync.orchestration.state import StateDir, running_as
 
     state = StateDir(state_dir.resolve())
     recorded = state.read()

@@ -39,7 +39,7 @@ GetOne = Callable[[AsyncShipsyncClient, str], Awaitable[Page]]
 
 def fetch_each(settings: Settings, ids: Sequence[str], get_one: GetOne) -> Fetched:
     """Fetch every id concurrently; a 401 stops everything at once, a 404 is noted, other give-ups listed."""
-    return run_with_client(settings, lambda client: _each(client, ids, get_one))
+    return run_with_client(settings.client_options(), lambda client: _each(client, ids, get_one))
 
 
 async def _each(client: AsyncShipsyncClient, ids: Sequence[str], get_one: GetOne) -> Fetched:
@@ -75,7 +75,7 @@ def fetch_pages(
     """Up to `max_pages` pages of a listing, from its first page or from a `links.next` cursor;
     `next_link` is where the next batch starts (None: the listing is done); `last(page)` true ends
     the listing after that page (an incremental walk reached what it knows)."""
-    return run_with_client(settings, lambda client: _pages(client, list_pages, start, max_pages, last))
+    return run_with_client(settings.client_options(), lambda client: _pages(client, list_pages, start, max_pages, last))
 
 
 async def _pages(

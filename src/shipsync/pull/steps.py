@@ -82,5 +82,5 @@ def in_own_run(settings: Settings, flow: FlowName, pull: Callable[..., R], /, **
     settings.require_api_key()
     parameters = {k: v for k, v in arguments.items() if k not in _NOT_PARAMETERS}
     run: WarehouseRun
-    with warehouse_run(settings.lake, flow, parameters) as run:
+    with warehouse_run(settings.lake, flow, parameters, flow_run_id=settings.flow_run_id) as run:
         return pull(run, settings, **arguments)

@@ -21,8 +21,8 @@ from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section
 from shipsync.report.page import render_page
 from shipsync.report.sections import SECTIONS
 from shipsync.report.window import Window
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.unit_of_work import open_warehouse
+from shipsync.warehouse_location import LakeLocation
 
 FIRST_STEPS = (
     "Nothing to show yet: run `shipsync pull all` to fill the warehouse (and `shipsync events load` once webhooks "

@@ -15,7 +15,7 @@ import duckdb
 from shipsync.warehouse.extensions import Extension
 from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse.lake import connect_lake, needed_extensions
-from shipsync.warehouse.location import LakeLocation, masked
+from shipsync.warehouse_location import LakeLocation, masked
 
 ANALYST_ALIAS = "shipsync"
 # The name DuckDB's repository knows an extension by (what `INSTALL` takes).

@@ -27,13 +27,13 @@ import orjson
 from duckdb.sqltypes import VARCHAR
 
 from shipsync.errors import InputError
+from shipsync.json_text import body_key
 from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse.ledger import warehouse_run
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
 from shipsync.warehouse.upsert import TableCounts, sql_types
-from shipsync.webhooks.event_log import body_key
+from shipsync.warehouse_location import LakeLocation
 
 # The old layout's own bookkeeping tables: not data.
 LEFT_BEHIND = frozenset({"_shipsync_schema", "_shipsync_views", "_shipsync_publication", "_shipsync_changes", "_shipsync_change_log"})

@@ -29,7 +29,7 @@ from shipsync.errors import WarehouseError
 from shipsync.redaction import redact
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
-from shipsync.warehouse.location import LakeLocation, ObjectStorage
+from shipsync.warehouse_location import LakeLocation, ObjectStorage
 
 
 def needed_extensions(location: LakeLocation) -> tuple[extensions.Extension, ...]:

@@ -14,7 +14,6 @@ lake as committed.
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,23 +28,9 @@ from shipsync.api.transport import ClientStats
 from shipsync.errors import AuthenticationError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.unit_of_work import CommitContext, CommitMessage, Committed, Warehouse, open_warehouse
 from shipsync.warehouse.upsert import TableCounts, add_counts
-
-
-def prefect_flow_run_id() -> str | None:
-    """The Prefect flow run this code runs in, if any (one flow run may hold several runs)."""
-    if "prefect" not in sys.modules:  # no flow run without Prefect; importing it costs 2-4 s
-        return None
-    try:
-        from prefect.runtime import flow_run
-
-        run_id = flow_run.id
-    except Exception:  # outside Prefect there is simply no flow run
-        return None
-    return str(run_id) if run_id else None
-
+from shipsync.warehouse_location import LakeLocation
 
 # Every kind of run the ledger records; the Prefect flows that run them carry the same names. Reads
 # of the ledger take any string.
@@ -170,10 +155,11 @@ def _ledger_rows(records: Sequence[RunRecord], snapshot_id: int, flow_run: str |
 class WarehouseRun:
     """One run's hold on the warehouse and its ledger records (see the module's docstring)."""
 
-    def __init__(self, warehouse: Warehouse, flow: FlowName, parameters: Mapping[str, Any]) -> None:
+    def __init__(self, warehouse: Warehouse, flow: FlowName, parameters: Mapping[str, Any], flow_run_id: str | None = None) -> None:
         self.warehouse = warehouse
         self.flow = flow
         self.parameters = dict(parameters)
+        self.flow_run_id = flow_run_id  # the Prefect flow run this run is part of, if any
         self.run_id = str(uuid.uuid4())
         self.records: list[RunRecord] = []
         self.committed: Committed | None = None
@@ -214,7 +200,7 @@ class WarehouseRun:
 
     def commit(self) -> Committed:
         """Commit the staged writes and the ledger rows as one snapshot (see `Warehouse.commit`)."""
-        flow_run = prefect_flow_run_id()
+        flow_run = self.flow_run_id
         records = list(self.records)
 
         def ledger(con: duckdb.DuckDBPyConnection, commit: CommitContext, per_write: Sequence[Mapping[str, TableCounts]]) -> None:
@@ -243,12 +229,15 @@ class WarehouseRun:
 
 
 @contextmanager
-def warehouse_run(location: LakeLocation, flow: FlowName, parameters: Mapping[str, Any]) -> Iterator[WarehouseRun]:
-    """Open the warehouse for one run, yield it, and commit it as one snapshot when it ends. A run
-    that fails commits its ledger rows only, then its error goes on; one that fails before any step
+def warehouse_run(
+    location: LakeLocation, flow: FlowName, parameters: Mapping[str, Any], *, flow_run_id: str | None = None
+) -> Iterator[WarehouseRun]:
+    """Open the warehouse for one run, yield it, and commit it as one snapshot when it ends
+    (`flow_run_id`: the Prefect flow run it is part of, recorded in its ledger rows). A run that
+    fails commits its ledger rows only, then its error goes on; one that fails before any step
     began (a file that names nothing to do) commits nothing."""
     with open_warehouse(location) as warehouse:
-        run = WarehouseRun(warehouse, flow, parameters)
+        run = WarehouseRun(warehouse, flow, parameters, flow_run_id)
         try:
             yield run
         except BaseException as exc:

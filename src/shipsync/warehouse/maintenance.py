@@ -24,8 +24,8 @@ import duckdb
 
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.ledger import warehouse_run
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.unit_of_work import Warehouse
+from shipsync.warehouse_location import LakeLocation
 
 DEFAULT_RETENTION = timedelta(days=30)
 # DuckLake's own commit retries for these calls (a run's writers turn them off: see unit_of_work).

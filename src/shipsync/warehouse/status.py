@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import Any
 
 from shipsync.warehouse.identifiers import ident
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.unit_of_work import open_warehouse
+from shipsync.warehouse_location import LakeLocation
 
 
 @dataclass(frozen=True)

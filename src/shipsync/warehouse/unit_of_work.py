@@ -44,9 +44,9 @@ from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.schema_create import ensure_schema
 from shipsync.warehouse.upsert import SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types
+from shipsync.warehouse_location import LakeLocation
 
 log = logging.getLogger(__name__)
 

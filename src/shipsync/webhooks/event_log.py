@@ -14,7 +14,6 @@ against the newer lake (see `warehouse.unit_of_work`), two hosts loading the sam
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,10 +21,10 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-import orjson
 import pyarrow as pa
 
 from shipsync.api.declared import Declared
+from shipsync.json_text import body_key
 from shipsync.warehouse.changesets import Changeset, apply_changesets, changesets_of, check_changesets
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
@@ -34,17 +33,6 @@ from shipsync.warehouse.upsert import SEQ, TableCounts, affected, merge_upsert, 
 from shipsync.webhooks.load_steps import REASON_CHARACTERS, DeadLetter, Parsed
 
 EVENT_LOG_TABLES = ("webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries")
-
-
-def body_key(body: bytes) -> str:
-    """What makes two bodies the same notification body: the same bytes, or the same canonical JSON
-    (sorted keys, no spacing). Never Python equality, for which `true`, `1` and `1.0` are equal: as
-    JSON they are three different bodies."""
-    try:
-        canonical = orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS)
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
-        canonical = body
-    return hashlib.sha256(canonical).hexdigest()
 
 
 _EVENTS = (

@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from shipsync.warehouse.ledger import RunRecord, warehouse_run
-from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse_location import LakeLocation
 from shipsync.webhooks.event_log import EventLogStage
 from shipsync.webhooks.framing import SpoolRecord, read_records
 from shipsync.webhooks.load_steps import DeadLetter, parse_records
@@ -135,14 +135,18 @@ def stage_batch(stage: EventLogStage, batch: Batch) -> None:
         stage.stage([], [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], batch.progress)
 
 
-def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = None) -> LoadReport:
+def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = None, *, flow_run_id: str | None = None) -> LoadReport:
     """Load everything new in the spool as one run; safe to run at any time, and again after any crash."""
     if not spool.exists():
         return LoadReport()
     folder = SpoolFolder(spool)  # checks the folder is ours before trusting what is in it
     try:
         own = spool_id(folder)
-        with warehouse_run(location, "load_events", {"spool": own}) as run, run.step("load_events", {"spool": own}) as record:
+        parameters = {"spool": own}
+        with (
+            warehouse_run(location, "load_events", parameters, flow_run_id=flow_run_id) as run,
+            run.step("load_events", parameters) as record,
+        ):
             # A bare segment name is a checkpoint of a warehouse imported from the last layout (one
             # spool, whose segments were named alone): it is this spool's.
             checkpoints = {

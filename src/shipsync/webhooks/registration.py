@@ -76,7 +76,10 @@ def register_webhook(
 ) -> Webhook:
     settings.require_api_key()
     parameters = {"url": url, "events": len(events), "all_events": all_events}
-    with warehouse_run(settings.lake, "register_webhook", parameters) as run, run.step("register_webhook", parameters) as record:
+    with (
+        warehouse_run(settings.lake, "register_webhook", parameters, flow_run_id=settings.flow_run_id) as run,
+        run.step("register_webhook", parameters) as record,
+    ):
 
         async def create(client: AsyncShipsyncClient) -> tuple[JsonObject, list[str], str | None]:
             try:
@@ -90,7 +93,7 @@ def register_webhook(
             finally:
                 record.add_stats(client.stats)
 
-        raw, kinds, secret = run_with_client(settings, create, http_transport=http_transport)
+        raw, kinds, secret = run_with_client(settings.client_options(), create, http_transport=http_transport)
         webhook = Webhook.from_resource(raw)
         webhook.secret = secret
         resource = {
@@ -113,7 +116,7 @@ def register_webhook(
 def delete_webhook(settings: Settings, webhook_id: str) -> None:
     settings.require_api_key()
     with (
-        warehouse_run(settings.lake, "delete_webhook", {"id": webhook_id}) as run,
+        warehouse_run(settings.lake, "delete_webhook", {"id": webhook_id}, flow_run_id=settings.flow_run_id) as run,
         run.step("delete_webhook", {"id": webhook_id}) as record,
     ):
 
@@ -121,7 +124,7 @@ def delete_webhook(settings: Settings, webhook_id: str) -> None:
             await client.webhooks.delete(webhook_id)
             record.add_stats(client.stats)
 
-        run_with_client(settings, delete)
+        run_with_client(settings.client_options(), delete)
         forget_secret(settings, webhook_id)
         deleted_at = datetime.now(UTC)
 

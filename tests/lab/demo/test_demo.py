@@ -14,6 +14,7 @@ import pytest
 from shipsync_demo.run import STEPS
 from support.lake import analyst
 
+ROOT = Path(__file__).resolve().parents[3]
 FLOW_RUNS_PER_DEMO = len(STEPS) - 2  # every step but the receiver's start and the simulation
 
 
@@ -25,6 +26,7 @@ def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
     for _ in range(2):
         done = subprocess.run(
             [sys.executable, "-m", "shipsync", "demo", "--workdir", str(tmp_path / "demo")],
+            cwd=ROOT,  # the project folder, whose flows/ the demo runs
             capture_output=True,
             text=True,
             env=env,
@@ -34,6 +36,9 @@ def test_demo_runs_its_flows_twice_with_the_same_result(tmp_path: Path) -> None:
         # The last steps it printed, where the traceback starts, and where it ends.
         assert done.returncode == 0, "\n".join([done.stdout[-1500:], done.stderr[:3000], "...", done.stderr[-1500:]])
         assert "Traceback" not in done.stdout + done.stderr and "error" not in done.stderr.lower()
+        # No library's INFO lines, and no link to the embedded Prefect server, which is gone by the end.
+        chatter = [line for line in done.stderr.splitlines() if " INFO " in line or "View at" in line]
+        assert not chatter, "\n".join(chatter[:10])
         outputs.append([line.split(" (")[0] for line in done.stdout.splitlines() if line.startswith("✓")])
         assert "Prefect flow runs" in done.stdout and "prefect server start" in done.stdout
         assert "Containers at risk (pickup_risk)" in done.stdout

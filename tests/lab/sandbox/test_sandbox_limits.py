@@ -3,7 +3,7 @@ window per API key, refusals counted, and a Retry-After that is enough."""
 
 from __future__ import annotations
 
-from shipsync.config import RateLimit
+from shipsync.api.ratelimit import RateLimit
 from shipsync_sandbox.limits import ServerRateLimit
 
 

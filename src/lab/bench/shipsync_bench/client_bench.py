@@ -10,8 +10,7 @@ import httpx
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.documents import ALL_INCLUDES
-from shipsync.api.ratelimit import RollingWindowLimiter
-from shipsync.config import RateLimit
+from shipsync.api.ratelimit import RateLimit, RollingWindowLimiter
 from shipsync_bench.processes import SandboxProcess
 from shipsync_bench.results import BenchResult, at_least
 from shipsync_sandbox import DEFAULT_API_KEYS

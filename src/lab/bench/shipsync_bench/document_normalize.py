@@ -22,8 +22,8 @@ import orjson
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.location import lake_location
 from shipsync.warehouse.normalize import document_page_columns
+from shipsync.warehouse_location import lake_location
 from shipsync_sandbox.stream import document_pages
 
 Pages = list[dict[str, Any]]

@@ -27,10 +27,10 @@ from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow 
 from shipsync.warehouse.declared_rows import observed_now
 from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.load import write_batch
-from shipsync.warehouse.location import lake_location
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.schema import tables
+from shipsync.warehouse_location import lake_location
 
 
 def read_pages(path: Path) -> Iterator[dict[str, Any]]:

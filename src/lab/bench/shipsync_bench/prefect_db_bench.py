@@ -9,6 +9,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from shipsync.orchestration.api_auth import PrefectApi
 from shipsync_bench.postgres import TemporaryPostgres
 from shipsync_bench.processes import PrefectServerProcess, prefect_load
 from shipsync_bench.results import BenchResult
@@ -18,9 +19,9 @@ def prefect_databases(flows: int = 8, requests: int = 60) -> list[BenchResult]:
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-prefect-db-") as tmp:
         root = Path(tmp)
         with PrefectServerProcess(root / "sqlite") as server:
-            sqlite = prefect_load(server.api_url, root / "sqlite", flows, requests)
+            sqlite = prefect_load(PrefectApi(server.api_url), root / "sqlite", flows, requests)
         with TemporaryPostgres() as postgres, PrefectServerProcess(root / "postgres", postgres.url) as server:
-            on_postgres = prefect_load(server.api_url, root / "postgres", flows, requests)
+            on_postgres = prefect_load(PrefectApi(server.api_url), root / "postgres", flows, requests)
     load = f"{flows} concurrent flow runs x {requests} budget draws"
     return [
         BenchResult(

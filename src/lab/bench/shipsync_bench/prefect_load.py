@@ -52,10 +52,11 @@ class StatusCounter(logging.Handler):
 async def run_load(flows: int, requests: int, rate: str) -> LoadFigures:
     from prefect import flow, get_run_logger, task
 
-    from shipsync.prefect_budget import PrefectRateBudget
+    from shipsync.orchestration.rate_budget import PrefectRateBudget
 
     key = f"load-{secrets.token_hex(6)}"  # a budget of its own, whatever ran on this server before
     limit = parse_rate_limit(rate)
+    budget = PrefectRateBudget()  # one per process, as a worker's flow run has one for its clients
 
     @task(name="batch")
     def batch(number: int) -> int:
@@ -63,7 +64,7 @@ async def run_load(flows: int, requests: int, rate: str) -> LoadFigures:
 
     @flow(name="budget-load")
     async def budget_load(index: int) -> int:
-        limiter = PrefectRateBudget().limiter(key, limit)
+        limiter = budget.limiter(key, limit)
         assert limiter is not None
         logger = get_run_logger()
         for number in range(requests):

@@ -12,6 +12,7 @@ from typing import Self
 
 import httpx
 
+from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.serving import free_port, stop_process, wait_until_answers
 
 
@@ -46,8 +47,8 @@ class PrefectServerProcess:
     """`prefect server start` in a child process with a home of its own (SQLite there, or `database_url`)."""
 
     def __init__(self, home: Path, database_url: str | None = None, **env: str) -> None:
-        from shipsync.operate.prefect_setup import server_command
-        from shipsync.prefect_env import prefect_env
+        from shipsync.orchestration.environment import prefect_env
+        from shipsync.orchestration.server import server_command
 
         self.port = free_port()
         self.api_url = f"http://127.0.0.1:{self.port}/api"
@@ -67,13 +68,13 @@ class PrefectServerProcess:
             stop_process(self._process)
 
 
-def prefect_load(api_url: str, home: Path, flows: int, requests: int, rate: str = "600/6") -> dict[str, float]:
+def prefect_load(api: PrefectApi, home: Path, flows: int, requests: int, rate: str = "600/6") -> dict[str, float]:
     """Run `shipsync_bench.prefect_load` against a server in its own process; its figures."""
     import json
 
-    from shipsync.prefect_env import prefect_env
+    from shipsync.orchestration.environment import prefect_env
 
-    env = prefect_env(home / "client", api_url=api_url)
+    env = prefect_env(home / "client", extra=api.client_env())
     command = [sys.executable, "-m", "shipsync_bench.prefect_load", "--flows", str(flows), "--requests", str(requests), "--rate", rate]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, check=False)
     if done.returncode != 0:
@@ -88,6 +89,7 @@ class UpProcess:
     def __init__(self, *args: str, env: dict[str, str], cwd: Path) -> None:
         self.prefect_port, self.receiver_port = free_port(), free_port()
         self.api_url = f"http://127.0.0.1:{self.prefect_port}/api"
+        self.state_dir = Path(env.get("SHIPSYNC_STATE_DIR") or cwd / ".shipsync")
         self.receiver_url = f"http://127.0.0.1:{self.receiver_port}/webhook"
         self.command = [sys.executable, "-m", "shipsync", "up", "--prefect-port", str(self.prefect_port)]
         self.command += ["--receiver-port", str(self.receiver_port), *args]
@@ -98,6 +100,16 @@ class UpProcess:
     @property
     def output(self) -> str:
         return "\n".join(self.lines)
+
+    @property
+    def prefect_api(self) -> PrefectApi:
+        """Its Prefect API with the credential up keeps in its state folder (once up has started; none
+        if up keeps none)."""
+        from shipsync.orchestration.api_auth import CREDENTIAL_FILE
+        from shipsync.orchestration.state import StateDir
+
+        kept = StateDir(self.state_dir.resolve()).prefect_home / CREDENTIAL_FILE
+        return PrefectApi(self.api_url, kept.read_text().strip() if kept.exists() else None)
 
     def start(self, timeout_s: float = 900) -> Self:
         import threading

@@ -15,7 +15,7 @@ from shipsync.pull.listing_marks import MARK
 from shipsync.serving import BackgroundServer
 from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.ledger import last_success_parameter
-from shipsync.warehouse.location import LakeLocation
+from shipsync.warehouse_location import LakeLocation
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook

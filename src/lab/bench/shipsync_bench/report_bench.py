@@ -22,8 +22,8 @@ import duckdb
 import orjson
 
 from shipsync.report import build_report
-from shipsync.warehouse.location import LakeLocation, lake_location
 from shipsync.warehouse.unit_of_work import CommitMessage, open_warehouse
+from shipsync.warehouse_location import LakeLocation, lake_location
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync_bench.journey_year import SegmentWriter

@@ -21,7 +21,7 @@ import orjson
 import uvloop
 
 from shipsync.serving import free_port, stop_process, wait_until_answers
-from shipsync.warehouse.location import lake_location
+from shipsync.warehouse_location import lake_location
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign

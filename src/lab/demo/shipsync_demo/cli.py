@@ -4,6 +4,8 @@ Installed as the `demo` command of `shipsync` (entry point `shipsync.commands`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from shipsync.cli.common import one_line_errors
@@ -13,8 +15,11 @@ from shipsync.cli.common import one_line_errors
 def demo(
     workdir: str = typer.Option("shipsync-demo", help="Folder for the demo's warehouse, spool and result files."),
     documents: int = typer.Option(200, min=1, help="Documents the sandbox serves per account."),
+    project_dir: Path = typer.Option(
+        Path("."), envvar="SHIPSYNC_PROJECT_DIR", help="The project folder whose flows/ the demo runs (default: here)."
+    ),
 ) -> None:
     """Run everything end to end against a local sandbox: no network, no key needed."""
     from shipsync_demo.run import run_demo
 
-    run_demo(workdir=workdir, documents=documents)
+    run_demo(workdir=workdir, documents=documents, project_dir=project_dir)

@@ -1,6 +1,7 @@
 """The demo's Prefect side: an embedded Prefect API for the run (Prefect's own server process on a
 free loopback port, its SQLite database in the demo folder, kept between runs), each step run as
-the flow it is, and the flow runs read back from the API with their state, duration and artifacts.
+the flow it is (loaded from the project's flows/ by its entrypoint, as a worker loads it), and the
+flow runs read back from the API with their state, duration and artifacts.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,8 @@ from typing import Any, Self
 
 import httpx
 
-from shipsync.prefect_env import prefect_env, use_prefect_home
+from shipsync.orchestration.environment import prefect_env, use_prefect_home
+from shipsync.orchestration.project import load_flow, require_project
 from shipsync.serving import free_port, stop_process, wait_until_answers
 
 UI_PORT = 4200
@@ -38,14 +41,18 @@ class FlowRunSeen:
 
 
 class EmbeddedPrefect:
-    """`with EmbeddedPrefect(home) as prefect: ...; prefect.wait_until_ready(); prefect.run(step, flow, ...)`.
+    """`with EmbeddedPrefect(home, project, entrypoints) as prefect: ...; prefect.wait_until_ready();
+    prefect.run(step, "flows/pull.py:pull_all", ...)`.
 
-    Entering starts the API server process at once and imports the flows meanwhile; it must happen
-    before anything imports Prefect in this process (Prefect reads its home once).
+    Entering starts the API server process at once and loads the flows at `entrypoints` meanwhile;
+    it must happen before anything imports Prefect in this process (Prefect reads its home once).
     """
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, project: Path, entrypoints: Iterable[str]) -> None:
         self.home = home
+        self.project = require_project(project)
+        self.entrypoints = sorted(set(entrypoints))
+        self.flows: dict[str, Any] = {}
         self.api_url = f"http://127.0.0.1:{free_port()}/api"
         self.started_in = 0.0
         self.runs: list[FlowRunSeen] = []
@@ -71,9 +78,7 @@ class EmbeddedPrefect:
         self._stack.callback(stop_process, self._server)
         # Flow runs log to the API (the UI shows them); the terminal shows the demo's own lines.
         use_prefect_home(self.home, extra={"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"})
-        import flows.bulk
-        import flows.pull
-        import flows.webhooks  # noqa: F401  (imported now, while the server starts)
+        self.flows = {entrypoint: load_flow(self.project, entrypoint) for entrypoint in self.entrypoints}  # while the server starts
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         self._stack.enter_context(temporary_settings({PREFECT_API_URL: self.api_url}))
@@ -98,8 +103,9 @@ class EmbeddedPrefect:
     def database(self) -> Path:
         return self.home / "prefect.db"
 
-    def run(self, step: str, flow: Any, **parameters: Any) -> Any:
-        """Run `flow` (an async Prefect flow) to its end; its result, or its exception raised here."""
+    def run(self, step: str, entrypoint: str, **parameters: Any) -> Any:
+        """Run the flow at `entrypoint` (an async Prefect flow) to its end; its result, or its exception raised here."""
+        flow = self.flows[entrypoint]
         state = asyncio.run(flow(**parameters, return_state=True))
         self.runs.append(FlowRunSeen(step, flow.name, str(state.state_details.flow_run_id)))
         return state.result()
@@ -108,7 +114,7 @@ class EmbeddedPrefect:
         """The runs made so far as the API records them, with `rows` (by flow run id) attached."""
         ids = [run.flow_run_id for run in self.runs]
         # Posted directly: Prefect 3.8.8's client sends `"limit": null`, which its server refuses
-        # on this FastAPI (see shipsync.prefect_compat).
+        # on this FastAPI (see shipsync.orchestration.compat).
         with httpx.Client(base_url=self.api_url, timeout=30) as api:
             flow_runs = {r["id"]: r for r in _post(api, "/flow_runs/filter", {"flow_runs": {"id": {"any_": ids}}, "limit": 200})}
             artifacts: dict[str, list[str]] = {}

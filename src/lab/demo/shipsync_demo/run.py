@@ -59,9 +59,9 @@ class Demo:
     made: dict[str, str] = field(default_factory=dict)
     rows: dict[str, int | None] = field(default_factory=dict)
 
-    def flow(self, flow: Any, **parameters: Any) -> Any:
-        """Run `flow` as a flow run of this step; its result."""
-        return self.prefect.run(self.step, flow, **parameters)
+    def flow(self, entrypoint: str, **parameters: Any) -> Any:
+        """Run the flow at `entrypoint` (as prefect.yaml names it) as a flow run of this step; its result."""
+        return self.prefect.run(self.step, entrypoint, **parameters)
 
     def query(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
         return analyst_query(self.settings.lake, sql, list(parameters))[1]
@@ -80,10 +80,19 @@ class Step:
     tell: Callable[[Demo, Any], Told]
 
 
-def register(demo: Demo) -> str:
-    from flows import webhooks
+# The flows the steps run, named as prefect.yaml names them: entrypoints relative to the project folder.
+REGISTER = "flows/webhooks.py:register"
+DELETE = "flows/webhooks.py:delete"
+LOAD_EVENTS = "flows/webhooks.py:load_events"
+PULL_ALL = "flows/pull.py:pull_all"
+APPLY = "flows/bulk.py:apply_spreadsheet"
+UNDO = "flows/bulk.py:undo_apply"
+REPORT = "flows/report.py:report"
+FLOWS = (REGISTER, DELETE, LOAD_EVENTS, PULL_ALL, APPLY, UNDO, REPORT)
 
-    demo.made["webhook"] = demo.flow(webhooks.register, url=f"{demo.receiver_url}/webhook", all_events=True)
+
+def register(demo: Demo) -> str:
+    demo.made["webhook"] = demo.flow(REGISTER, url=f"{demo.receiver_url}/webhook", all_events=True)
     return demo.made["webhook"]
 
 
@@ -100,9 +109,7 @@ def start_receiver(demo: Demo) -> int:
 
 def apply(kind: str, sheet: str, dry_run: bool = False) -> Callable[[Demo], str]:
     def run(demo: Demo) -> str:
-        from flows import bulk
-
-        run_id: str = demo.flow(bulk.apply_spreadsheet, kind=kind, file=str(demo.root / "spreadsheets" / sheet), dry_run=dry_run)
+        run_id: str = demo.flow(APPLY, kind=kind, file=str(demo.root / "spreadsheets" / sheet), dry_run=dry_run)
         demo.made[kind] = run_id
         return run_id
 
@@ -110,9 +117,7 @@ def apply(kind: str, sheet: str, dry_run: bool = False) -> Callable[[Demo], str]
 
 
 def undo_tracking_requests(demo: Demo) -> str:
-    from flows import bulk
-
-    return str(demo.flow(bulk.undo_apply, run_id=demo.made["tracking-requests"]))
+    return str(demo.flow(UNDO, run_id=demo.made["tracking-requests"]))
 
 
 def applied(demo: Demo, run_id: str) -> Told:
@@ -131,9 +136,7 @@ def pulled(demo: Demo, _: None) -> Told:
 
 
 def pull_all(demo: Demo) -> None:
-    from flows import pull
-
-    demo.flow(pull.pull_all)
+    demo.flow(PULL_ALL)
 
 
 def journeys(demo: Demo) -> dict[str, int]:
@@ -147,23 +150,17 @@ def journeys(demo: Demo) -> dict[str, int]:
 
 
 def load_events(demo: Demo) -> int:
-    from flows import webhooks
-
-    return int(demo.flow(webhooks.load_events))
+    return int(demo.flow(LOAD_EVENTS))
 
 
 def build_report(demo: Demo) -> str:
     """The report flow over the sandbox's whole world (its journeys start at EPOCH)."""
-    from flows import report
-
     days = (datetime.now(UTC) - EPOCH).days + 1
-    return str(demo.flow(report.report, output=str(demo.root / "report.html"), days=days))
+    return str(demo.flow(REPORT, output=str(demo.root / "report.html"), days=days))
 
 
 def delete_webhook(demo: Demo) -> None:
-    from flows import webhooks
-
-    demo.flow(webhooks.delete, webhook_id=demo.made["webhook"])
+    demo.flow(DELETE, webhook_id=demo.made["webhook"])
 
 
 # The demo, in order. A step is a label, what it runs, and what it says; add one by adding a line.
@@ -219,10 +216,10 @@ def example_files(workdir: Path) -> Path:
     return target
 
 
-def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
+def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200, project_dir: Path = Path(".")) -> None:
     started = time.monotonic()
     root = fresh_workdir(workdir)
-    with ExitStack() as processes, EmbeddedPrefect(root / "prefect") as prefect:
+    with ExitStack() as processes, EmbeddedPrefect(root / "prefect", project_dir, FLOWS) as prefect:
         sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
         sandbox_server = processes.enter_context(BackgroundServer(sandbox))
         prefect.wait_until_ready()
@@ -238,8 +235,9 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200) -> None:
         os.environ.update(environment)  # the flows read their settings from the environment, as on a worker
         demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
         console.print(
-            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect API {prefect.api_url} "
-            f"(embedded, started in {prefect.started_in:.1f} s), receiver {receiver_url}/webhook, warehouse {demo.settings.lake.describe()}"
+            f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect's API embedded for this run "
+            f"(started in {prefect.started_in:.1f} s; its runs kept in {prefect.database}), receiver {receiver_url}/webhook, "
+            f"warehouse {demo.settings.lake.describe()}"
         )
         for step in STEPS:
             run_step(demo, step)

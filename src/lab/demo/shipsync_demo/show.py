@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from shipsync.warehouse.analyst import read_only
-from shipsync.warehouse.location import LakeLocation
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
+from shipsync.warehouse_location import LakeLocation
 from shipsync_demo.embedded_prefect import FlowRunSeen
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)

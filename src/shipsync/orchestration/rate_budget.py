@@ -19,12 +19,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.api.ratelimit import RequestLimiter, RollingWindowLimiter, key_fingerprint
-from shipsync.config import RateLimit, Settings
+from shipsync.api.ratelimit import RateLimit, RequestLimiter, RollingWindowLimiter, key_fingerprint
+from shipsync.config import Settings
 
 log = logging.getLogger(__name__)
-_lock = threading.Lock()
-_ensured: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -52,28 +50,24 @@ def prefect_api_configured() -> bool:
 
 def ensure_limit(name: str, capacity: int, decay_per_second: float = 0.0) -> None:
     """Create the global concurrency limit `name`, or reshape it to this capacity and decay (slots
-    freed per second: a rate limit; 0: slots held until released); once per process and name."""
-    with _lock:
-        if name in _ensured:
-            return
-        from prefect.client.orchestration import get_client
-        from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
-        from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+    freed per second: a rate limit; 0: slots held until released)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
-        decay = float(decay_per_second)
-        with get_client(sync_client=True) as client:
-            try:
-                current = client.read_global_concurrency_limit_by_name(name)
-            except ObjectNotFound:
-                # Another worker may create it between our read and our create, with the same shape.
-                with contextlib.suppress(ObjectAlreadyExists):
-                    client.create_global_concurrency_limit(
-                        GlobalConcurrencyLimitCreate(name=name, limit=capacity, slot_decay_per_second=decay, active=True)
-                    )
-            else:
-                if current.limit != capacity or abs((current.slot_decay_per_second or 0) - decay_per_second) > 1e-9:
-                    client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=capacity, slot_decay_per_second=decay))
-        _ensured.add(name)
+    decay = float(decay_per_second)
+    with get_client(sync_client=True) as client:
+        try:
+            current = client.read_global_concurrency_limit_by_name(name)
+        except ObjectNotFound:
+            # Another worker may create it between our read and our create, with the same shape.
+            with contextlib.suppress(ObjectAlreadyExists):
+                client.create_global_concurrency_limit(
+                    GlobalConcurrencyLimitCreate(name=name, limit=capacity, slot_decay_per_second=decay, active=True)
+                )
+        else:
+            if current.limit != capacity or abs((current.slot_decay_per_second or 0) - decay_per_second) > 1e-9:
+                client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=capacity, slot_decay_per_second=decay))
 
 
 def ensure_budget(name: str, limit: RateLimit) -> None:
@@ -150,22 +144,24 @@ class PrefectBudgetLimiter:
         self.local.pause_until_after(seconds)
 
 
-_shared: dict[str, PrefectBudgetLimiter] = {}
-
-
 class PrefectRateBudget:
-    """The RateBudget of a Prefect server: one limiter per key, shared by every client of the process."""
+    """The RateBudget of a Prefect server: one limiter per key and limit, shared by every client made
+    from the settings that carry this budget (an entry point attaches one: a flow run, a command)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._limiters: dict[tuple[str, RateLimit], PrefectBudgetLimiter] = {}
 
     def limiter(self, api_key: str, limit: RateLimit | None) -> RequestLimiter | None:
         """The cross-worker limiter for this key, or None without a limit or a Prefect server."""
         if limit is None or not prefect_api_configured():
             return None
         name = budget_name(api_key)
-        ensure_budget(name, limit)
-        with _lock:
-            if name not in _shared:
-                _shared[name] = PrefectBudgetLimiter(name, RollingWindowLimiter(limit))
-            return _shared[name]
+        with self._lock:
+            if (name, limit) not in self._limiters:
+                ensure_budget(name, limit)
+                self._limiters[name, limit] = PrefectBudgetLimiter(name, RollingWindowLimiter(limit))
+            return self._limiters[name, limit]
 
 
 def attach_prefect_budget(settings: Settings) -> Settings:

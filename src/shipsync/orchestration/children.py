@@ -19,6 +19,13 @@ from shipsync.serving import stop_process
 _PR_SET_PDEATHSIG = 1
 
 
+def _prepare(parent: int, umask: int | None) -> None:
+    """In the child, before exec: the files it creates masked by `umask`; `_die_with(parent)`."""
+    if umask is not None:
+        os.umask(umask)
+    _die_with(parent)
+
+
 def _die_with(parent: int) -> None:
     """In the child, before exec: SIGTERM when the parent dies, even by kill -9 (Linux)."""
     try:
@@ -39,6 +46,7 @@ class Child:
     cwd: Path
     log: Path
     where: str = ""
+    umask: int | None = None  # None: the parent's; 0o077: every file it creates is its own alone
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -55,7 +63,7 @@ class Child:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=partial(_die_with, os.getpid()),
+                preexec_fn=partial(_prepare, os.getpid(), self.umask),
             )
         self.started_at = time.monotonic()
 

@@ -21,11 +21,14 @@ from types import FrameType
 
 from shipsync.config import Settings
 from shipsync.errors import ConfigError, ShipsyncError
-from shipsync.operate import prefect_setup
-from shipsync.operate.children import Child
-from shipsync.operate.state import StateDir, stop_leftovers
-from shipsync.operate.supervisor import Supervisor
-from shipsync.prefect_env import prefect_env
+from shipsync.orchestration import api_auth, deployments
+from shipsync.orchestration.api_auth import CREDENTIAL_FILE, PrefectApi, api_credential
+from shipsync.orchestration.children import Child
+from shipsync.orchestration.environment import made_private, prefect_env
+from shipsync.orchestration.project import require_project
+from shipsync.orchestration.server import redacted_database, server_command
+from shipsync.orchestration.state import StateDir, stop_leftovers
+from shipsync.orchestration.supervisor import Supervisor
 from shipsync.redaction import register_secret
 from shipsync.serving import wait_until_answers
 
@@ -34,7 +37,10 @@ from shipsync.serving import wait_until_answers
 class UpOptions:
     project_dir: Path
     state_dir: Path
-    host: str = "127.0.0.1"
+    # Each listens on loopback unless told otherwise: the receiver faces the service, Prefect's API
+    # only the operator and workers.
+    prefect_host: str = "127.0.0.1"
+    receiver_host: str = "127.0.0.1"
     prefect_port: int = 4200
     receiver_port: int = 8701
     database_url: str | None = None
@@ -88,52 +94,56 @@ def _record(started_at: float, supervisor: Supervisor) -> dict[str, object]:
 
 
 def _start_everything(options: UpOptions, settings: Settings, state: StateDir, supervisor: Supervisor, say: Callable[[str], None]) -> None:
-    if not (options.project_dir / "prefect.yaml").exists():
-        raise ConfigError(f"no prefect.yaml in {options.project_dir}: run shipsync up from the project folder, or pass --project-dir")
-    _check_free(options.host, options.prefect_port, "--prefect-port")
-    _check_free(options.host, options.receiver_port, "--receiver-port")
+    require_project(options.project_dir)
+    _check_free(options.prefect_host, options.prefect_port, "--prefect-port")
+    _check_free(options.receiver_host, options.receiver_port, "--receiver-port")
     if options.database_url:
         from sqlalchemy.engine import make_url
 
         password = make_url(options.database_url).password
         register_secret(str(password) if password else None)
-    ui = f"http://{_connect_host(options.host)}:{options.prefect_port}"
-    api_url = f"{ui}/api"
-    server_env = prefect_env(state.prefect_home, database_url=options.database_url)
-    client_env = prefect_env(state.prefect_home, api_url=api_url, extra={"SHIPSYNC_PROJECT_DIR": str(options.project_dir)})
-    server_command = prefect_setup.server_command(options.host, options.prefect_port)
-    server = supervisor.add(Child("server", server_command, server_env, state.root, state.logs / "server.log", ui))
-    say(f"starting the Prefect server on {ui} ({prefect_setup.redacted_database(options.database_url, state.prefect_home)})")
+    ui = f"http://{_connect_host(options.prefect_host)}:{options.prefect_port}"
+    credential = api_credential(made_private(state.prefect_home))
+    api = PrefectApi(f"{ui}/api", credential)
+    server_env = prefect_env(state.prefect_home, database_url=options.database_url, extra=api_auth.server_env(credential))
+    # The worker's environment is the operator's: SHIPSYNC_API_KEY reaches flow runs from there.
+    client_env = prefect_env(state.prefect_home, extra={**api.client_env(), "SHIPSYNC_PROJECT_DIR": str(options.project_dir)})
+    command = server_command(options.prefect_host, options.prefect_port)
+    # Its SQLite files are the server's alone (0600), in a home that is too (0700).
+    server = supervisor.add(Child("server", command, server_env, state.root, state.logs / "server.log", ui, umask=0o077))
+    say(f"starting the Prefect server on {ui} ({redacted_database(options.database_url, state.prefect_home)})")
     assert server.process is not None
     try:
-        wait_until_answers(f"{api_url}/health", server.process, timeout_s=300)
+        wait_until_answers(f"{api.url}/health", server.process, timeout_s=300)
     except RuntimeError as exc:
         raise ShipsyncError(f"the Prefect server did not start ({exc}); its log: {server.log}") from None
     setup_log = state.logs / "setup.log"
-    say(f"deploying prefect.yaml to the work pool {prefect_setup.POOL}")
-    prefect_setup.deploy(client_env, options.project_dir, setup_log)
+    say(f"deploying prefect.yaml to the work pool {deployments.POOL}")
+    deployments.deploy(client_env, options.project_dir, setup_log)
     for name, seconds in options.intervals.items():
-        prefect_setup.set_interval(api_url, name, seconds)
-    worker = Child("worker", prefect_setup.worker_command(), client_env, options.project_dir, state.logs / "worker.log")
-    worker.where = f"pool {prefect_setup.POOL}, queue {prefect_setup.QUEUE}"
+        deployments.set_interval(api, name, seconds)
+    worker = Child("worker", deployments.worker_command(), client_env, options.project_dir, state.logs / "worker.log")
+    worker.where = f"pool {deployments.POOL}, queue {deployments.QUEUE}"
     supervisor.add(worker)
-    receiver_url = f"http://{_connect_host(options.host)}:{options.receiver_port}/webhook"
-    receiver_command = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--host", options.host, "--port", str(options.receiver_port)]
+    receiver_url = f"http://{_connect_host(options.receiver_host)}:{options.receiver_port}/webhook"
+    receiver_command = [sys.executable, "-m", "shipsync", "webhooks", "serve"]
+    receiver_command += ["--host", options.receiver_host, "--port", str(options.receiver_port)]
     receiver = Child("receiver", receiver_command, dict(os.environ), options.project_dir, state.logs / "receiver.log", receiver_url)
     has_secrets = _secrets_version(settings)()
     supervisor.add(receiver, start=bool(has_secrets))
     supervisor.receiver_follows(_secrets_version(settings))
-    _say_where(say, options, settings, state, ui, receiver, bool(has_secrets))
+    _say_where(say, options, settings, state, api, receiver, bool(has_secrets))
 
 
 def _say_where(
-    say: Callable[[str], None], options: UpOptions, settings: Settings, state: StateDir, ui: str, receiver: Child, receiving: bool
+    say: Callable[[str], None], options: UpOptions, settings: Settings, state: StateDir, api: PrefectApi, receiver: Child, receiving: bool
 ) -> None:
-    api_url = f"{ui}/api"
-    say(f"  Prefect UI        {ui}   (API {api_url}; database {prefect_setup.redacted_database(options.database_url, state.prefect_home)})")
-    for deployment in prefect_setup.deployments(api_url):
-        say(f"  deployment        {deployment['name']:<24} {prefect_setup.describe_schedules(deployment)}")
-    say(f"  worker            pool {prefect_setup.POOL} (queue {prefect_setup.QUEUE}), working in {options.project_dir}")
+    ui = api.url.removesuffix("/api")
+    say(f"  Prefect UI        {ui}   (API {api.url}; database {redacted_database(options.database_url, state.prefect_home)})")
+    say(f"  Prefect login     the credential in {state.prefect_home / CREDENTIAL_FILE} (PREFECT_API_AUTH_STRING for clients)")
+    for deployment in deployments.deployments(api):
+        say(f"  deployment        {deployment['name']:<24} {deployments.describe_schedules(deployment)}")
+    say(f"  worker            pool {deployments.POOL} (queue {deployments.QUEUE}), working in {options.project_dir}")
     if receiving:
         say(f"  webhook receiver  {receiver.where}   (spool {settings.spool_dir})")
     else:

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from shipsync.operate.children import Child
+from shipsync.orchestration.children import Child
 
 STOP_WITHIN_S = 9.0
 SERVER_GRACE_S = 3.0

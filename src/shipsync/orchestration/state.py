@@ -1,5 +1,6 @@
-"""Where `shipsync up` keeps its state (`.shipsync/` in the project folder by default): Prefect's
-home with its database, the logs, and `up.json`, which says what runs where. A lock held for as long
+"""Where `shipsync up` keeps its state (`.shipsync/` in the project folder by default, 0700): Prefect's
+home with its database and the API's credential (0700, files 0600), the logs, and `up.json`, which
+says what runs where. A lock held for as long
 as up runs tells a second up, and `shipsync status`, that one is running; the kernel drops it when
 up dies however it dies, so an `up.json` without the lock is what a crashed up left behind.
 """
@@ -15,6 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from shipsync.orchestration.environment import made_private
+from shipsync.safe_files import write_file
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class StateDir:
 
     def acquire(self) -> int | None:
         """Take the lock (a file descriptor to keep open while up runs), or None if an up holds it."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        made_private(self.root)
         fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -65,9 +69,7 @@ class StateDir:
         return state
 
     def write(self, state: dict[str, Any]) -> None:
-        temporary = self.state_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(state, indent=2))
-        os.replace(temporary, self.state_file)
+        write_file(self.state_file, json.dumps(state, indent=2).encode())
 
     def clear(self) -> None:
         self.state_file.unlink(missing_ok=True)

@@ -1,7 +1,6 @@
-"""The Prefect side of `shipsync up`: the server and worker commands, the work pool, the deployments
-of prefect.yaml, and reading back what is deployed. Talks to the server over HTTP and runs the
-deploy command (which creates the pool if missing) as a child process, so `up` itself never imports
-Prefect (and starts in a second).
+"""The work pool and the deployments of prefect.yaml on a Prefect server: the worker's command, the
+process pool (created by `shipsync deploy`), the deploy command as a child process, and reading back
+what is deployed over HTTP, so that `up` itself never imports Prefect (and starts in a second).
 """
 
 from __future__ import annotations
@@ -16,15 +15,12 @@ from typing import Any
 import httpx
 
 from shipsync.errors import ConfigError, ShipsyncError
+from shipsync.orchestration.api_auth import PrefectApi
 
 POOL = "shipsync"
 # The queue deployments go to when prefect.yaml names none. up's worker polls only this one, so a
 # worker elsewhere can be given work of its own on another queue of the pool.
 QUEUE = "default"
-
-
-def server_command(host: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port)]
 
 
 def worker_command() -> list[str]:
@@ -47,33 +43,58 @@ def run_logged(what: str, command: list[str], env: dict[str, str], cwd: Path, lo
         raise ShipsyncError(f"{what} failed (exit {done.returncode}): {tail[0][:300]}; the whole output is in {log}")
 
 
-def ensure_process_pool(name: str = POOL) -> bool:
-    """The process work pool `name`, created as `prefect work-pool create NAME --type process` would
-    (the process worker's job template) when the server has none; True if it was created. For the
-    deploy command's process, which imports Prefect anyway: up itself does not."""
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import WorkPoolCreate
-    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+# What a flow run's job variables could use to run something other than the deployment's flow:
+# its own command, environment (SHIPSYNC_API_URL pointed elsewhere gets the key sent there;
+# SHIPSYNC_PROJECT_DIR, other code loaded) or working folder.
+NOT_OVERRIDABLE = ("command", "env", "working_dir")
+
+
+def locked_job_template() -> dict[str, Any]:
+    """The process worker's job template without what a run could turn into code of its own.
+
+    The variables a run may set no longer include `NOT_OVERRIDABLE`, and no others are allowed: the
+    server refuses (422) a deployment or a run that sets one. The job configuration does not take
+    them either, so a run that slipped past the server would still start as the worker starts any:
+    `python -m prefect.engine` with the worker's environment, in the folder prefect.yaml's pull step
+    names.
+    """
     from prefect.workers.process import ProcessWorker
 
+    template: dict[str, Any] = ProcessWorker.get_default_base_job_template()
+    for name in NOT_OVERRIDABLE:
+        template["job_configuration"].pop(name, None)
+        template["variables"]["properties"].pop(name, None)
+    template["variables"]["additionalProperties"] = False
+    return template
+
+
+def ensure_process_pool(name: str = POOL) -> str | None:
+    """The process work pool `name` with the locked job template: created when the server has none,
+    its template replaced when it differs (a pool made before, or edited since). What was done
+    ("created", "locked"), or None. For the deploy command's process, which imports Prefect anyway:
+    up itself does not."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate, WorkPoolUpdate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+
+    template = locked_job_template()
     with get_client(sync_client=True) as client:
         try:
-            client.read_work_pool(name)
-            return False
+            pool = client.read_work_pool(name)
         except ObjectNotFound:
-            pass
-        template = ProcessWorker.get_default_base_job_template()
-        try:
-            client.create_work_pool(WorkPoolCreate(name=name, type="process", base_job_template=template))
-        except ObjectAlreadyExists:  # another deploy created it meanwhile
-            return False
-    return True
+            try:
+                client.create_work_pool(WorkPoolCreate(name=name, type="process", base_job_template=template))
+                return "created"
+            except ObjectAlreadyExists:  # another deploy created it meanwhile: checked below
+                pool = client.read_work_pool(name)
+        if pool.base_job_template == template:
+            return None
+        client.update_work_pool(name, WorkPoolUpdate(base_job_template=template))
+    return "locked"
 
 
 def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
     """The work pool and every deployment of prefect.yaml, with its schedules (`shipsync deploy`)."""
-    if not (project_dir / "prefect.yaml").exists():
-        raise ConfigError(f"no prefect.yaml in {project_dir}: run shipsync up from the project folder, or pass --project-dir")
     run_logged("deploying prefect.yaml", [sys.executable, "-m", "shipsync", "deploy"], env, project_dir, log)
 
 
@@ -82,11 +103,11 @@ def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
 BUSY_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
 
 
-def _patiently(method: str, url: str, body: dict[str, Any]) -> httpx.Response:
+def request_patiently(api: PrefectApi, method: str, path: str, body: dict[str, Any]) -> httpx.Response:
     """One request to Prefect's API, again after a 502/503/504 or a dropped connection."""
     for wait in (*BUSY_BACKOFF_S, None):
         try:
-            response = httpx.request(method, url, json=body, timeout=30)
+            response = httpx.request(method, f"{api.url}{path}", json=body, headers=api.headers, timeout=30)
             if response.status_code not in (502, 503, 504) or wait is None:
                 return response.raise_for_status()
         except httpx.TransportError:
@@ -96,19 +117,19 @@ def _patiently(method: str, url: str, body: dict[str, Any]) -> httpx.Response:
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def deployments(api_url: str) -> list[dict[str, Any]]:
-    response = _patiently("POST", f"{api_url}/deployments/filter", {"limit": 200})
+def deployments(api: PrefectApi) -> list[dict[str, Any]]:
+    response = request_patiently(api, "POST", "/deployments/filter", {"limit": 200})
     found: list[dict[str, Any]] = response.json()
     return sorted(found, key=lambda d: str(d["name"]))
 
 
-def set_interval(api_url: str, deployment: str, seconds: float) -> None:
+def set_interval(api: PrefectApi, deployment: str, seconds: float) -> None:
     """Run `deployment` every `seconds` instead of its prefect.yaml schedules (until the next deploy)."""
-    matches = [d for d in deployments(api_url) if d["name"] == deployment]
+    matches = [d for d in deployments(api) if d["name"] == deployment]
     if not matches:
         raise ConfigError(f"--interval {deployment}={seconds:g}: no deployment {deployment!r} in prefect.yaml")
     body = {"schedules": [{"schedule": {"interval": seconds}, "active": True}]}
-    _patiently("PATCH", f"{api_url}/deployments/{matches[0]['id']}", body)
+    request_patiently(api, "PATCH", f"/deployments/{matches[0]['id']}", body)
 
 
 def describe_schedules(deployment: dict[str, Any]) -> str:
@@ -122,15 +143,3 @@ def describe_schedules(deployment: dict[str, Any]) -> str:
         elif "rrule" in schedule:
             parts.append(f"rrule {schedule['rrule']}")
     return ", ".join(parts) or "on demand"
-
-
-def redacted_database(url: str | None, home: Path) -> str:
-    """The database to print: the URL without its password, or where the default SQLite file is."""
-    if not url:
-        return f"SQLite {home / 'prefect.db'}"
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # a URL SQLAlchemy cannot read: Prefect will say so; print nothing of it
-        return "(the given --database-url)"

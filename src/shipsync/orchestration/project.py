@@ -1,0 +1,31 @@
+"""The project folder: where prefect.yaml and the flows (`flows/`) are, which workers run from
+(`SHIPSYNC_PROJECT_DIR`, as prefect.yaml's pull step says), and loading a flow from it by the
+entrypoint a deployment names (`flows/pull.py:pull_all`), as a worker does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from shipsync.errors import ConfigError
+
+
+def require_project(folder: Path) -> Path:
+    """`folder`, resolved, if it holds prefect.yaml and flows/; else a one-line ConfigError."""
+    folder = folder.resolve()
+    missing = [name for name in ("prefect.yaml", "flows") if not (folder / name).exists()]
+    if missing:
+        raise ConfigError(
+            f"no {' or '.join(missing)} in {folder}: run from the project folder (a clone of shipsync), "
+            "or name it with --project-dir or SHIPSYNC_PROJECT_DIR"
+        )
+    return folder
+
+
+def load_flow(project: Path, entrypoint: str) -> Any:
+    """The flow at `entrypoint` (`flows/pull.py:pull_all`), a path relative to the project folder."""
+    from prefect.flows import load_flow_from_entrypoint
+
+    path, _, name = entrypoint.rpartition(":")
+    return load_flow_from_entrypoint(f"{require_project(project) / path}:{name}", use_placeholder_flow=False)
