@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env, styled
 from shipsync.cli.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -35,14 +35,17 @@ def report(records: list[RunRecord]) -> None:
         t = record.totals()
         outcome = "completed" if not (record.errors or record.not_found) else "completed with errors"
         console.print(
-            f"[bold]{record.flow}[/bold] {outcome}: {t.inserted} inserted, {t.updated} updated, "
-            f"{t.unchanged} unchanged; {record.stats.requests} requests, {record.stats.throttled} 429s, "
-            f"{record.stats.retries} retries  (run {record.run_id})"
+            line(
+                styled(record.flow, "bold"),
+                f" {outcome}: {t.inserted} inserted, {t.updated} updated, "
+                f"{t.unchanged} unchanged; {record.stats.requests} requests, {record.stats.throttled} 429s, "
+                f"{record.stats.retries} retries  (run {record.run_id})",
+            )
         )
         if record.not_found:
-            console.print(f"  not found ({len(record.not_found)}): {', '.join(record.not_found[:20])}")
+            console.print(line(f"  not found ({len(record.not_found)}): {', '.join(record.not_found[:20])}"))
         for error in record.errors[:20]:
-            console.print(f"  [red]gave up:[/red] {error}")
+            console.print(line("  ", styled("gave up:", "red"), " ", error))
 
 
 @pull_app.command("documents")
@@ -166,25 +169,27 @@ def status() -> None:
     settings = settings_from_env()
     show_up(settings.state_dir)
     tables, runs = warehouse_status(settings.warehouse)
-    console.print(f"warehouse: {settings.warehouse}")
+    console.print(line(f"warehouse: {settings.warehouse}"))
     published = publication_status(settings.warehouse)
     if published:
         console.print(
-            f"published: state {published.generation} at {published.published_at:%Y-%m-%d %H:%M:%S} UTC "
-            f"(pipeline data as of {published.source_changed_at or published.published_at:%H:%M:%S}"
-            f"{'; newer writes not yet published' if published.pending else ''}): {published.tables} tables, "
-            f"{published.rows:,} rows in {published.files} Parquet files; {published.states_kept} state(s) kept, "
-            f"{published.bytes_on_disk / 1e6:,.1f} MB"
+            line(
+                f"published: state {published.generation} at {published.published_at:%Y-%m-%d %H:%M:%S} UTC "
+                f"(pipeline data as of {published.source_changed_at or published.published_at:%H:%M:%S}"
+                f"{'; newer writes not yet published' if published.pending else ''}): {published.tables} tables, "
+                f"{published.rows:,} rows in {published.files} Parquet files; {published.states_kept} state(s) kept, "
+                f"{published.bytes_on_disk / 1e6:,.1f} MB"
+            )
         )
     table = Table("table", "rows")
     for name, rows in tables:
-        table.add_row(name, f"{rows:,}")
+        table.add_row(line(name), f"{rows:,}")
     console.print(table)
     if dead := dict(tables).get("webhook_dead_letters"):
         console.print(
-            f"[yellow]{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters[/yellow]"
+            line(styled(f"{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters", "yellow"))
         )
     flows = Table("flow", "last run started", "status", "inserted", "updated", "requests", "429s", "not found", "errors")
     for run in runs:
-        flows.add_row(*[str(v) for v in run])
+        flows.add_row(*[line(v) for v in run])
     console.print(flows)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env
 from shipsync.errors import InputError
 
 
@@ -33,6 +33,6 @@ def report(
     settings = settings_from_env()
     result = build_report(settings.warehouse, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir)
     if result.first_steps:
-        console.print(result.first_steps, markup=False)
+        console.print(line(result.first_steps))
     drawn = f"{result.drawn} of {len(result.outcomes)} charts drawn"
-    console.print(f"report written to {result.path} ({drawn}, {result.seconds:.1f} s)", markup=False)
+    console.print(line(f"report written to {result.path} ({drawn}, {result.seconds:.1f} s)"))

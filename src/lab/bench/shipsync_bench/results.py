@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 CONTEXT = "(context"
 
@@ -76,7 +77,7 @@ def print_table(results: list[BenchResult], console: Console | None = None) -> N
             peer,
             f"{r.ratio:.2f}" if r.ratio is not None else "-",
             r.goal,
-            "context" if not r.judged else "[green]pass[/green]" if r.passed else "[red]FAIL[/red]",
+            "context" if not r.judged else Text("pass", style="green") if r.passed else Text("FAIL", style="red"),
         )
     (console or Console()).print(table)
 
