@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -110,6 +111,30 @@ def test_a_window_without_data_says_so_per_chart(fleet: Path, tmp_path: Path) ->
         if outcome.chart.key in windowed:
             assert outcome.state == "empty" and outcome.message == outcome.chart.empty
     assert "As of 2020-01-01 00:00 UTC" in result.path.read_text()
+
+
+def test_values_from_data_are_plain_text_on_the_page(fleet: Path, tmp_path: Path) -> None:
+    """A status `$\\foo$` is a dollar sign, a backslash and a word (matplotlib parsed it as maths
+    and raised, so no report was written), and NUL, BEL and a right-to-left override in a container
+    number are shown escaped in the table, never as the characters themselves."""
+    copy = tmp_path / "copy"
+    shutil.copytree(fleet.parent, copy)
+    warehouse = copy / fleet.name
+    number = "MSCU\x00\u202e\x071234565"
+    with connect(warehouse) as con:
+        con.execute("UPDATE containers SET current_status = '$\\foo$' WHERE id = (SELECT max(id) FROM containers)")
+        # Discharged, not out, its last free day long passed: at risk whatever the report's date.
+        con.execute(
+            "UPDATE containers SET number = ?, current_status = 'available', pod_discharged_at = TIMESTAMPTZ '2019-12-20 00:00Z', "
+            "pod_full_out_at = NULL, pickup_lfd = TIMESTAMPTZ '2020-01-01 00:00Z' WHERE id = (SELECT min(id) FROM containers)",
+            [number],
+        )
+    result = build_report(warehouse, tmp_path / "report.html", days=365)
+    page = result.path.read_text(encoding="utf-8")
+    by_key = {o.chart.key: o for o in result.outcomes}
+    assert by_key["containers_by_status"].state == "drawn" and ">$\\foo$<" in by_key["containers_by_status"].html
+    assert by_key["pickup_risk"].state == "drawn" and ">MSCU\\x00\\u202e\\x071234565</td>" in page
+    assert not [c for c in ("\x00", "\x07", "\u202e") if c in page]
 
 
 def test_no_warehouse_gives_a_page_that_says_what_to_run_first(tmp_path: Path) -> None:

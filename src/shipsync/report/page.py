@@ -12,6 +12,7 @@ from datetime import datetime
 from html import escape
 from pathlib import Path
 
+from shipsync.plain_text import plain
 from shipsync.report.model import ChartOutcome, Section
 from shipsync.report.window import Window
 
@@ -62,8 +63,8 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; }
 
 
 def _with_code(text: str) -> str:
-    """Escaped text whose `backticked` commands read as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+    """Escaped plain text whose `backticked` commands read as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(plain(text)))
 
 
 def _outcome_html(outcome: ChartOutcome) -> str:
@@ -107,8 +108,8 @@ def render_page(
 <header>
 <h1>shipsync report</h1>
 <p>As of {escape(until)}; time series cover the last {window.days} days (from {escape(since)}).</p>
-<p>Warehouse: <code>{escape(str(warehouse))}</code>. Each chart's SQL runs as is on that file
-(<code>duckdb -readonly {escape(str(warehouse))}</code>).</p>
+<p>Warehouse: <code>{escape(plain(str(warehouse)))}</code>. Each chart's SQL runs as is on that file
+(<code>duckdb -readonly {escape(plain(str(warehouse)))}</code>).</p>
 <nav aria-label="Sections"><ol>{toc}</ol></nav>
 </header>
 {banner}
