@@ -12,6 +12,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from shipsync.safe_files import make_folders
+
 # This machine has no internet, and an operator's pipeline should not phone home.
 TELEMETRY_OFF = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
 # Settings that would point Prefect at another server, database or profile than the one given.
@@ -35,7 +37,7 @@ def prefect_env(
 ) -> dict[str, str]:
     """The environment of a Prefect process with its home at `home` (created), talking to `api_url`
     (a server's, or none for a server itself) and storing in `database_url` (default: SQLite in home)."""
-    home.mkdir(parents=True, exist_ok=True)
+    make_folders(home)
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in ELSEWHERE}
     env.update(TELEMETRY_OFF)
     env["PREFECT_HOME"] = str(home)

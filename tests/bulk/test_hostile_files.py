@@ -21,7 +21,7 @@ from shipsync.bulk.record import write_results_file
 from shipsync.bulk.results_cells import MAX_CELL_CHARACTERS, TRIGGERS, safe_cell
 from shipsync.bulk.templates import write_template
 from shipsync.errors import InputError
-from shipsync.safe_files import replacing, write_bytes
+from shipsync.safe_files import UnsafePathError, make_folders, open_log, replacing, write_bytes
 from shipsync.values import FieldRules, ValueProblem, check_value
 from support.hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
 
@@ -142,6 +142,49 @@ def test_safe_writes_leave_the_old_file_or_the_new_one(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         write_bytes(tmp_path / "dir.csv", b"x")
     assert sorted(os.listdir(tmp_path)) == ["dir.csv", "store.json"]
+
+
+def test_no_writer_follows_a_link_planted_at_its_file_or_its_old_temporary_name(tmp_path: Path) -> None:
+    """The report (it wrote `.NAME.<pid>.tmp`), the state of `shipsync up` (it wrote `up.tmp`) and
+    the logs of its processes: a link planted where each used to write is never written through."""
+    from shipsync.operate.state import StateDir
+    from shipsync.report import build_report
+
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("keep-me\n")
+    report = tmp_path / "report.html"
+    (tmp_path / f".report.html.{os.getpid()}.tmp").symlink_to(victim)
+    build_report(tmp_path / "none.duckdb", report)
+    state = StateDir(tmp_path / "state")
+    make_folders(state.root)
+    (state.root / "up.tmp").symlink_to(victim)
+    state.write({"pid": 1})
+    log = tmp_path / "logs" / "server.log"
+    make_folders(log.parent)
+    log.symlink_to(victim)
+    with pytest.raises(UnsafePathError, match="server.log: cannot open this log"):
+        open_log(log)
+    assert victim.read_text() == "keep-me\n"
+    assert report.read_text().startswith("<!DOCTYPE html>") and not report.is_symlink()
+    assert state.read() == {"pid": 1} and state.state_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_folders_shipsync_creates_are_private_their_parents_too(tmp_path: Path) -> None:
+    """`mkdir -p` gives the parents it makes the umask's mode: the receiver made the warehouse
+    folder 0755 on its way to the spool, the report its output folder."""
+    from shipsync.report import build_report
+    from shipsync.webhooks.writer import SpoolWriter
+
+    SpoolWriter(tmp_path / "warehouse" / "spool").close()
+    build_report(tmp_path / "none.duckdb", tmp_path / "out" / "monthly" / "report.html")
+    with open_log(tmp_path / "state" / "logs" / "worker.log") as out:
+        out.write(b"started\n")
+    made = ["warehouse", "warehouse/spool", "out", "out/monthly", "state", "state/logs"]
+    assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in made} == dict.fromkeys(made, 0o700)
+    assert (tmp_path / "state" / "logs" / "worker.log").stat().st_mode & 0o777 == 0o600
+    os.chmod(tmp_path / "out", 0o755)  # a folder that exists is left as it is
+    build_report(tmp_path / "none.duckdb", tmp_path / "out" / "report.html")
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o755
 
 
 def test_a_redos_pattern_answers_at_once() -> None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shipsync.safe_files import PRIVATE_FILE, make_folders, write_file
+
 
 @dataclass(frozen=True)
 class StateDir:
@@ -39,8 +41,8 @@ class StateDir:
 
     def acquire(self) -> int | None:
         """Take the lock (a file descriptor to keep open while up runs), or None if an up holds it."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        make_folders(self.root)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -65,9 +67,7 @@ class StateDir:
         return state
 
     def write(self, state: dict[str, Any]) -> None:
-        temporary = self.state_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(state, indent=2))
-        os.replace(temporary, self.state_file)
+        write_file(self.state_file, json.dumps(state, indent=2).encode())
 
     def clear(self) -> None:
         self.state_file.unlink(missing_ok=True)

@@ -1,5 +1,6 @@
 """Building the report: run each chart's query on the warehouse (read-only), draw what came back,
-and write the page in one go (a file is either the whole new report or the previous one).
+and write the page in one go (a file is either the whole new report or the previous one), through
+`shipsync.safe_files` (a link planted at the page's name or beside it is never followed).
 
 A chart whose tables are missing or empty says which command fills them; a warehouse that does
 not exist yet gives a page that says what to run first. Nothing here writes to the warehouse.
@@ -7,7 +8,6 @@ not exist yet gives a page that says what to run first. Nothing here writes to t
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -19,6 +19,7 @@ from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section
 from shipsync.report.page import render_page
 from shipsync.report.sections import SECTIONS
 from shipsync.report.window import Window
+from shipsync.safe_files import make_folders, write_bytes
 from shipsync.warehouse.connection import connect
 
 FIRST_STEPS = (
@@ -64,17 +65,6 @@ def _chart(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relatio
     return ChartOutcome(chart, sql, "drawn", html=chart.draw(chart, rows, window), rows=len(rows))
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def collect(warehouse: Path, window: Window, sections: Sequence[Section] = SECTIONS) -> tuple[list[ChartOutcome], str]:
     """Every chart's outcome, and the first-steps message when the warehouse has nothing at all."""
     charts = [chart for section in sections for chart in section.charts]
@@ -102,5 +92,7 @@ def build_report(
     window = Window(as_of or datetime.now(UTC), days, (spool or warehouse.parent / "spool") / "quarantine")
     outcomes, first_steps = collect(warehouse, window)
     html = render_page(SECTIONS, outcomes, window, warehouse, first_steps, datetime.now(UTC))
-    _write_atomically(Path(output), html)
-    return ReportResult(Path(output), warehouse, time.perf_counter() - started, outcomes, first_steps)
+    output = Path(output)
+    make_folders(output.parent)
+    write_bytes(output, html.encode("utf-8"))
+    return ReportResult(output, warehouse, time.perf_counter() - started, outcomes, first_steps)
