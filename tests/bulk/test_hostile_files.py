@@ -81,6 +81,56 @@ def test_an_overstated_dimension_alone_is_no_reason_to_refuse(tmp_path: Path) ->
     assert read_sheet(file).rows == [["PO-1"]]
 
 
+def test_a_csv_of_one_wide_line_is_refused_at_that_line_before_anything_is_built(tmp_path: Path) -> None:
+    """Issue 27's file: a first line of commas, then 300 short lines. 20 KB took 45 s and 520 MB,
+    100 KB ran past 120 s at 1.3 GB: every row was padded to the widest before any bound."""
+    files = []
+    for size in (20_000, 100_000):
+        file = tmp_path / f"wide-{size}.csv"
+        file.write_text("container_number" + "," * size + "\n" + "CSQU3054383,PO-1\n" * 300)
+        files.append(str(file))
+    done = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *files], capture_output=True, text=True, timeout=300)
+    *outcomes, peak_mb = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and len(outcomes) == 2, done.stderr[-500:]
+    for name, outcome in zip(files, outcomes, strict=True):
+        assert outcome == f"refused: {name}: row 1, column 1,025: more columns than shipsync reads (1,024)"
+    assert int(peak_mb) < 250  # the imports take ~120 MB
+
+
+def test_csv_width_and_cells_are_checked_row_by_row(tmp_path: Path) -> None:
+    wide_row = tmp_path / "wide-row.csv"  # quoted cells: the row is split, then counted
+    wide_row.write_text("a,b\n1,2\n" + ",".join(['"x"'] * 1_025) + "\n3,4\n")
+    spanning = tmp_path / "spanning.csv"  # one row over two lines, each under the bound
+    spanning.write_text("a,b\n1,2\n" + ",".join(["x"] * 600) + ',"multi\nline",' + ",".join(["y"] * 600) + "\n")
+    many = tmp_path / "many.csv"  # 1,024 named columns and short rows: each is padded to the header
+    many.write_text(",".join(f"c{n}" for n in range(1_024)) + "\n" + "x\n" * 49_000)
+    narrow = tmp_path / "narrow.csv"
+    narrow.write_text(",".join(f"c{n}" for n in range(1_024)) + "\n" + "x\n" * 48_000)
+    with pytest.raises(InputError, match=r"wide-row\.csv: row 3, column 1,025: more columns than shipsync reads \(1,024\)$"):
+        read_sheet(wide_row)
+    with pytest.raises(InputError, match=r"spanning\.csv: row 3, column 1,025: more columns"):
+        read_sheet(spanning)
+    with pytest.raises(InputError, match=r"many\.csv: row 48,829: 48,829 rows of 1,024 columns or more pass the 50,000,000 cells"):
+        read_sheet(many)
+    assert len(read_sheet(narrow).rows) == 48_000  # 49 million cells: within the bound
+    exact = tmp_path / "exact.csv"
+    exact.write_text(",".join(f"c{n}" for n in range(1_024)) + "\n" + ",".join(["v"] * 1_024) + "\n")
+    assert len(read_sheet(exact).headers) == 1_024
+
+
+def test_a_workbook_wider_than_the_bound_is_refused_before_parsing(tmp_path: Path) -> None:
+    from shipsync_bench.xlsx_file import write_xlsx
+
+    header = [f"c{n}" for n in range(1_100)]
+    with pytest.raises(InputError, match=r"wide\.xlsx: a sheet reaches column APH \(1,100\), more columns than shipsync reads \(1,024\)$"):
+        read_sheet(write_xlsx(tmp_path / "wide.xlsx", [header, ["x"] * 1_100]))
+    repeated = ods_cell("x", ' table:number-columns-repeated="2000"')
+    ods = write_raw_ods(tmp_path / "wide.ods", f'<table:table table:name="S"><table:table-row>{repeated}</table:table-row></table:table>')
+    with pytest.raises(InputError, match=r"wide\.ods: a sheet reaches column BXX \(2,000\)"):
+        read_sheet(ods)
+    assert len(read_sheet(write_xlsx(tmp_path / "fits.xlsx", [header[:1_024], ["x"] * 1_024])).headers) == 1_024
+
+
 def test_a_zip_bomb_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(intake_limits, "MAX_UNZIPPED_BYTES", 8 * intake_limits.MiB)  # the same check, a smaller bomb
     file = zip_bomb_xlsx(tmp_path / "bomb.xlsx", 16 * intake_limits.MiB)
