@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -102,15 +102,67 @@ def test_charts_count_what_the_warehouse_holds(fleet: Path, tmp_path: Path) -> N
         assert "quarantined (signed, not a notification)" in by_key["delivery_health"].html
 
 
-def test_a_window_without_data_says_so_per_chart(fleet: Path, tmp_path: Path) -> None:
+def newest(warehouse: Path, sql: str) -> datetime:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        found = con.execute(sql).fetchone()
+    finally:
+        con.close()
+    assert found is not None and isinstance(found[0], datetime)
+    return found[0]
+
+
+SYNC_CHARTS = {"events_per_day", "delivery_health", "runs_per_flow", "requests_per_day", "trouble_per_day", "freshness"}
+
+
+def test_an_old_warehouse_is_shown_as_of_its_own_newest_moments(fleet: Path, tmp_path: Path) -> None:
+    """Read months after its data, a warehouse's report shows its last days (the fleet's up to its
+    newest transport event, the sync's up to its newest run) and says so, instead of empty charts."""
+    event = newest(fleet, "SELECT max(timestamp) FROM transport_events")
+    run = newest(
+        fleet,
+        "SELECT max(moment) FROM (SELECT max(started_at) AS moment FROM sync_runs UNION ALL SELECT max(received_at) FROM webhook_events)",
+    )
+    later = max(event, run) + timedelta(days=400)
+    result = build_report(fleet, tmp_path / "later.html", days=30, now=later)
+    assert (result.windows["fleet"].as_of, result.windows["sync"].as_of) == (event, run)
+    assert "the newest transport event in the warehouse" in result.windows["fleet"].why
+    assert "the newest run or webhook delivery in the warehouse" in result.windows["sync"].why
+    not_drawn = {o.chart.key: o.message for o in result.outcomes if o.state != "drawn"}
+    assert set(not_drawn) <= {"pickup_risk", "dwell", "eta_slippage", "delivery_health"}, not_drawn
+    assert {"events_per_day", "runs_per_flow", "requests_per_day", "arrivals_per_week"}.isdisjoint(not_drawn)
+    page = result.path.read_text()
+    assert f"as of <strong>{event:%Y-%m-%d %H:%M} UTC</strong> (the newest transport event in the warehouse" in page
+    assert f"<title>shipsync report, {event:%Y-%m-%d}</title>" in page
+    assert f"freshness counts the hours to {later:%Y-%m-%d %H:%M} UTC" in page
+    fresh = build_report(fleet, tmp_path / "fresh.html", days=30, now=event + timedelta(days=1))  # read the day after
+    assert fresh.windows["fleet"].why == "now" and fresh.windows["fleet"].as_of == event + timedelta(days=1)
+
+
+def test_as_of_moves_the_fleet_and_an_empty_chart_says_where_its_data_is(fleet: Path, tmp_path: Path) -> None:
+    """`--as-of` is the fleet's moment; the sync's charts stay on the machine's clock (they went
+    empty when the fleet's as-of was months before the runs)."""
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     result = build_report(fleet, tmp_path / "old.html", days=7, as_of=long_ago)
-    windowed = {"events_per_day", "runs_per_flow", "requests_per_day", "trouble_per_day", "arrivals_per_week", "dwell", "eta_slippage"}
-    windowed |= {"delivery_health"} if dead_letters_kept(fleet) else set()
-    for outcome in result.outcomes:
-        if outcome.chart.key in windowed:
-            assert outcome.state == "empty" and outcome.message == outcome.chart.empty
-    assert "As of 2020-01-01 00:00 UTC" in result.path.read_text()
+    by_key = {o.chart.key: o for o in result.outcomes}
+    arrived = newest(fleet, "SELECT max(pod_arrived_at) FROM containers")
+    assert by_key["arrivals_per_week"].state == "empty"
+    assert by_key["arrivals_per_week"].message == (
+        "No container was expected or arrived in the 7 days to 2020-01-01 00:00 UTC. "
+        f"The newest is from {arrived:%Y-%m-%d %H:%M} UTC: `--as-of {arrived:%Y-%m-%d}` shows it."
+    )
+    assert by_key["dwell"].state == by_key["eta_slippage"].state == "empty"
+    assert all(by_key[key].state == "drawn" for key in SYNC_CHARTS - {"delivery_health"})
+    page = result.path.read_text()
+    assert "as of <strong>2020-01-01 00:00 UTC</strong> (given with <code>--as-of</code>)" in page
+    assert html.escape(f"`--as-of {arrived:%Y-%m-%d}`").replace("`--as-of", "<code>--as-of").replace("`", "</code>") in page
+    # A window that ends after the data: `--days` reaches back to it.
+    full_out = newest(fleet, "SELECT max(pod_full_out_at) FROM containers WHERE pod_discharged_at IS NOT NULL")
+    short = build_report(fleet, tmp_path / "short.html", days=1, as_of=full_out + timedelta(days=2, hours=1))
+    dwell = next(o for o in short.outcomes if o.chart.key == "dwell")
+    assert dwell.state == "empty" and dwell.message.endswith(f"`--as-of {full_out:%Y-%m-%d}` or `--days 3` shows it.")
+    days3 = build_report(fleet, tmp_path / "days3.html", days=3, as_of=full_out + timedelta(days=2, hours=1))
+    assert next(o for o in days3.outcomes if o.chart.key == "dwell").state == "drawn"
 
 
 def test_values_from_data_are_plain_text_on_the_page(fleet: Path, tmp_path: Path) -> None:
@@ -172,7 +224,8 @@ def test_cli_report(fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     done = runner.invoke(app, ["report", "--output", str(tmp_path / "r.html"), "--days", "10"])
     assert done.exit_code == 0, done.output
     assert f"report written to {tmp_path / 'r.html'}" in done.output and "charts drawn" in done.output
-    assert "the last 10 days" in (tmp_path / "r.html").read_text()
+    assert "its time series cover the 10 days up to it" in (tmp_path / "r.html").read_text()
+    assert "fleet as of " in done.output and "sync as of " in done.output
     bad = runner.invoke(app, ["report", "--as-of", "yesterday"])
     assert bad.exit_code == 1 and "--as-of 'yesterday' is not a date" in bad.output and "Traceback" not in bad.output
     assert runner.invoke(app, ["report", "--days", "0"]).exit_code == 2

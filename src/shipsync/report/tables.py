@@ -35,18 +35,24 @@ def cell(value: Any) -> str:
     return plain(str(value))
 
 
+def _kind(numeric: bool, value: Any) -> str:
+    """A cell's class: `num` (right-aligned), `when` (a date or time: never broken at its dashes), or none
+    (text, which wraps at spaces so that a table fits its card)."""
+    if numeric or (isinstance(value, int | float | Decimal) and not isinstance(value, bool)):
+        return "num"
+    return "when" if isinstance(value, date) else ""
+
+
 def html_table(key: str, rows: Sequence[dict[str, Any]], numeric: Sequence[str] = ()) -> str:
-    """A captioned-by-id table; at most MAX_TABLE_ROWS rows, saying how many were left out."""
+    """A captioned-by-id table; at most MAX_TABLE_ROWS rows, saying how many were left out. Keys,
+    numbers and dates stay on one line; text wraps, so that a table fits its card."""
     if not rows:
         return ""
     columns = list(rows[0])
     head = "".join(f'<th scope="col">{escape(plain(c))}</th>' for c in columns)
     body = []
     for row in rows[:MAX_TABLE_ROWS]:
-        cells = "".join(
-            f'<td class="{"num" if c in numeric or isinstance(row[c], int | float | Decimal) else ""}">{escape(cell(row[c]))}</td>'
-            for c in columns
-        )
+        cells = "".join(f'<td class="{_kind(c in numeric, row[c])}">{escape(cell(row[c]))}</td>' for c in columns)
         body.append(f"<tr>{cells}</tr>")
     more = ""
     if len(rows) > MAX_TABLE_ROWS:
