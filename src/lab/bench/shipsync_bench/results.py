@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from shipsync.safe_files import write_bytes
+
 CONTEXT = "(context"
 
 
@@ -83,4 +85,4 @@ def print_table(results: list[BenchResult], console: Console | None = None) -> N
 
 
 def write_json(results: list[BenchResult], path: Path) -> None:
-    path.write_text(json.dumps([r.as_json() for r in results], indent=2) + "\n")
+    write_bytes(path, (json.dumps([r.as_json() for r in results], indent=2) + "\n").encode())
