@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
@@ -111,7 +111,7 @@ def render_page(
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="shipsync report">
-<title>shipsync report, {escape(windows["fleet"].as_of.strftime("%Y-%m-%d"))}</title>
+<title>shipsync report, {escape(windows["fleet"].as_of.astimezone(UTC).strftime("%Y-%m-%d"))}</title>
 <style>{CSS}</style>
 </head>
 <body>
