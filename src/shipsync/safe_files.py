@@ -7,11 +7,14 @@ creates its folders private (0700), refuses folders that are not its own or that
 to, never follows a link below them, and creates every file with O_EXCL|O_NOFOLLOW (an existing
 name, link or not, fails the create instead of being opened).
 
-A file is replaced through a new temp file in the same folder, then a rename over the target: a
-symlink planted at the target is replaced, its target never opened or overwritten. Both steps name
-the folder by a descriptor opened once, so a folder swapped half-way cannot redirect the second
-step. A reader sees the old file or the new one, never a half-written one; on any error the temp
-file is removed.
+Every file shipsync writes whole goes through `replacing` (or `write_bytes`, `replacing_text`):
+a new temp file in the same folder, named `.NAME.<random>.tmp` and created exclusively (a name
+nobody can guess in advance, and a link planted there fails the create), written, fsync'd, then
+renamed over the target: a symlink planted at the target is replaced, its target never opened or
+overwritten. Both steps name the folder by a descriptor opened once, so a folder swapped half-way
+cannot redirect the second step. A reader sees the old file or the new one, never a half-written
+one; on any error the temp file is removed. Logs are appended through `open_log`, which refuses a
+link at their name. Folders shipsync creates are 0700, parents included (`make_folders`).
 """
 
 from __future__ import annotations
@@ -54,12 +57,23 @@ def check_own_folder(path: Path) -> None:
         )
 
 
+def make_folders(path: Path) -> Path:
+    """Create `path` and whichever of its parents are missing, each 0700 (`mkdir -p` would give
+    the parents the umask's mode, 0755 as a rule); folders that exist are left as they are."""
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process
+            folder.mkdir(mode=PRIVATE_FOLDER)
+    return path
+
+
 def private_folder(path: Path) -> Path:
-    """Create `path` (0700, parents as the umask says) unless it exists, then check it is ours."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):  # made meanwhile: checked below like any other
-            path.mkdir(mode=PRIVATE_FOLDER)
+    """Create `path` and its missing parents (0700) unless it exists, then check it is ours."""
+    make_folders(path)
     check_own_folder(path)
     return path
 
@@ -83,6 +97,17 @@ def open_subfolder(parent: int, name: str) -> int:
 def create_exclusive(name: str | Path, *, folder: int | None = None, mode: int = PRIVATE_FILE) -> int:
     """A new file, open for writing: fails if anything (a link included) already has the name."""
     return os.open(name, _CREATE, mode, dir_fd=folder)
+
+
+def open_log(path: Path) -> BinaryIO:
+    """`path` open for appending (a log), created 0600 in a folder created 0700 if missing; a link
+    at its name is refused (ELOOP), never followed."""
+    make_folders(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    except OSError as exc:
+        raise UnsafePathError(f"{path}: cannot open this log ({exc.strerror}; a link in its place is never followed)") from None
+    return os.fdopen(fd, "ab")
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -21,7 +21,7 @@ from shipsync.bulk.record import write_results_file
 from shipsync.bulk.results_cells import MAX_CELL_CHARACTERS, TRIGGERS, safe_cell
 from shipsync.bulk.templates import write_template
 from shipsync.errors import InputError
-from shipsync.safe_files import replacing, write_bytes
+from shipsync.safe_files import UnsafePathError, make_folders, open_log, replacing, write_bytes
 from shipsync.values import FieldRules, ValueProblem, check_value
 from support.hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
 
@@ -79,6 +79,56 @@ def test_an_overstated_dimension_alone_is_no_reason_to_refuse(tmp_path: Path) ->
     sheet += '<row r="2"><c r="A2" t="s"><v>1</v></c></row></sheetData></worksheet>'
     file = write_raw_xlsx(tmp_path / "overstated.xlsx", sheet, f'<sst xmlns="{MAIN}"><si><t>po_number</t></si><si><t>PO-1</t></si></sst>')
     assert read_sheet(file).rows == [["PO-1"]]
+
+
+def test_a_csv_of_one_wide_line_is_refused_at_that_line_before_anything_is_built(tmp_path: Path) -> None:
+    """Issue 27's file: a first line of commas, then 300 short lines. 20 KB took 45 s and 520 MB,
+    100 KB ran past 120 s at 1.3 GB: every row was padded to the widest before any bound."""
+    files = []
+    for size in (20_000, 100_000):
+        file = tmp_path / f"wide-{size}.csv"
+        file.write_text("container_number" + "," * size + "\n" + "CSQU3054383,PO-1\n" * 300)
+        files.append(str(file))
+    done = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *files], capture_output=True, text=True, timeout=300)
+    *outcomes, peak_mb = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and len(outcomes) == 2, done.stderr[-500:]
+    for name, outcome in zip(files, outcomes, strict=True):
+        assert outcome == f"refused: {name}: row 1, column 1,025: more columns than shipsync reads (1,024)"
+    assert int(peak_mb) < 250  # the imports take ~120 MB
+
+
+def test_csv_width_and_cells_are_checked_row_by_row(tmp_path: Path) -> None:
+    wide_row = tmp_path / "wide-row.csv"  # quoted cells: the row is split, then counted
+    wide_row.write_text("a,b\n1,2\n" + ",".join(['"x"'] * 1_025) + "\n3,4\n")
+    spanning = tmp_path / "spanning.csv"  # one row over two lines, each under the bound
+    spanning.write_text("a,b\n1,2\n" + ",".join(["x"] * 600) + ',"multi\nline",' + ",".join(["y"] * 600) + "\n")
+    many = tmp_path / "many.csv"  # 1,024 named columns and short rows: each is padded to the header
+    many.write_text(",".join(f"c{n}" for n in range(1_024)) + "\n" + "x\n" * 49_000)
+    narrow = tmp_path / "narrow.csv"
+    narrow.write_text(",".join(f"c{n}" for n in range(1_024)) + "\n" + "x\n" * 48_000)
+    with pytest.raises(InputError, match=r"wide-row\.csv: row 3, column 1,025: more columns than shipsync reads \(1,024\)$"):
+        read_sheet(wide_row)
+    with pytest.raises(InputError, match=r"spanning\.csv: row 3, column 1,025: more columns"):
+        read_sheet(spanning)
+    with pytest.raises(InputError, match=r"many\.csv: row 48,829: 48,829 rows of 1,024 columns or more pass the 50,000,000 cells"):
+        read_sheet(many)
+    assert len(read_sheet(narrow).rows) == 48_000  # 49 million cells: within the bound
+    exact = tmp_path / "exact.csv"
+    exact.write_text(",".join(f"c{n}" for n in range(1_024)) + "\n" + ",".join(["v"] * 1_024) + "\n")
+    assert len(read_sheet(exact).headers) == 1_024
+
+
+def test_a_workbook_wider_than_the_bound_is_refused_before_parsing(tmp_path: Path) -> None:
+    from shipsync_bench.xlsx_file import write_xlsx
+
+    header = [f"c{n}" for n in range(1_100)]
+    with pytest.raises(InputError, match=r"wide\.xlsx: a sheet reaches column APH \(1,100\), more columns than shipsync reads \(1,024\)$"):
+        read_sheet(write_xlsx(tmp_path / "wide.xlsx", [header, ["x"] * 1_100]))
+    repeated = ods_cell("x", ' table:number-columns-repeated="2000"')
+    ods = write_raw_ods(tmp_path / "wide.ods", f'<table:table table:name="S"><table:table-row>{repeated}</table:table-row></table:table>')
+    with pytest.raises(InputError, match=r"wide\.ods: a sheet reaches column BXX \(2,000\)"):
+        read_sheet(ods)
+    assert len(read_sheet(write_xlsx(tmp_path / "fits.xlsx", [header[:1_024], ["x"] * 1_024])).headers) == 1_024
 
 
 def test_a_zip_bomb_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,6 +192,50 @@ def test_safe_writes_leave_the_old_file_or_the_new_one(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError):
         write_bytes(tmp_path / "dir.csv", b"x")
     assert sorted(os.listdir(tmp_path)) == ["dir.csv", "store.json"]
+
+
+def test_no_writer_follows_a_link_planted_at_its_file_or_its_old_temporary_name(tmp_path: Path) -> None:
+    """The report (it wrote `.NAME.<pid>.tmp`), the state of `shipsync up` (it wrote `up.tmp`) and
+    the logs of its processes: a link planted where each used to write is never written through."""
+    from shipsync.operate.state import StateDir
+
+    from shipsync.report import build_report
+
+    victim = tmp_path / "authorized_keys"
+    victim.write_text("keep-me\n")
+    report = tmp_path / "report.html"
+    (tmp_path / f".report.html.{os.getpid()}.tmp").symlink_to(victim)
+    build_report(tmp_path / "none.duckdb", report)
+    state = StateDir(tmp_path / "state")
+    make_folders(state.root)
+    (state.root / "up.tmp").symlink_to(victim)
+    state.write({"pid": 1})
+    log = tmp_path / "logs" / "server.log"
+    make_folders(log.parent)
+    log.symlink_to(victim)
+    with pytest.raises(UnsafePathError, match=r"server\.log: cannot open this log"):
+        open_log(log)
+    assert victim.read_text() == "keep-me\n"
+    assert report.read_text().startswith("<!DOCTYPE html>") and not report.is_symlink()
+    assert state.read() == {"pid": 1} and state.state_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_folders_shipsync_creates_are_private_their_parents_too(tmp_path: Path) -> None:
+    """`mkdir -p` gives the parents it makes the umask's mode: the receiver made the warehouse
+    folder 0755 on its way to the spool, the report its output folder."""
+    from shipsync.report import build_report
+    from shipsync.webhooks.writer import SpoolWriter
+
+    SpoolWriter(tmp_path / "warehouse" / "spool").close()
+    build_report(tmp_path / "none.duckdb", tmp_path / "out" / "monthly" / "report.html")
+    with open_log(tmp_path / "state" / "logs" / "worker.log") as out:
+        out.write(b"started\n")
+    made = ["warehouse", "warehouse/spool", "out", "out/monthly", "state", "state/logs"]
+    assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in made} == dict.fromkeys(made, 0o700)
+    assert (tmp_path / "state" / "logs" / "worker.log").stat().st_mode & 0o777 == 0o600
+    os.chmod(tmp_path / "out", 0o755)  # a folder that exists is left as it is
+    build_report(tmp_path / "none.duckdb", tmp_path / "out" / "report.html")
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o755
 
 
 def test_a_redos_pattern_answers_at_once() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import UTC, datetime
+import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return build_fleet(tmp_path_factory.mktemp("fleet"))
 
 
-def dead_letters_kept(warehouse: Path) -> bool:
+def dead_letters_kept(warehouse: Settings) -> bool:
     """Whether this version's `events load` keeps dead letters (the delivery-health chart reads them)."""
     con = analyst(warehouse)
     try:
@@ -36,7 +37,7 @@ def dead_letters_kept(warehouse: Path) -> bool:
         con.close()
 
 
-def at_risk(warehouse: Path) -> int:
+def at_risk(warehouse: Settings) -> int:
     con = analyst(warehouse)
     try:
         return int(con.execute("SELECT count(*) FROM pickup_risk").fetchone()[0])  # type: ignore[index]
@@ -101,15 +102,93 @@ def test_charts_count_what_the_warehouse_holds(fleet: Settings, tmp_path: Path) 
         assert "quarantined (signed, not a notification)" in by_key["delivery_health"].html
 
 
-def test_a_window_without_data_says_so_per_chart(fleet: Settings, tmp_path: Path) -> None:
+def newest(warehouse: Settings, sql: str) -> datetime:
+    con = analyst(warehouse)
+    try:
+        found = con.execute(sql).fetchone()
+    finally:
+        con.close()
+    assert found is not None and isinstance(found[0], datetime)
+    return found[0]
+
+
+SYNC_CHARTS = {"events_per_day", "delivery_health", "runs_per_flow", "requests_per_day", "trouble_per_day", "freshness"}
+
+
+def test_an_old_warehouse_is_shown_as_of_its_own_newest_moments(fleet: Settings, tmp_path: Path) -> None:
+    """Read months after its data, a warehouse's report shows its last days (the fleet's up to its
+    newest transport event, the sync's up to its newest run) and says so, instead of empty charts."""
+    event = newest(fleet, "SELECT max(timestamp) FROM transport_events")
+    run = newest(
+        fleet,
+        "SELECT max(moment) FROM (SELECT max(started_at) AS moment FROM sync_runs UNION ALL SELECT max(received_at) FROM webhook_events)",
+    )
+    later = max(event, run) + timedelta(days=400)
+    result = build_report(fleet.lake, tmp_path / "later.html", days=30, now=later, spool=fleet.spool_dir)
+    assert (result.windows["fleet"].as_of, result.windows["sync"].as_of) == (event, run)
+    assert "the newest transport event in the warehouse" in result.windows["fleet"].why
+    assert "the newest run or webhook delivery in the warehouse" in result.windows["sync"].why
+    not_drawn = {o.chart.key: o.message for o in result.outcomes if o.state != "drawn"}
+    assert set(not_drawn) <= {"pickup_risk", "dwell", "eta_slippage", "delivery_health"}, not_drawn
+    assert {"events_per_day", "runs_per_flow", "requests_per_day", "arrivals_per_week"}.isdisjoint(not_drawn)
+    page = result.path.read_text()
+    assert f"as of <strong>{event:%Y-%m-%d %H:%M} UTC</strong> (the newest transport event in the warehouse" in page
+    assert f"<title>shipsync report, {event:%Y-%m-%d}</title>" in page
+    assert f"freshness counts the hours to {later:%Y-%m-%d %H:%M} UTC" in page
+    fresh = build_report(
+        fleet.lake, tmp_path / "fresh.html", days=30, now=event + timedelta(days=1), spool=fleet.spool_dir
+    )  # the day after
+    assert fresh.windows["fleet"].why == "now" and fresh.windows["fleet"].as_of == event + timedelta(days=1)
+
+
+def test_as_of_moves_the_fleet_and_an_empty_chart_says_where_its_data_is(fleet: Settings, tmp_path: Path) -> None:
+    """`--as-of` is the fleet's moment; the sync's charts stay on the machine's clock (they went
+    empty when the fleet's as-of was months before the runs)."""
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     result = build_report(fleet.lake, tmp_path / "old.html", days=7, as_of=long_ago, spool=fleet.spool_dir)
-    windowed = {"events_per_day", "runs_per_flow", "requests_per_day", "trouble_per_day", "arrivals_per_week", "dwell", "eta_slippage"}
-    windowed |= {"delivery_health"} if dead_letters_kept(fleet) else set()
-    for outcome in result.outcomes:
-        if outcome.chart.key in windowed:
-            assert outcome.state == "empty" and outcome.message == outcome.chart.empty
-    assert "As of 2020-01-01 00:00 UTC" in result.path.read_text()
+    by_key = {o.chart.key: o for o in result.outcomes}
+    arrived = newest(fleet, "SELECT max(pod_arrived_at) FROM containers")
+    assert by_key["arrivals_per_week"].state == "empty"
+    assert by_key["arrivals_per_week"].message == (
+        "No container was expected or arrived in the 7 days to 2020-01-01 00:00 UTC. "
+        f"The newest is from {arrived:%Y-%m-%d %H:%M} UTC: `--as-of {arrived:%Y-%m-%d}` shows it."
+    )
+    assert by_key["dwell"].state == by_key["eta_slippage"].state == "empty"
+    assert all(by_key[key].state == "drawn" for key in SYNC_CHARTS - {"delivery_health"})
+    page = result.path.read_text()
+    assert "as of <strong>2020-01-01 00:00 UTC</strong> (given with <code>--as-of</code>)" in page
+    assert html.escape(f"`--as-of {arrived:%Y-%m-%d}`").replace("`--as-of", "<code>--as-of").replace("`", "</code>") in page
+    # A window that ends after the data: `--days` reaches back to it.
+    full_out = newest(fleet, "SELECT max(pod_full_out_at) FROM containers WHERE pod_discharged_at IS NOT NULL")
+    moment = full_out + timedelta(days=2, hours=1)
+    short = build_report(fleet.lake, tmp_path / "short.html", days=1, as_of=moment, spool=fleet.spool_dir)
+    dwell = next(o for o in short.outcomes if o.chart.key == "dwell")
+    assert dwell.state == "empty" and dwell.message.endswith(f"`--as-of {full_out:%Y-%m-%d}` or `--days 3` shows it.")
+    days3 = build_report(fleet.lake, tmp_path / "days3.html", days=3, as_of=moment, spool=fleet.spool_dir)
+    assert next(o for o in days3.outcomes if o.chart.key == "dwell").state == "drawn"
+
+
+def test_values_from_data_are_plain_text_on_the_page(fleet: Settings, tmp_path: Path) -> None:
+    """A status `$\\foo$` is a dollar sign, a backslash and a word (matplotlib parsed it as maths
+    and raised, so no report was written), and NUL, BEL and a right-to-left override in a container
+    number are shown escaped in the table, never as the characters themselves."""
+    warehouse = tmp_path / "copy"
+    shutil.copytree(fleet.warehouse, warehouse)
+    number = "MSCU\x00\u202e\x071234565"
+    sql_now(warehouse, "UPDATE containers SET current_status = '$\\foo$' WHERE id = (SELECT max(id) FROM containers)")
+    # Discharged, not out, its last free day long passed: at risk whatever the report's date.
+    sql_now(
+        warehouse,
+        "UPDATE containers SET number = ?, current_status = 'available', pod_discharged_at = TIMESTAMPTZ '2019-12-20 00:00Z', "
+        "pod_full_out_at = NULL, pickup_lfd = TIMESTAMPTZ '2020-01-01 00:00Z' WHERE id = (SELECT min(id) FROM containers)",
+        [number],
+    )
+    result = build_report(location(warehouse), tmp_path / "report.html", days=365, spool=tmp_path / "spool")
+    page = result.path.read_text(encoding="utf-8")
+    by_key = {o.chart.key: o for o in result.outcomes}
+    assert by_key["containers_by_status"].state == "drawn" and ">$\\foo$<" in by_key["containers_by_status"].html
+    assert by_key["pickup_risk"].state == "drawn" and ">MSCU\\x00\\u202e\\x071234565</td>" in page
+    assert not [c for c in ("\x00", "\x07", "\u202e") if c in page]
 
 
 def test_no_warehouse_gives_a_page_that_says_what_to_run_first(tmp_path: Path) -> None:
@@ -146,7 +225,8 @@ def test_cli_report(fleet: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyP
     done = runner.invoke(app, ["report", "--output", str(tmp_path / "r.html"), "--days", "10"])
     assert done.exit_code == 0, done.output
     assert f"report written to {tmp_path / 'r.html'}" in done.output and "charts drawn" in done.output
-    assert "the last 10 days" in (tmp_path / "r.html").read_text()
+    assert "its time series cover the 10 days up to it" in (tmp_path / "r.html").read_text()
+    assert "fleet as of " in done.output and "sync as of " in done.output
     bad = runner.invoke(app, ["report", "--as-of", "yesterday"])
     assert bad.exit_code == 1 and "--as-of 'yesterday' is not a date" in bad.output and "Traceback" not in bad.output
     assert runner.invoke(app, ["report", "--days", "0"]).exit_code == 2

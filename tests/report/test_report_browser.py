@@ -20,14 +20,19 @@ from support.lake import location
 
 pytestmark = pytest.mark.slow
 
-# Per chart figure: its id, and how many drawn shapes its SVG holds and how tall it renders.
+# Per chart figure: its id, how many drawn shapes its SVG holds and how tall it renders, and what of
+# it is wider than the figure (its card): a chart, a table, or a table that scrolls inside its card.
 PROBE = """({
   figures: [...document.querySelectorAll('figure')].map(f => {
     const svg = f.querySelector('svg.chart');
     const box = svg ? svg.getBoundingClientRect() : null;
+    const card = f.getBoundingClientRect();
+    const wider = [...f.querySelectorAll('svg.chart, table, .table-wrap, figcaption, p')]
+      .filter(e => e.getBoundingClientRect().right > card.right + 0.5 || e.scrollWidth > e.clientWidth + 0.5)
+      .map(e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? '.' + e.className : ''));
     return {id: f.id, shapes: svg ? svg.querySelectorAll('path, rect, use, text').length : 0,
             width: box ? box.width : 0, height: box ? box.height : 0,
-            table: f.querySelectorAll('table tbody tr').length, empty: !!f.querySelector('p.empty')};
+            table: f.querySelectorAll('table tbody tr').length, empty: !!f.querySelector('p.empty'), wider: wider};
   }),
   title: document.title,
   overflow: document.documentElement.scrollWidth > window.innerWidth,
@@ -45,7 +50,7 @@ def chromium() -> str:
 def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
     fleet = build_fleet(tmp_path / "fleet", documents=200, containers=12)
     result = build_report(fleet.lake, tmp_path / "report.html", days=365, spool=fleet.spool_dir)
-    visit = open_page(result.path, PROBE)
+    visit = open_page(result.path, PROBE, width=1400)
     assert visit.console_errors == []
     assert visit.requests == [result.path.resolve().as_uri()]
     figures = {f["id"]: f for f in visit.probe["figures"]}
@@ -59,6 +64,7 @@ def test_the_report_in_a_browser(chromium: str, tmp_path: Path) -> None:
         else:
             assert shown["table"] == min(outcome.rows, MAX_TABLE_ROWS), outcome.chart.key
     assert not visit.probe["overflow"]  # nothing wider than a laptop's window
+    assert {f["id"]: f["wider"] for f in visit.probe["figures"] if f["wider"]} == {}  # nor than its card (the pickup-risk table was)
     assert visit.pdf.startswith(b"%PDF-") and visit.pdf.count(b"/Type /Page\n") + visit.pdf.count(b"/Type /Page ") >= 2
     assert visit.screenshot_png.startswith(b"\x89PNG")
     (tmp_path / "report-top.png").write_bytes(visit.screenshot_png)

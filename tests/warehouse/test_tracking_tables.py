@@ -94,3 +94,13 @@ def test_odd_members_never_fail_a_load_and_are_kept(warehouse: Path) -> None:
         "brand_new": {"x": 1},
     }
     assert leftovers["relationships"] == {"shipment": {"data": [{"type": "shipment", "id": "s-1"}]}, "pod_terminal": "odd"}
+
+
+def test_fees_that_overflow_a_sum_give_no_total_rather_than_infinity(warehouse: Path) -> None:
+    huge = [{"type": "demurrage", "amount": 1.79e308}, {"type": "storage", "amount": 1.79e308}]
+    write_container(warehouse, container("available", fees_at_pod_terminal=huge), "2026-05-20T10:00:00Z")
+    (row,) = rows(warehouse, "SELECT fee_total, fees_at_pod_terminal AS fees, leftovers FROM containers")
+    assert row["fee_total"] is None and [f["amount"] for f in row["fees"]] == [1.79e308, 1.79e308] and row["leftovers"] is None
+    fine = [{"type": "demurrage", "amount": 150.5}, {"type": "storage", "amount": 49.5}]
+    write_container(warehouse, container("available", fees_at_pod_terminal=fine), "2026-05-21T10:00:00Z")
+    assert rows(warehouse, "SELECT fee_total FROM containers") == [{"fee_total": 200.0}]

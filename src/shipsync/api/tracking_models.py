@@ -110,10 +110,13 @@ HAS_HOLDS = (
     "ELSE coalesce(list_bool_or(list_transform(holds_at_pod_terminal, lambda h: h.status = 'hold')), false) END"
 )
 # The terminal's own `total` line when it sends one, else the sum of the other lines (one currency assumed).
-FEE_TOTAL = (
+_FEE_SUM = (
     "coalesce(list_sum(list_transform(list_filter(fees_at_pod_terminal, lambda f: f.type = 'total'), lambda f: f.amount)), "
     "list_sum(list_transform(list_filter(fees_at_pod_terminal, lambda f: f.type IS DISTINCT FROM 'total'), lambda f: f.amount)))"
 )
+# Lines that add up past what a DOUBLE holds (two fees of 1.79e308) have no total: NULL, not
+# infinity, with the lines themselves kept in fees_at_pod_terminal.
+FEE_TOTAL = f"CASE WHEN isfinite({_FEE_SUM}) THEN {_FEE_SUM} END"
 
 
 class Container(Declared):

@@ -1,24 +1,33 @@
-"""Reading a CSV with pandas: any common encoding and delimiter, every cell kept as the text typed.
+"""Reading a CSV row by row: any common encoding and delimiter, every cell kept as the text typed,
+the bounds of `intake_limits` checked as each row arrives.
 
 Cells stay text (`NA`, `null`, `0012` and `1e5` are what the user wrote; the field's converter
-decides what they mean). Rows may be ragged: the reader is told the widest row so that nothing is
-cut, and the caller reports the row that is too long.
+decides what they mean). Rows may be ragged: each keeps the cells it has, and the caller pads the
+short ones and reports the long ones.
+
+The file is read with Python's csv module (its parser is C), one row at a time, so nothing is
+built for a row before its width is known: a line is refused before it is split when its
+delimiters alone pass MAX_COLUMNS (a 20 KB line of commas would otherwise be 20,000 cells), a row
+when its cells do, and the file when its rows, each counted at least as wide as the header, pass
+MAX_CELLS. pandas read CSVs here before: it padded every row to the widest line and paid per
+column, so a 20 KB file of one wide line and 300 short ones took 45 s and 520 MB before any bound
+was checked.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import re
+from collections.abc import Iterator
 from pathlib import Path
 
-import pandas as pd
-
-from shipsync.bulk.intake_limits import check_text_size
+from shipsync.bulk.intake_limits import MAX_CELLS, MAX_COLUMNS, MAX_TEXT_BYTES, check_text_size, too_many_cells, too_wide
 from shipsync.errors import InputError
 
-_SAW = re.compile(r"saw (\d+)")
-_ROW = re.compile(r"\brow (\d+)")
+# The csv module refuses a cell over 131,072 characters by default. One cell may hold as much as
+# the file does (MAX_TEXT_BYTES bounds that; the results file cuts what it shows): the limit is
+# process-wide, so it is only ever raised.
+csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_BYTES))
 
 
 def decode(raw: bytes, file: Path, encoding: str | None) -> str:
@@ -58,38 +67,50 @@ def _delimiter(file: Path, forced: str | None, text: str) -> str:
     return forced
 
 
-def _frame(file: Path, text: str, delimiter: str) -> pd.DataFrame:
-    # The widest physical line bounds the widest row, except a row whose quoted cells span lines:
-    # pandas names that one ("saw N") and the read is retried that wide.
-    width = max((line.count(delimiter) for line in text.splitlines()), default=0) + 1
-    for _ in range(8):
-        try:
-            return pd.read_csv(
-                io.StringIO(text),
-                sep=delimiter,
-                header=None,
-                names=range(width),
-                dtype=str,
-                keep_default_na=False,
-                na_filter=False,
-                skip_blank_lines=False,
-                quoting=csv.QUOTE_MINIMAL,
-                engine="c",
-            )
-        except pd.errors.EmptyDataError:
-            raise InputError(f"{file}: the file is empty") from None
-        except pd.errors.ParserError as exc:
-            wider = _SAW.search(str(exc))
-            if not wider or int(wider.group(1)) <= width:
-                # pandas counts rows from 0; people (and every other message) count from 1.
-                reason = _ROW.sub(lambda m: f"row {int(m.group(1)) + 1}", str(exc).strip())
-                raise InputError(f"{file}: not readable as CSV: {reason}") from None
-            width = int(wider.group(1))
-    raise InputError(f"{file}: not readable as CSV: rows keep growing wider than {width} cells")
+class _WideLine(Exception):
+    """A line whose delimiters alone pass MAX_COLUMNS (raised before the parser splits it)."""
+
+
+def _lines(text: str, delimiter: str) -> Iterator[str]:
+    """The file's lines as the parser asks for them (ends kept: `\\n`, `\\r\\n` or `\\r`). Only a
+    line longer than MAX_COLUMNS characters can hold that many delimiters; those are counted."""
+    for line in io.StringIO(text, newline=""):
+        if len(line) > MAX_COLUMNS and line.count(delimiter) >= MAX_COLUMNS:
+            raise _WideLine
+        yield line
+
+
+def _parse_error(file: Path, row: int, error: csv.Error) -> InputError:
+    reason = str(error)
+    if reason == "unexpected end of data":
+        return InputError(f"{file}: not readable as CSV: a quoted cell is never closed, starting at row {row}")
+    return InputError(f"{file}: not readable as CSV: row {row}: {reason}")
+
+
+def _rows(file: Path, text: str, delimiter: str) -> list[list[str]]:
+    rows: list[list[str]] = []
+    header_width = cells = 0
+    try:
+        for cells_read in csv.reader(_lines(text, delimiter), delimiter=delimiter, strict=True):
+            if len(cells_read) > MAX_COLUMNS:
+                raise too_wide(file, len(rows) + 1)
+            row = [cell.strip() for cell in cells_read]
+            if not rows:
+                header_width = len(row) - next((i for i, cell in enumerate(reversed(row)) if cell), len(row))
+            cells += max(len(row), header_width)  # the caller pads every row to the header's width
+            if cells > MAX_CELLS:
+                raise too_many_cells(file, len(rows) + 1, header_width)
+            rows.append(row)
+    except _WideLine:
+        raise too_wide(file, len(rows) + 1) from None
+    except csv.Error as exc:
+        raise _parse_error(file, len(rows) + 1, exc) from None
+    return rows
 
 
 def read_csv_rows(file: Path, *, encoding: str | None = None, delimiter: str | None = None) -> list[list[str]]:
-    """Every row of the file (the header first), each cell stripped; rows padded to the widest."""
+    """Every row of the file (the header first), each cell stripped, each as long as the file has it
+    (a blank line is an empty row); InputError naming the file and the row on anything unreadable."""
     try:
         check_text_size(file, file.stat().st_size)
         raw = file.read_bytes()
@@ -99,5 +120,4 @@ def read_csv_rows(file: Path, *, encoding: str | None = None, delimiter: str | N
     del raw
     if not text.strip("\r\n\ufeff"):
         raise InputError(f"{file}: the file is empty")
-    frame = _frame(file, text, _delimiter(file, delimiter, text))
-    return [[cell.strip() for cell in row] for row in frame.to_numpy().tolist()]
+    return _rows(file, text, _delimiter(file, delimiter, text))

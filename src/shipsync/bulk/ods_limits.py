@@ -3,14 +3,15 @@
 ODS compresses repetition into attributes: a row repeated a million times, a cell repeated across
 a thousand columns, `<text:s text:c="100000000"/>` for a hundred million spaces. The reader expands
 them all, so a few kilobytes can ask for gigabytes. This walks `content.xml` with expat (no DTD,
-no entities) and returns, for the largest sheet, the rectangle from A1 to its last non-empty cell
-and the bytes of text all its cells expand to. Empty repeated cells and rows (LibreOffice pads
+no entities) and returns, for the largest sheet, the rectangle from A1 to its last non-empty cell,
+the widest row of any sheet, and the bytes of text all its cells expand to. Empty repeated cells and rows (LibreOffice pads
 every sheet with them) count for neither: the reader skips them too.
 """
 
 from __future__ import annotations
 
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from xml.parsers import expat
 
@@ -21,6 +22,15 @@ TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 CELLS = (f"{TABLE}|table-cell", f"{TABLE}|covered-table-cell")
 CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class OdsContent:
+    """What the reader would expand `content.xml` to."""
+
+    area: int  # cells of the largest sheet's rectangle, A1 to its last non-empty cell
+    columns: int  # the widest row of any sheet, to its last non-empty cell
+    text: int  # bytes of text of all cells, repeats expanded
 
 
 def _repeat(attributes: dict[str, str], name: str) -> int:
@@ -35,6 +45,7 @@ class _Walk:
 
     def __init__(self) -> None:
         self.area = 0
+        self.columns = 0
         self.text = 0
         self._reset_sheet()
         self.rows_repeated = self.columns_repeated = 1
@@ -83,14 +94,15 @@ class _Walk:
                 self.last_row = self.row
                 self.widest = max(self.widest, self.row_width)
                 self.area = max(self.area, self.last_row * self.widest)
+                self.columns = max(self.columns, self.widest)
 
 
 def _refuse_dtd(*_: object) -> None:
     raise ValueError("a DTD in content.xml")
 
 
-def measure_ods_content(file: Path, book: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[int, int]:
-    """(cells of the largest sheet's rectangle, bytes of text of all cells), repeats expanded."""
+def measure_ods_content(file: Path, book: zipfile.ZipFile, info: zipfile.ZipInfo) -> OdsContent:
+    """The rectangle, width and text of the sheets in `content.xml`, repeats expanded."""
     walk = _Walk()
     parser = expat.ParserCreate(namespace_separator="|")
     parser.StartElementHandler = walk.start
@@ -104,4 +116,4 @@ def measure_ods_content(file: Path, book: zipfile.ZipFile, info: zipfile.ZipInfo
             parser.Parse(b"", True)
     except (expat.ExpatError, ValueError) as exc:
         raise InputError(f"{file}: not a readable ODS sheet ({exc})") from None
-    return walk.area, walk.text
+    return OdsContent(walk.area, walk.columns, walk.text)

@@ -1,9 +1,9 @@
 """Reading spreadsheets into a Sheet: a CSV, or the first (or named) sheet of an XLSX or ODS workbook.
 
-Both are read with pandas (`csv_input`, `workbook_input`); here the table gets its shape. Headers
-match case- and space-insensitively (`Container Number` is `container_number`); blank rows are
-skipped, short rows padded, long ones reported. Every problem names the file, and the row or
-column where it is.
+A CSV is read row by row (`csv_input`), a workbook with pandas (`workbook_input`), each within the
+bounds of `intake_limits`; here the table gets its shape. Headers match case- and
+space-insensitively (`Container Number` is `container_number`); blank rows are skipped, short rows
+padded, long ones reported. Every problem names the file, and the row or column where it is.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import cast
 
 from shipsync.bulk.cells import Cell, cell_text
 from shipsync.bulk.csv_input import read_csv_rows
-from shipsync.bulk.intake_limits import MAX_CELLS
 from shipsync.bulk.workbook_input import WORKBOOK_SUFFIXES, read_workbook_rows
 from shipsync.errors import InputError
 
@@ -125,7 +124,5 @@ def _read(file: Path, sheet: str | None, encoding: str | None, delimiter: str | 
     width = len(normalized)
     body = table[1:]
     del table
-    if width * max(1, len(body)) > MAX_CELLS:
-        raise InputError(f"{file}: {len(body):,} rows x {width} columns is more than shipsync reads at once")
     rows, numbers, ragged = _shape(body, width, on_rows)
     return Sheet(file, sheet_name, normalized, original, rows, numbers, ragged)

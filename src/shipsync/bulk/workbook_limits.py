@@ -5,7 +5,8 @@ Checked, streaming and with bounded memory, from the zip itself:
   inflated for real, which also catches a member whose declared size lies: zipfile checks it);
 - XLSX: the text the cells expand to once shared strings are substituted (each reference to a
   1 MB shared string is another 1 MB), and the rectangle the reader allocates (its corners are
-  the extreme cell references; it is dense, empty cells included);
+  the extreme cell references; it is dense, empty cells included), its width among them (the
+  reader pays per column: MAX_COLUMNS);
 - ODS: the same two, with repeated rows, columns and spaces multiplied out (`ods_limits`).
 
 The common case stays cheap: a sheet whose `<dimension>` is honest is verified by one RE2 scan
@@ -65,13 +66,18 @@ def column_number(letters: bytes) -> int:
     return number
 
 
+def column_letters(number: int) -> str:
+    """1 -> A, 27 -> AA, 1025 -> AMK: a column as a spreadsheet names it."""
+    letters = ""
+    while number:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
 def _greater_letters(columns: int) -> bytes:
     """RE2 alternatives matching column letters (before a digit) beyond column `columns`."""
-    letters = b""
-    n = columns
-    while n:
-        n, rest = divmod(n - 1, 26)
-        letters = bytes([65 + rest]) + letters
+    letters = column_letters(columns).encode()
     parts = [b"[A-Za-z]{%d,}" % (len(letters) + 1)]
     for i, letter in enumerate(letters):
         if letter < ord("Z"):
@@ -119,8 +125,8 @@ def _scan_sheet(book: zipfile.ZipFile, info: zipfile.ZipInfo, head: bytes) -> Sh
         scan.values += data.count(b"v>") // 2 + 1
         if not scan.escaped and escape.search(data):
             scan.escaped = True
-    area = scan.dimension[0] * scan.dimension[1] if scan.dimension else 0
-    if scan.escaped or area > limits.MAX_SHEET_AREA:  # a dimension may also overstate: count
+    rows, columns = scan.dimension or (0, 0)
+    if scan.escaped or rows * columns > limits.MAX_SHEET_AREA or columns > limits.MAX_COLUMNS:  # a dimension may also overstate: count
         scan.escaped = True
         scan.extent = _exact_extent(book, info)
     return scan
@@ -199,12 +205,12 @@ def _check(file: Path, book: zipfile.ZipFile) -> None:
             shared = info
             scan.shared_lengths = _shared_lengths(book, info)
         elif kind == "document-content" or info.filename == "content.xml":
-            area, text = measure_ods_content(file, book, info)
-            _within(file, area, text)
+            content = measure_ods_content(file, book, info)
+            _within(file, content.area, content.columns, content.text)
     for name, sheet in scan.sheets.items():
         rows, columns = sheet.extent if sheet.escaped else (sheet.dimension or (0, 0))
         text = sheet.size + _shared_bound(book, book.getinfo(name), sheet, scan.shared_lengths, shared)
-        _within(file, rows * columns, text)
+        _within(file, rows * columns, columns, text)
 
 
 def _shared_bound(
@@ -216,8 +222,11 @@ def _shared_bound(
     return cheap if sheet.size + cheap <= limits.MAX_TEXT_BYTES else _shared_text(book, info, lengths)
 
 
-def _within(file: Path, area: int, text: int) -> None:
+def _within(file: Path, area: int, columns: int, text: int) -> None:
     if area > limits.MAX_SHEET_AREA:
         raise limits.too_much(file, "a sheet spans", area, limits.MAX_SHEET_AREA, "cells (first to last cell, empty ones included)")
+    if columns > limits.MAX_COLUMNS:
+        widest = f"column {column_letters(columns)} ({columns:,})"
+        raise InputError(f"{file}: a sheet reaches {widest}, more columns than shipsync reads ({limits.MAX_COLUMNS:,})")
     if text > limits.MAX_TEXT_BYTES:
         raise limits.too_much(file, "its cells expand to", text, limits.MAX_TEXT_BYTES)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env, styled
 
 apply_app = typer.Typer(
     help="Apply a spreadsheet (CSV, XLSX or ODS) to the service: validated, diffed, recorded, undoable.", no_args_is_help=True
@@ -45,20 +45,23 @@ def print_report(report: object) -> None:
     order = ["applied", "planned", "unchanged", "rejected", "failed", "unknown"]
     title = "dry run" if report.dry_run else "applied"
     console.print(
-        f"[bold]{report.kind}[/bold] {title}: "
-        + ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
-        + f"; {report.requests} requests  (run {report.run_id})"
+        line(
+            styled(report.kind, "bold"),
+            f" {title}: "
+            + ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
+            + f"; {report.requests} requests  (run {report.run_id})",
+        )
     )
     for problem in report.problems[:15]:
-        console.print(f"  [red]rejected[/red] {problem.describe()}")
+        console.print(line("  ", styled("rejected", "red"), " ", problem.describe()))
     if len(report.problems) > 15:
-        console.print(f"  ... and {len(report.problems) - 15} more rejected cells")
+        console.print(line(f"  ... and {len(report.problems) - 15} more rejected cells"))
     for change in [c for c in report.changes if c.status in ("failed", "unknown")][:15]:
-        console.print(f"  [yellow]{change.status}[/yellow] row {change.row} {change.field}: {change.detail}")
+        console.print(line("  ", styled(change.status, "yellow"), f" row {change.row} {change.field}: {change.detail}"))
     if report.results_file:
-        console.print(f"  results: {report.results_file}")
+        console.print(line(f"  results: {report.results_file}"))
     if not report.dry_run and counts["applied"] and report.kind != "undo":
-        console.print(f"  undo with: shipsync apply undo {report.run_id}")
+        console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
 
 @apply_app.command("tracking-requests")
@@ -114,4 +117,4 @@ def template(
     from shipsync.bulk.templates import write_template
 
     target = write_template(kind, output or Path(f"{kind}.csv"))
-    console.print(f"wrote {target}")
+    console.print(line(f"wrote {target}"))

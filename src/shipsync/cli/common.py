@@ -1,4 +1,12 @@
-"""What every command shares: settings at the edge, one-line errors, the console."""
+"""What every command shares: settings at the edge, one-line errors, the console, and `line`, the
+one way a command puts text on it.
+
+The consoles read no Rich markup: a cell `[/x]` would end a style that was never opened (Rich
+raises) and `[link=...]` would turn a file's text into a clickable link. Text from data (cells,
+ids, file names, messages from the service) goes through `line`, which also shows control and
+bidirectional characters escaped (`shipsync.plain_text`); the words a command styles itself are
+made by `styled`.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +17,29 @@ from typing import ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from shipsync.config import Settings, load_settings
 from shipsync.errors import ShipsyncError
+from shipsync.plain_text import plain
 from shipsync.redaction import redact
 
 # Off a terminal Rich assumes 80 columns, which folds every table; logs and pipes can take more.
 _WIDTH = None if sys.stdout.isatty() else 160
-console = Console(highlight=False, soft_wrap=True, width=_WIDTH)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True, width=_WIDTH)
+console = Console(markup=False, emoji=False, highlight=False, soft_wrap=True, width=_WIDTH)
+err_console = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True, width=_WIDTH)
+
+
+def styled(text: str, style: str) -> Text:
+    """Words a command styles itself (`styled("error:", "red")`), for `line`."""
+    return Text(plain(text), style=style)
+
+
+def line(*parts: object) -> Text:
+    """One line for the console: each part as plain text (`str(part)`, control and bidirectional
+    characters escaped), a part made by `styled` as it is."""
+    return Text.assemble(*(part if isinstance(part, Text) else plain(str(part)) for part in parts))
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -45,17 +67,17 @@ def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except ShipsyncError as exc:
-            err_console.print(f"[red]error:[/red] {redact(str(exc))}", markup=True, soft_wrap=True)
+            err_console.print(line(styled("error:", "red"), " ", redact(str(exc))))
             raise typer.Exit(1) from None
         except Exception as exc:
             if not _is_duckdb_error(exc):
                 raise
             # A warehouse failure nobody anticipated: still one line.
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            err_console.print(f"[red]error:[/red] warehouse: {redact(first)}", markup=True, soft_wrap=True)
+            err_console.print(line(styled("error:", "red"), " warehouse: ", redact(first)))
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
-            err_console.print("interrupted")
+            err_console.print(line("interrupted"))
             raise typer.Exit(130) from None
 
     return wrapper

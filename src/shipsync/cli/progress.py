@@ -11,6 +11,7 @@ from rich.text import Text
 
 from shipsync.bulk.progress import RequestBudget
 from shipsync.cli.common import console
+from shipsync.plain_text import plain
 
 
 def duration(seconds: float) -> str:
@@ -43,9 +44,12 @@ def progress_bar(label: str, total: int | None = None, requests: RequestBudget |
     if not console.is_terminal:
         yield lambda advance: None
         return
-    columns: list[ProgressColumn] = [SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    # The label (it may name the file) is the task's description, shown as plain text: as the
+    # column's format it would be read as Rich markup and as a format string (`{...}`).
+    description = TextColumn("{task.description}", markup=False)
+    columns: list[ProgressColumn] = [SpinnerColumn(), description, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     if requests is not None and total is not None:
         columns.append(RequestsLeftColumn(requests))
     with Progress(*columns, console=console, transient=True) as bar:
-        task_id = bar.add_task(label, total=total)
+        task_id = bar.add_task(plain(label), total=total)
         yield lambda advance: bar.advance(task_id, advance)

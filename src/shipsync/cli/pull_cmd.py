@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env, styled
 from shipsync.cli.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -35,14 +35,17 @@ def report(records: list[RunRecord]) -> None:
         t = record.totals()
         outcome = "completed" if not (record.errors or record.not_found) else "completed with errors"
         console.print(
-            f"[bold]{record.flow}[/bold] {outcome}: {t.inserted} inserted, {t.updated} updated, "
-            f"{t.unchanged} unchanged; {record.stats.requests} requests, {record.stats.throttled} 429s, "
-            f"{record.stats.retries} retries  (run {record.run_id})"
+            line(
+                styled(record.flow, "bold"),
+                f" {outcome}: {t.inserted} inserted, {t.updated} updated, "
+                f"{t.unchanged} unchanged; {record.stats.requests} requests, {record.stats.throttled} 429s, "
+                f"{record.stats.retries} retries  (run {record.run_id})",
+            )
         )
         if record.not_found:
-            console.print(f"  not found ({len(record.not_found)}): {', '.join(record.not_found[:20])}")
+            console.print(line(f"  not found ({len(record.not_found)}): {', '.join(record.not_found[:20])}"))
         for error in record.errors[:20]:
-            console.print(f"  [red]gave up:[/red] {error}")
+            console.print(line("  ", styled("gave up:", "red"), " ", error))
 
 
 @pull_app.command("documents")
@@ -171,20 +174,22 @@ def status() -> None:
     settings = settings_from_env()
     show_up(settings.state_dir)
     lake = lake_status(settings.lake)
-    console.print(f"warehouse: {lake.where}")
+    console.print(line(f"warehouse: {lake.where}"))
     console.print(
-        f"newest snapshot: {lake.snapshot_id} at {lake.snapshot_at:%Y-%m-%d %H:%M:%S %Z} ({lake.snapshot_message or 'no message'}); "
-        f"{lake.snapshots:,} snapshots kept, {lake.data_files:,} data files, {lake.data_bytes / 1e6:,.1f} MB"
+        line(
+            f"newest snapshot: {lake.snapshot_id} at {lake.snapshot_at:%Y-%m-%d %H:%M:%S %Z} ({lake.snapshot_message or 'no message'}); "
+            f"{lake.snapshots:,} snapshots kept, {lake.data_files:,} data files, {lake.data_bytes / 1e6:,.1f} MB"
+        )
     )
     table = Table("table", "rows")
     for name, rows in lake.table_rows:
-        table.add_row(name, f"{rows:,}")
+        table.add_row(line(name), f"{rows:,}")
     console.print(table)
     if dead := dict(lake.table_rows).get("webhook_dead_letters"):
         console.print(
-            f"[yellow]{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters[/yellow]"
+            line(styled(f"{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters", "yellow"))
         )
     flows = Table("flow", "last run started", "status", "snapshot", "inserted", "updated", "requests", "429s", "not found", "errors")
     for run in lake.last_runs:
-        flows.add_row(*[str(v) for v in run])
+        flows.add_row(*[line(v) for v in run])
     console.print(flows)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env
 from shipsync.errors import InputError
 
 
@@ -25,7 +25,12 @@ def _as_of(text: str | None) -> datetime | None:
 def report(
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write (replaced whole)."),
     days: int = typer.Option(30, "--days", min=1, max=3660, help="Days of history the time series cover."),
-    as_of: str | None = typer.Option(None, "--as-of", help="The report's 'now' (ISO 8601, UTC unless given); default: now."),
+    as_of: str | None = typer.Option(
+        None,
+        "--as-of",
+        help="The moment the fleet is shown at (ISO 8601, UTC unless given); default: now, or the newest transport event "
+        "when the last --days days hold none. The sync's charts are always up to now (or its newest run).",
+    ),
 ) -> None:
     """Charts of the fleet, its journeys and the sync's health, in one HTML file that opens offline."""
     from shipsync.report import build_report
@@ -33,6 +38,8 @@ def report(
     settings = settings_from_env()
     result = build_report(settings.lake, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir)
     if result.first_steps:
-        console.print(result.first_steps, markup=False)
+        console.print(line(result.first_steps))
+    for as_of_line in result.as_of_lines():
+        console.print(line(as_of_line))
     drawn = f"{result.drawn} of {len(result.outcomes)} charts drawn"
-    console.print(f"report written to {result.path} ({drawn}, {result.seconds:.1f} s)", markup=False)
+    console.print(line(f"report written to {result.path} ({drawn}, {result.seconds:.1f} s)"))

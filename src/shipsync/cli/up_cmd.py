@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env
 
 
 def _intervals(values: list[str]) -> dict[str, float]:
@@ -60,7 +60,7 @@ def up(
         database_url=database_url,
         intervals=_intervals(interval),
     )
-    raise typer.Exit(run_up(options, settings, lambda line: console.print(line, markup=False, highlight=False)))
+    raise typer.Exit(run_up(options, settings, lambda text: console.print(line(text))))
 
 
 def show_up(state_dir: Path) -> None:
@@ -71,13 +71,13 @@ def show_up(state_dir: Path) -> None:
     recorded = state.read()
     if not state.is_held():
         note = " (it did not stop cleanly: the next up cleans up)" if recorded else ""
-        console.print(f"shipsync up: not running in {state.root}{note}")
+        console.print(line(f"shipsync up: not running in {state.root}{note}"))
         return
     recorded = recorded or {}
-    console.print(f"shipsync up: running (pid {recorded.get('pid', '?')}), state in {state.root}")
+    console.print(line(f"shipsync up: running (pid {recorded.get('pid', '?')}), state in {state.root}"))
     table = Table("process", "pid", "running", "where")
     for name, child in (recorded.get("children") or {}).items():
         pid, command = child.get("pid"), child.get("command") or []
         alive = isinstance(pid, int) and running_as(pid, command)
-        table.add_row(name, str(pid or ""), "yes" if alive else "no", str(child.get("where") or ""))
+        table.add_row(line(name), line(pid or ""), "yes" if alive else "no", line(child.get("where") or ""))
     console.print(table)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env, styled
 from shipsync.webhooks.limits import ReceiverLimits
 
 webhooks_app = typer.Typer(help="Register webhooks and receive their signed deliveries durably.", no_args_is_help=True)
@@ -28,8 +28,12 @@ def register(
     from shipsync.webhooks.registration import parse_headers, register_webhook
 
     webhook = register_webhook(settings_from_env(), url, event, all_events=all_events, active=not inactive, headers=parse_headers(header))
-    stored = "secret stored locally" if webhook.secret else "[red]the service sent no secret[/red]: delete it and register again"
-    console.print(f"registered webhook {webhook.id} for {len(webhook.events)} event kind(s) -> {webhook.url}; {stored}")
+    stored = (
+        line("secret stored locally")
+        if webhook.secret
+        else line(styled("the service sent no secret", "red"), ": delete it and register again")
+    )
+    console.print(line(f"registered webhook {webhook.id} for {len(webhook.events)} event kind(s) -> {webhook.url}; ", stored))
 
 
 @webhooks_app.command("delete")
@@ -39,7 +43,7 @@ def delete(webhook_id: str) -> None:
     from shipsync.webhooks.registration import delete_webhook
 
     delete_webhook(settings_from_env(), webhook_id)
-    console.print(f"deleted webhook {webhook_id}")
+    console.print(line(f"deleted webhook {webhook_id}"))
 
 
 _LIMITS = ReceiverLimits()
@@ -82,7 +86,9 @@ def serve(
         max_connections=max_connections,
     )
     receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret, limits=limits)
-    console.print(f"receiving at http://{host}:{port}/webhook, spooling to {receiver.writer.spool}, {len(receiver.secrets)} secret(s)")
+    console.print(
+        line(f"receiving at http://{host}:{port}/webhook, spooling to {receiver.writer.spool}, {len(receiver.secrets)} secret(s)")
+    )
     run_receiver(receiver, host=host, port=port)
 
 
@@ -95,8 +101,10 @@ def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (
     settings = settings_from_env()
     report = load_events(settings.lake, spool or settings.spool_dir)
     console.print(
-        f"events load: {report.loaded} loaded, {report.duplicates} duplicates, {report.conflicts} conflicts, "
-        f"{report.dead_letters} dead-lettered (see webhook_dead_letters), "
-        f"{report.entities_refreshed} entities refreshed, {report.stale_ignored} older events ignored, "
-        f"{len(report.archived)} segment(s) archived"
+        line(
+            f"events load: {report.loaded} loaded, {report.duplicates} duplicates, {report.conflicts} conflicts, "
+            f"{report.dead_letters} dead-lettered (see webhook_dead_letters), "
+            f"{report.entities_refreshed} entities refreshed, {report.stale_ignored} older events ignored, "
+            f"{len(report.archived)} segment(s) archived"
+        )
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from shipsync.safe_files import open_log
 from shipsync.serving import stop_process
 
 _PR_SET_PDEATHSIG = 1
@@ -53,8 +54,7 @@ class Child:
     retry_at: float = field(default=0.0)
 
     def start(self) -> None:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as out:
+        with open_log(self.log) as out:
             self.process = subprocess.Popen(
                 self.command,
                 env=self.env,

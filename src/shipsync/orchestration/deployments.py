@@ -16,6 +16,7 @@ import httpx
 
 from shipsync.errors import ConfigError, ShipsyncError
 from shipsync.orchestration.api_auth import PrefectApi
+from shipsync.safe_files import open_log
 
 POOL = "shipsync"
 # The queue deployments go to when prefect.yaml names none. up's worker polls only this one, so a
@@ -30,8 +31,7 @@ def worker_command() -> list[str]:
 
 def run_logged(what: str, command: list[str], env: dict[str, str], cwd: Path, log: Path, timeout_s: float = 300) -> None:
     """Run a setup command to its end, its output appended to `log`; ShipsyncError if it fails."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
+    with open_log(log) as out:
         out.write(f"$ {' '.join(command)}\n".encode())
         out.flush()
         try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from shipsync.orchestration.environment import made_private
-from shipsync.safe_files import write_file
+from shipsync.safe_files import PRIVATE_FILE, write_file
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class StateDir:
     def acquire(self) -> int | None:
         """Take the lock (a file descriptor to keep open while up runs), or None if an up holds it."""
         made_private(self.root)
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -1,5 +1,6 @@
 """Building the report: run each chart's query on the warehouse (read-only), draw what came back,
-and write the page in one go (a file is either the whole new report or the previous one).
+and write the page in one go (a file is either the whole new report or the previous one), through
+`shipsync.safe_files` (a link planted at the page's name or beside it is never followed).
 
 A chart whose tables are missing or empty says which command fills them; a warehouse that does
 not exist yet gives a page that says what to run first. Nothing here writes to the warehouse.
@@ -7,20 +8,22 @@ not exist yet gives a page that says what to run first. Nothing here writes to t
 
 from __future__ import annotations
 
-import os
+import math
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
 from shipsync.errors import WarehouseError
-from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section
+from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section, Windows
 from shipsync.report.page import render_page
+from shipsync.report.queries import CLOCKS
 from shipsync.report.sections import SECTIONS
-from shipsync.report.window import Window
+from shipsync.report.window import Window, clock_window, minute
+from shipsync.safe_files import make_folders, write_bytes
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.warehouse_location import LakeLocation
 
@@ -41,6 +44,35 @@ def _has_rows(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, bool]
     if table not in cache:
         cache[table] = con.execute(f'SELECT EXISTS (SELECT 1 FROM "{table}")').fetchone() == (True,)
     return cache[table]
+
+
+def _newest(con: duckdb.DuckDBPyConnection, sql: str, reads: Sequence[str], relations: set[str], window: Window) -> datetime | None:
+    """The one moment `sql` selects (a newest moment), or None: no rows, or tables this warehouse lacks."""
+    if not sql or any(name not in relations for name in reads):
+        return None
+    try:
+        found = con.execute(window.runnable(sql)).fetchone()
+    except duckdb.Error:  # a file of another version: the chart itself says so
+        return None
+    return found[0] if found and isinstance(found[0], datetime) else None
+
+
+def _empty(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relations: set[str]) -> str:
+    """Why a chart has no rows in its window, and where its newest row is, with the option that reaches it."""
+    said = chart.empty.format(window=window.described())
+    query = chart.query
+    if not query.newest:
+        return said
+    newest = _newest(con, query.newest, query.reads, relations, window)
+    if newest is None:
+        return f"{said} The warehouse holds none at all yet."
+    days = math.floor((window.as_of - newest) / timedelta(days=1)) + 1  # the window starts just after `since`
+    if query.clock == "fleet" and (newest > window.as_of or newest <= window.since):
+        reach = f"`--as-of {newest:%Y-%m-%d}`" + (f" or `--days {days}`" if newest <= window.since else "")
+        return f"{said} The newest is from {minute(newest)}: {reach} shows it."
+    if newest <= window.since:
+        return f"{said} The newest is from {minute(newest)}: `--days {days}` shows it."
+    return said
 
 
 def _chart(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relations: set[str], filled: dict[str, bool]) -> ChartOutcome:
@@ -65,47 +97,71 @@ def _chart(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relatio
     names = [d[0] for d in result.description or []]
     rows = [dict(zip(names, values, strict=True)) for values in result.fetchall()]
     if not rows:
-        return ChartOutcome(chart, sql, "empty", message=chart.empty)
+        return ChartOutcome(chart, sql, "empty", message=_empty(con, chart, window, relations))
     return ChartOutcome(chart, sql, "drawn", html=chart.draw(chart, rows, window), rows=len(rows))
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
-def collect(location: LakeLocation, window: Window, sections: Sequence[Section] = SECTIONS) -> tuple[list[ChartOutcome], str]:
-    """Every chart's outcome, and the first-steps message when the warehouse has nothing at all."""
+def collect(
+    location: LakeLocation,
+    *,
+    days: int,
+    now: datetime,
+    quarantine: Path,
+    as_of: datetime | None = None,
+    sections: Sequence[Section] = SECTIONS,
+) -> tuple[list[ChartOutcome], str, Windows]:
+    """Every chart's outcome, the first-steps message when the warehouse has nothing at all, and
+    the window of each clock (see `report.window`)."""
     charts = [chart for section in sections for chart in section.charts]
+    provisional = Window(now, days, quarantine, now)
     with ExitStack() as stack:
         try:
-            warehouse = stack.enter_context(open_warehouse(location, read_only=True))
+            con = stack.enter_context(open_warehouse(location, read_only=True)).con
         except WarehouseError:
+            windows = {c.name: clock_window(c, None, days=days, now=now, quarantine=quarantine, as_of=as_of) for c in CLOCKS}
             outcomes = [
-                ChartOutcome(c, c.query.runnable(window), "missing", message=f"No warehouse yet: run `{c.query.filled_by}` first.")
+                ChartOutcome(
+                    c, c.query.runnable(windows[c.query.clock]), "missing", message=f"No warehouse yet: run `{c.query.filled_by}` first."
+                )
                 for c in charts
             ]
-            return outcomes, f"No warehouse at {location.describe()} yet. " + FIRST_STEPS
-        con = warehouse.con
+            return outcomes, f"No warehouse at {location.describe()} yet. " + FIRST_STEPS, windows
         con.execute("SET TimeZone = 'UTC'")  # times on the page read in UTC, as the SQL's days are
         relations = _relations(con)
+        windows = {
+            clock.name: clock_window(
+                clock,
+                _newest(con, clock.newest, clock.reads, relations, provisional),
+                days=days,
+                now=now,
+                quarantine=quarantine,
+                as_of=as_of,
+            )
+            for clock in CLOCKS
+        }
         filled: dict[str, bool] = {}
-        outcomes = [_chart(con, chart, window, relations, filled) for chart in charts]
+        outcomes = [_chart(con, chart, windows[chart.query.clock], relations, filled) for chart in charts]
     nothing = all(o.state == "missing" for o in outcomes)
-    return outcomes, FIRST_STEPS if nothing else ""
+    return outcomes, FIRST_STEPS if nothing else "", windows
 
 
-def build_report(location: LakeLocation, output: Path, *, spool: Path, days: int = 30, as_of: datetime | None = None) -> ReportResult:
-    """Write the report of the warehouse at `location` to `output`; `days` of history up to `as_of` (now)."""
+def build_report(
+    location: LakeLocation,
+    output: Path,
+    *,
+    spool: Path,
+    days: int = 30,
+    as_of: datetime | None = None,
+    now: datetime | None = None,
+) -> ReportResult:
+    """Write the report of the warehouse at `location` to `output`: `days` of history up to each
+    clock's as-of (the fleet's is `as_of` when given; see `report.window`); `now` is the machine's
+    clock; `spool` is the webhook spool (its quarantine is charted)."""
     started = time.perf_counter()
-    window = Window(as_of or datetime.now(UTC), days, spool / "quarantine")
-    outcomes, first_steps = collect(location, window)
-    html = render_page(SECTIONS, outcomes, window, location.describe(), first_steps, datetime.now(UTC))
-    _write_atomically(Path(output), html)
-    return ReportResult(Path(output), location.describe(), time.perf_counter() - started, outcomes, first_steps)
+    now = now or datetime.now(UTC)
+    outcomes, first_steps, windows = collect(location, days=days, now=now, quarantine=spool / "quarantine", as_of=as_of)
+    html = render_page(SECTIONS, outcomes, windows, location.describe(), first_steps, datetime.now(UTC))
+    output = Path(output)
+    make_folders(output.parent)
+    write_bytes(output, html.encode("utf-8"))
+    return ReportResult(output, location.describe(), time.perf_counter() - started, outcomes, first_steps, windows)

@@ -32,6 +32,8 @@ from matplotlib.figure import Figure
 from matplotlib.style import context as style_context
 from matplotlib.ticker import MaxNLocator
 
+from shipsync.plain_text import plain
+
 PALETTE_STYLE = "tableau-colorblind10"
 WIDTH_IN = 9.0
 CHAR_WIDTH_IN = 0.068  # an average character of the 9.5 pt sans-serif font
@@ -46,6 +48,7 @@ _RC: dict[Any, Any] = {
     "axes.axisbelow": True,
     "grid.alpha": 0.35,
     "legend.frameon": False,
+    "text.parse_math": False,  # a `$` in a status or a port's name is a dollar sign, not maths
 }
 # Every id, and every reference to one (`url(#...)`, `href="#..."`), gets the chart's key in front.
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", flags=re.S)
@@ -61,6 +64,13 @@ class _Margins:
     right: float = 0.25
     top: float = 0.12
     bottom: float = 0.5
+
+
+def _label(text: object) -> str:
+    """Data as a chart shows it: plain text (maths is off in _RC; control and bidirectional
+    characters escaped), a leading `_` kept visible (matplotlib's legend leaves such labels out)."""
+    shown = plain(str(text))
+    return f" {shown}" if shown.startswith("_") else shown
 
 
 def _label_room(labels: Sequence[str]) -> float:
@@ -115,6 +125,7 @@ def bars(key: str, title: str, labels: Sequence[str], series: Mapping[str, Seque
     Each series is one collection of rectangles: matplotlib updates the axes' limits patch by
     patch otherwise, which made bars the slowest thing to draw.
     """
+    labels = [_label(label) for label in labels]
     columns = min(4, len(series))
     rows = _legend_rows(series, columns)
     margins = _Margins(left=_label_room(labels), right=0.5, top=0.12 + 0.22 * rows, bottom=0.5)
@@ -124,11 +135,11 @@ def bars(key: str, title: str, labels: Sequence[str], series: Mapping[str, Seque
         for index, (name, values) in enumerate(series.items()):
             right = left + np.asarray(values, dtype=float)
             boxes = _rectangles(left, positions - 0.4, right, positions + 0.4)
-            axes.add_collection(PolyCollection(boxes, facecolors=f"C{index}", label=name, linewidths=0))
+            axes.add_collection(PolyCollection(boxes, facecolors=f"C{index}", label=_label(name), linewidths=0))
             left = right
         axes.set_xlim(0, max(1.0, float(left.max(initial=0))) * 1.06)
         axes.set_ylim(len(labels) - 0.5, -0.5)
-        axes.set_yticks(positions, labels=list(labels))
+        axes.set_yticks(positions, labels=labels)
         axes.set_xlabel(value_label)
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.grid(axis="y", visible=False)
@@ -171,7 +182,7 @@ def stacked_columns(key: str, title: str, days: Sequence[date], series: Mapping[
         for index, (name, values) in enumerate(series.items()):
             top = bottom + np.asarray(values, dtype=float)
             axes.add_collection(
-                PolyCollection([_steps(edges, bottom, top)], facecolors=f"C{index}", label=name, linewidths=0), autolim=False
+                PolyCollection([_steps(edges, bottom, top)], facecolors=f"C{index}", label=_label(name), linewidths=0), autolim=False
             )
             bottom = top
         axes.set_xlim(float(edges[0]), float(edges[-1]))
@@ -197,7 +208,7 @@ def grouped_columns(key: str, title: str, periods: Sequence[date], series: Mappi
             heights = np.asarray(values, dtype=float)
             left = mdates.date2num(starts) + 0.5 + index * width  # type: ignore[no-untyped-call]
             boxes = _rectangles(left, np.zeros(len(heights)), left + width, heights)
-            axes.add_collection(PolyCollection(boxes, facecolors=f"C{index}", label=name, linewidths=0))
+            axes.add_collection(PolyCollection(boxes, facecolors=f"C{index}", label=_label(name), linewidths=0))
             highest = max(highest, float(heights.max(initial=0)))
         if len(starts):
             axes.set_xlim(mdates.date2num(starts[0]) - 1, mdates.date2num(starts[-1]) + 8)  # type: ignore[no-untyped-call]
@@ -219,7 +230,7 @@ def distributions(key: str, title: str, rows: Sequence[dict[str, Any]], value_la
     the 5th to 95th; a bar marks the median, a triangle the mean. Drawn as a few collections
     (matplotlib's boxplot makes seven artists per box, which dominated the report's time).
     """
-    labels = [f"{row['label']} (n={row['n']:,})" for row in rows]
+    labels = [_label(f"{row['label']} (n={row['n']:,})") for row in rows]
     value = {name: np.array([float(row[name]) for row in rows]) for name in ("p05", "p25", "p50", "p75", "p95", "mean")}
     y = np.arange(len(rows), dtype=float)
     with _figure(max(0.6, 0.3 * len(rows)), _Margins(left=_label_room(labels), bottom=0.5)) as (figure, axes):
@@ -252,7 +263,7 @@ def lines(key: str, title: str, days: Sequence[date], series: Mapping[str, Seque
         for index, (name, values) in enumerate(series.items()):
             # Markers tell the series apart in print; past two months of days they would only blur.
             marker = "os^Dv"[index % 5] if len(days) <= 62 else None
-            axes.plot(_days(days), list(values), marker=marker, markersize=3, linewidth=1.4, label=name)
+            axes.plot(_days(days), list(values), marker=marker, markersize=3, linewidth=1.4, label=_label(name))
         axes.set_ylabel(value_label)
         axes.set_ylim(0, max(1.0, *(max(values, default=0) for values in series.values())) * 1.1)
         axes.yaxis.set_major_locator(MaxNLocator(integer=True))

@@ -68,7 +68,7 @@ ARRIVALS = Section(
             "containers per week",
             ARRIVALS_PER_WEEK,
             _arrivals,
-            "No container was expected or arrived in this window.",
+            "No container was expected or arrived {window}.",
         ),
     ),
 )
@@ -76,16 +76,17 @@ ARRIVALS = Section(
 RISK = Section(
     "risk",
     "Pickup risk",
-    "Discharged or available, not picked up, and on hold or with a last free day passed or within 3 days "
-    "(the pickup_risk view, as of today; pickup_risk_within(N) takes another N). Most urgent first.",
+    "Discharged or available, not picked up, and on hold or with a last free day passed or within 3 days of the "
+    "fleet's as-of (the pickup_risk view counts to today; for another horizon, filter containers_awaiting_pickup). "
+    "Most urgent first.",
     (
         Chart(
             "pickup_risk",
             "Containers at risk of demurrage, most urgent first",
-            "one row per container; days left until the last free day (negative: passed)",
+            "one row per container; days left from the fleet's as-of to the last free day (negative: passed)",
             PICKUP_RISK,
             as_table,
-            "No container is at risk today: none is past or within 3 days of its last free day, or on hold.",
+            "No container is at risk: none is past or within 3 days of its last free day at the fleet's as-of, or on hold.",
         ),
     ),
 )
@@ -102,7 +103,7 @@ DWELL_AND_SLIP = Section(
             "days from discharge to full out (boxes out in the window)",
             DWELL,
             _distribution,
-            "No container left a terminal full in this window.",
+            "No container left a terminal full {window}.",
         ),
         Chart(
             "eta_slippage",
@@ -110,7 +111,7 @@ DWELL_AND_SLIP = Section(
             "days late (negative: early), shipments arriving in the window",
             ETA_SLIPPAGE,
             _distribution,
-            "No shipment with an original ETA arrived or is due in this window.",
+            "No shipment with an original ETA arrived or was due {window}.",
         ),
     ),
 )

@@ -45,7 +45,7 @@ EVENTS = Section(
             "events per UTC day",
             EVENTS_PER_DAY,
             _per_day("kind", "events"),
-            "No webhook events arrived in this window.",
+            "No webhook events arrived {window}.",
         ),
         Chart(
             "delivery_health",
@@ -53,7 +53,7 @@ EVENTS = Section(
             "deliveries per UTC day",
             DELIVERY_HEALTH,
             _per_day("problem", "deliveries"),
-            "No delivery problems in this window: no repeated or conflicting bodies, dead letters or quarantined deliveries.",
+            "No delivery problems {window}: no repeated or conflicting bodies, dead letters or quarantined deliveries.",
         ),
     ),
 )
@@ -69,7 +69,7 @@ SYNC = Section(
             "runs in the window",
             RUNS_PER_FLOW,
             _runs,
-            "No runs started in this window.",
+            "No runs started {window}.",
         ),
         Chart(
             "requests_per_day",
@@ -77,7 +77,7 @@ SYNC = Section(
             "requests per UTC day",
             REQUESTS_PER_DAY,
             _requests,
-            "No runs started in this window.",
+            "No runs started {window}.",
         ),
         Chart(
             "trouble_per_day",
@@ -85,7 +85,7 @@ SYNC = Section(
             "count per UTC day",
             REQUESTS_PER_DAY,
             _trouble,
-            "No runs started in this window.",
+            "No runs started {window}.",
         ),
         Chart(
             "freshness",

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from shipsync.report.window import ReportQuery, Window
+from shipsync.report.window import ClockName, ReportQuery, Window, minute
 
 Rows = list[dict[str, Any]]
+Windows = dict[ClockName, Window]  # the window of each of the report's clocks
 Draw = Callable[["Chart", Rows, Window], str]
 
 
@@ -23,7 +24,7 @@ class Chart:
     unit: str  # the axis label: what the numbers count, and per what
     query: ReportQuery
     draw: Draw
-    empty: str  # what an empty result means, said to a reader
+    empty: str  # what an empty result means, said to a reader; `{window}` becomes "in the 30 days to ..."
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,21 @@ class ReportResult:
     seconds: float
     outcomes: list[ChartOutcome] = field(default_factory=list)
     first_steps: str = ""  # set when the warehouse has nothing to show at all
+    windows: Windows = field(default_factory=dict)
 
     @property
     def drawn(self) -> int:
         return sum(1 for o in self.outcomes if o.state == "drawn")
 
+    def as_of_lines(self) -> list[str]:
+        """Which as-of each clock took, and why: `fleet as of 2026-07-23 14:05 UTC (now)`."""
+        return [f"{name} as of {minute(window.as_of)} ({window.why})" for name, window in self.windows.items()]
+
     def summary_markdown(self) -> str:
         """The flow's markdown artifact: where the file is and what each chart showed."""
         lines = ["# shipsync report", "", f"`{self.path}` from `{self.warehouse}`, built in {self.seconds:.2f} s.", ""]
+        if self.windows:
+            lines += [*(f"- {line}" for line in self.as_of_lines()), ""]
         if self.first_steps:
             lines += [f"**{self.first_steps}**", ""]
         lines += ["| chart | rows | state |", "|---|---:|---|"]

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from html import escape
 
-from shipsync.report.model import ChartOutcome, Section
-from shipsync.report.window import Window
+from shipsync.plain_text import plain
+from shipsync.report.model import ChartOutcome, Section, Windows
+from shipsync.report.window import WEEKS_AHEAD, minute
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -41,8 +42,8 @@ summary { cursor: pointer; color: var(--accent); font-size: .88rem; }
 pre { overflow-x: auto; padding: .7rem .8rem; background: var(--panel); border-radius: 4px; white-space: pre; }
 .table-wrap { overflow-x: auto; margin-top: .5rem; }
 table { border-collapse: collapse; width: 100%; font-size: .86rem; }
-th, td { padding: .3rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; white-space: nowrap; }
-td:last-child { white-space: normal; min-width: 12em; }
+th, td { padding: .3rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; }
+td:first-child, td.num, td.when { white-space: nowrap; }
 th { background: var(--panel); position: sticky; top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; }
@@ -61,8 +62,8 @@ footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; }
 
 
 def _with_code(text: str) -> str:
-    """Escaped text whose `backticked` commands read as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+    """Escaped plain text whose `backticked` commands read as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(plain(text)))
 
 
 def _outcome_html(outcome: ChartOutcome) -> str:
@@ -77,8 +78,20 @@ def _outcome_html(outcome: ChartOutcome) -> str:
     )
 
 
+def _as_of_html(windows: Windows) -> str:
+    """What each clock's as-of is, and why (see `report.window`)."""
+    fleet, sync = windows["fleet"], windows["sync"]
+    return (
+        f"<p>The fleet (where the boxes are, arrivals, pickup risk, dwell, ETAs) as of <strong>{escape(minute(fleet.as_of))}</strong> "
+        f"({_with_code(fleet.why)}); its time series cover the {fleet.days} days up to it, arrivals {WEEKS_AHEAD} weeks past it. "
+        f"{_with_code('`--as-of` and `--days` choose others.')}</p>\n"
+        f"<p>The sync (runs, requests, webhook deliveries) up to <strong>{escape(minute(sync.as_of))}</strong> ({_with_code(sync.why)}), "
+        f"over the {sync.days} days before; freshness counts the hours to {escape(minute(sync.now))}.</p>"
+    )
+
+
 def render_page(
-    sections: Sequence[Section], outcomes: Sequence[ChartOutcome], window: Window, warehouse: str, first_steps: str, built_at: datetime
+    sections: Sequence[Section], outcomes: Sequence[ChartOutcome], windows: Windows, warehouse: str, first_steps: str, built_at: datetime
 ) -> str:
     by_key = {o.chart.key: o for o in outcomes}
     toc = "".join(f'<li><a href="#{s.key}">{escape(s.heading)}</a></li>' for s in sections)
@@ -90,7 +103,6 @@ def render_page(
             f'<h2 id="{section.key}-heading">{escape(section.heading)}</h2><p class="intro">{escape(section.intro)}</p>{figures}</section>'
         )
     banner = f'<p class="banner" role="status">{_with_code(first_steps)}</p>' if first_steps else ""
-    since, until = window.since.strftime("%Y-%m-%d %H:%M"), window.as_of.strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -98,15 +110,15 @@ def render_page(
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="shipsync report">
-<title>shipsync report, {escape(window.as_of.strftime("%Y-%m-%d"))}</title>
+<title>shipsync report, {escape(windows["fleet"].as_of.astimezone(UTC).strftime("%Y-%m-%d"))}</title>
 <style>{CSS}</style>
 </head>
 <body>
 <main>
 <header>
 <h1>shipsync report</h1>
-<p>As of {escape(until)}; time series cover the last {window.days} days (from {escape(since)}).</p>
-<p>Warehouse: <code>{escape(warehouse)}</code>. Each chart's SQL runs as is on it
+{_as_of_html(windows)}
+<p>Warehouse: <code>{escape(plain(warehouse))}</code>. Each chart's SQL runs as is on it
 (<code>shipsync sql</code>, or any DuckDB with the statements of <code>shipsync sql --print-attach</code>).</p>
 <nav aria-label="Sections"><ol>{toc}</ol></nav>
 </header>

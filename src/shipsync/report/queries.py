@@ -1,12 +1,32 @@
 """Every query of `shipsync report`, in one place: the SQL that runs is the SQL the page shows.
 
-`{since}`, `{until}`, `{as_of}` and `{quarantine}` become literals (see `report.window`). Days and
-weeks are UTC days and ISO weeks (`timezone('UTC', ...)`), whatever the session's time zone.
+`{since}`, `{until}`, `{as_of}`, `{now}` and `{quarantine}` become literals (see `report.window`).
+A window runs from after `{since}` to `{until}` included (an as-of that is the newest moment shows
+it). Days and weeks are UTC days and ISO weeks (`timezone('UTC', ...)`), whatever the session's
+time zone. Each query names its clock (the fleet's or the sync's) and, when windowed, how to find
+the newest moment it could show.
 """
 
 from __future__ import annotations
 
-from shipsync.report.window import ReportQuery
+from shipsync.report.window import Clock, ReportQuery
+
+FLEET_CLOCK = Clock(
+    "fleet",
+    "transport event",
+    "SELECT max(timestamp) FROM transport_events WHERE timestamp <= {now}",
+    ("transport_events",),
+    follows_as_of=True,
+)
+SYNC_CLOCK = Clock(
+    "sync",
+    "run or webhook delivery",
+    "SELECT max(moment) FROM (SELECT max(started_at) AS moment FROM sync_runs UNION ALL SELECT max(received_at) FROM webhook_events) "
+    "WHERE moment <= {now}",
+    ("sync_runs", "webhook_events"),
+    follows_as_of=False,
+)
+CLOCKS = (FLEET_CLOCK, SYNC_CLOCK)
 
 RUNS_PER_FLOW = ReportQuery(
     "runs_per_flow",
@@ -17,13 +37,15 @@ SELECT flow,
        count(*) FILTER (WHERE status = 'failed') AS failed,
        count(*) FILTER (WHERE status NOT IN ('completed', 'completed_with_errors', 'failed') OR status IS NULL) AS "running or cut off"
 FROM sync_runs
-WHERE started_at >= {since} AND started_at < {until}
+WHERE started_at > {since} AND started_at <= {until}
 GROUP BY flow
 ORDER BY count(*) DESC, flow
 """,
     ("sync_runs",),
     "sync_runs",
     "shipsync pull all",
+    "sync",
+    "SELECT max(started_at) FROM sync_runs WHERE started_at <= {now}",
 )
 
 REQUESTS_PER_DAY = ReportQuery(
@@ -35,13 +57,15 @@ SELECT CAST(timezone('UTC', started_at) AS DATE) AS day,
        coalesce(sum(throttled), 0) AS "429s",
        count(*) FILTER (WHERE status = 'failed') AS "failed runs"
 FROM sync_runs
-WHERE started_at >= {since} AND started_at < {until}
+WHERE started_at > {since} AND started_at <= {until}
 GROUP BY day
 ORDER BY day
 """,
     ("sync_runs",),
     "sync_runs",
     "shipsync pull all",
+    "sync",
+    "SELECT max(started_at) FROM sync_runs WHERE started_at <= {now}",
 )
 
 FRESHNESS = ReportQuery(
@@ -49,13 +73,13 @@ FRESHNESS = ReportQuery(
     """
 SELECT flow AS "what",
        max(finished_at) FILTER (WHERE status IN ('completed', 'completed_with_errors')) AS "last success",
-       round(date_diff('minute', "last success", {as_of}) / 60, 1) AS "hours ago",
+       round(date_diff('minute', "last success", {now}) / 60, 1) AS "hours ago",
        arg_max(status, started_at) AS "last run's status",
        max(started_at) AS "last run started"
 FROM sync_runs
 GROUP BY flow
 UNION ALL
-SELECT 'webhook events (newest loaded)', max(loaded_at), round(date_diff('minute', max(loaded_at), {as_of}) / 60, 1), NULL, NULL
+SELECT 'webhook events (newest loaded)', max(loaded_at), round(date_diff('minute', max(loaded_at), {now}) / 60, 1), NULL, NULL
 FROM webhook_events
 HAVING count(*) > 0
 ORDER BY "hours ago" DESC NULLS FIRST
@@ -63,6 +87,7 @@ ORDER BY "hours ago" DESC NULLS FIRST
     ("sync_runs", "webhook_events"),
     "sync_runs",
     "shipsync pull all",
+    "sync",
 )
 
 EVENTS_PER_DAY = ReportQuery(
@@ -71,7 +96,7 @@ EVENTS_PER_DAY = ReportQuery(
 WITH daily AS (
     SELECT CAST(timezone('UTC', received_at) AS DATE) AS day, coalesce(event, '(no kind)') AS event, count(*) AS events
     FROM webhook_events
-    WHERE received_at >= {since} AND received_at < {until}
+    WHERE received_at > {since} AND received_at <= {until}
     GROUP BY ALL
 ), top_kinds AS (
     SELECT event FROM daily GROUP BY event ORDER BY sum(events) DESC, event LIMIT 7
@@ -84,6 +109,8 @@ ORDER BY day, kind
     ("webhook_events",),
     "webhook_events",
     "shipsync events load",
+    "sync",
+    "SELECT max(received_at) FROM webhook_events WHERE received_at <= {now}",
 )
 
 DELIVERY_HEALTH = ReportQuery(
@@ -102,13 +129,21 @@ WITH problems AS (
 )
 SELECT CAST(timezone('UTC', moment) AS DATE) AS day, problem, count(*) AS deliveries
 FROM problems
-WHERE moment >= {since} AND moment < {until}
+WHERE moment > {since} AND moment <= {until}
 GROUP BY ALL
 ORDER BY day, problem
 """,
     ("webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"),
     "webhook_events",
     "shipsync events load",
+    "sync",
+    """
+SELECT max(moment) FROM (
+    SELECT max(received_at) AS moment FROM webhook_event_conflicts
+    UNION ALL SELECT max(received_at) FROM webhook_redeliveries
+    UNION ALL SELECT max(coalesce(received_at, dead_lettered_at)) FROM webhook_dead_letters
+) WHERE moment <= {now}
+""",
 )
 
 HEALTH_QUERIES = (RUNS_PER_FLOW, REQUESTS_PER_DAY, FRESHNESS, EVENTS_PER_DAY, DELIVERY_HEALTH)
@@ -162,23 +197,30 @@ WITH boxes AS (
 )
 SELECT CAST(date_trunc('week', timezone('UTC', moment)) AS DATE) AS week, measure, count(*) AS containers
 FROM dated
-WHERE moment >= {since} AND moment < {until} + INTERVAL 28 DAY
+WHERE moment > {since} AND moment <= {until} + INTERVAL 28 DAY
 GROUP BY ALL
 ORDER BY week, measure
 """,
     ("containers", "shipments"),
     "containers",
     "shipsync pull containers",
+    "fleet",
+    "SELECT max(pod_arrived_at) FROM containers WHERE pod_arrived_at <= {now}",
 )
 
+# The pickup_risk view's rows, with the days left counted to the report's as-of rather than to
+# today: a warehouse of last year is at risk as of its own days.
 PICKUP_RISK = ReportQuery(
     "pickup_risk",
     """
 SELECT container_number, bill_of_lading, carrier, pod_locode AS port, pod_terminal AS terminal, current_status AS status,
-       CAST(pickup_lfd AS DATE) AS "last free day", days_until_lfd AS "days left", holds, fee_total AS fees, risk
-FROM pickup_risk
+       CAST(pickup_lfd AS DATE) AS "last free day",
+       date_diff('day', CAST(timezone('UTC', {as_of}) AS DATE), CAST(pickup_lfd AS DATE)) AS "days left", holds, fee_total AS fees
+FROM containers_awaiting_pickup
+WHERE "days left" <= 3 OR has_holds
+ORDER BY "days left" NULLS LAST, container_number
 """,
-    ("pickup_risk",),
+    ("containers_awaiting_pickup",),
     "containers",
     "shipsync pull containers",
 )
@@ -192,7 +234,7 @@ WITH dwell AS (
     FROM containers c
     LEFT JOIN shipments s ON s.id = c.shipment_id
     LEFT JOIN terminals t ON t.id = c.pod_terminal_id
-    WHERE c.pod_full_out_at >= {since} AND c.pod_full_out_at < {until} AND c.pod_discharged_at IS NOT NULL
+    WHERE c.pod_full_out_at > {since} AND c.pod_full_out_at <= {until} AND c.pod_discharged_at IS NOT NULL
 )
 SELECT label, count(*) AS n, quantile_cont(days, 0.05) AS p05, quantile_cont(days, 0.25) AS p25, median(days) AS p50,
        quantile_cont(days, 0.75) AS p75, quantile_cont(days, 0.95) AS p95, avg(days) AS mean
@@ -204,6 +246,8 @@ LIMIT 20
     ("containers", "shipments", "terminals"),
     "containers",
     "shipsync pull containers",
+    "fleet",
+    "SELECT max(pod_full_out_at) FROM containers WHERE pod_discharged_at IS NOT NULL AND pod_full_out_at <= {now}",
 )
 
 ETA_SLIPPAGE = ReportQuery(
@@ -214,11 +258,14 @@ SELECT coalesce(e.carrier, '(no carrier)') || coalesce(' · ' || any_value(l.nam
        quantile_cont(slip_days, 0.75) AS p75, quantile_cont(slip_days, 0.95) AS p95, avg(slip_days) AS mean
 FROM eta_changes e
 LEFT JOIN shipping_lines l ON l.scac = e.carrier
-WHERE slip_days IS NOT NULL AND coalesce(pod_ata_at, pod_eta_at) >= {since} AND coalesce(pod_ata_at, pod_eta_at) < {until}
+WHERE slip_days IS NOT NULL AND coalesce(pod_ata_at, pod_eta_at) > {since} AND coalesce(pod_ata_at, pod_eta_at) <= {until}
 GROUP BY e.carrier
 ORDER BY p50 DESC, label
 """,
     ("eta_changes", "shipping_lines"),
     "shipments",
     "shipsync pull shipments",
+    "fleet",
+    "SELECT max(moment) FROM (SELECT coalesce(pod_ata_at, pod_eta_at) AS moment FROM eta_changes WHERE slip_days IS NOT NULL) "
+    "WHERE moment <= {now}",
 )

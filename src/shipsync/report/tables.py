@@ -8,6 +8,7 @@ from decimal import Decimal
 from html import escape
 from typing import Any
 
+from shipsync.plain_text import plain
 from shipsync.report.model import Chart, Rows
 from shipsync.report.window import Window
 
@@ -15,7 +16,8 @@ MAX_TABLE_ROWS = 50  # the most urgent fit on a page or two; the SQL lists the r
 
 
 def cell(value: Any) -> str:
-    """A value as a reader wants it: times to the minute in UTC, lists joined, numbers grouped."""
+    """A value as a reader wants it: times to the minute in UTC, lists joined, numbers grouped,
+    text plain (control and bidirectional characters escaped: `\\x00`, `\\u202e`)."""
     if value is None:
         return ""
     if isinstance(value, datetime):
@@ -30,21 +32,27 @@ def cell(value: Any) -> str:
         return f"{value:,.1f}"
     if isinstance(value, list | tuple):
         return ", ".join(cell(v) for v in value)
-    return str(value)
+    return plain(str(value))
+
+
+def _kind(numeric: bool, value: Any) -> str:
+    """A cell's class: `num` (right-aligned), `when` (a date or time: never broken at its dashes), or none
+    (text, which wraps at spaces so that a table fits its card)."""
+    if numeric or (isinstance(value, int | float | Decimal) and not isinstance(value, bool)):
+        return "num"
+    return "when" if isinstance(value, date) else ""
 
 
 def html_table(key: str, rows: Sequence[dict[str, Any]], numeric: Sequence[str] = ()) -> str:
-    """A captioned-by-id table; at most MAX_TABLE_ROWS rows, saying how many were left out."""
+    """A captioned-by-id table; at most MAX_TABLE_ROWS rows, saying how many were left out. Keys,
+    numbers and dates stay on one line; text wraps, so that a table fits its card."""
     if not rows:
         return ""
     columns = list(rows[0])
-    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
+    head = "".join(f'<th scope="col">{escape(plain(c))}</th>' for c in columns)
     body = []
     for row in rows[:MAX_TABLE_ROWS]:
-        cells = "".join(
-            f'<td class="{"num" if c in numeric or isinstance(row[c], int | float | Decimal) else ""}">{escape(cell(row[c]))}</td>'
-            for c in columns
-        )
+        cells = "".join(f'<td class="{_kind(c in numeric, row[c])}">{escape(cell(row[c]))}</td>' for c in columns)
         body.append(f"<tr>{cells}</tr>")
     more = ""
     if len(rows) > MAX_TABLE_ROWS:

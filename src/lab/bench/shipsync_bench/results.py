@@ -8,6 +8,9 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from shipsync.safe_files import write_bytes
 
 CONTEXT = "(context"
 
@@ -76,10 +79,10 @@ def print_table(results: list[BenchResult], console: Console | None = None) -> N
             peer,
             f"{r.ratio:.2f}" if r.ratio is not None else "-",
             r.goal,
-            "context" if not r.judged else "[green]pass[/green]" if r.passed else "[red]FAIL[/red]",
+            "context" if not r.judged else Text("pass", style="green") if r.passed else Text("FAIL", style="red"),
         )
     (console or Console()).print(table)
 
 
 def write_json(results: list[BenchResult], path: Path) -> None:
-    path.write_text(json.dumps([r.as_json() for r in results], indent=2) + "\n")
+    write_bytes(path, (json.dumps([r.as_json() for r in results], indent=2) + "\n").encode())

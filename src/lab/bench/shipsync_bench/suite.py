@@ -17,6 +17,7 @@ from shipsync.errors import InputError
 from shipsync_bench import (
     bulk_bench,
     client_bench,
+    csv_bench,
     load_bench,
     prefect_bench,
     prefect_db_bench,
@@ -78,8 +79,8 @@ BENCHMARKS: list[Benchmark] = [
     ),
     Benchmark(
         "bulk",
-        lambda: bulk_bench.validation(100_000) + bulk_bench.rerun_writes(10_000),
-        lambda: bulk_bench.validation(20_000) + bulk_bench.rerun_writes(500),
+        lambda: bulk_bench.validation(100_000) + csv_bench.intake(100_000, 20_000) + bulk_bench.rerun_writes(10_000),
+        lambda: bulk_bench.validation(20_000) + csv_bench.intake(20_000, 5_000) + bulk_bench.rerun_writes(500),
         judged_at_quick_sizes=("write requests re-running",),
     ),
     Benchmark("report", lambda: report_bench.report_build(100_000, 300_000), lambda: report_bench.report_build(10_000, 30_000, rounds=2)),

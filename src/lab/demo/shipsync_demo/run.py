@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from shipsync.config import Settings, load_settings
+from shipsync.safe_files import make_folders, open_log, write_bytes
 from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
 from shipsync_demo.embedded_prefect import EmbeddedPrefect
 from shipsync_demo.show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
@@ -98,7 +99,7 @@ def register(demo: Demo) -> str:
 
 def start_receiver(demo: Demo) -> int:
     """`shipsync webhooks serve`, as an operator runs it, now that the webhook's secret is stored."""
-    log = (demo.root / "receiver.log").open("wb")
+    log = open_log(demo.root / "receiver.log")  # removed by fresh_workdir: a new file
     command = [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", demo.receiver_url.rsplit(":", 1)[1]]
     receiver = subprocess.Popen([*command, "--spool", str(demo.settings.spool_dir)], stdout=log, stderr=subprocess.STDOUT)
     demo.processes.callback(log.close)
@@ -195,8 +196,7 @@ def fresh_workdir(workdir: str) -> Path:
     The sandbox lives in memory and starts afresh each run, so the demo's files do too: each run
     is the same run. Only what the demo itself wrote is removed.
     """
-    root = Path(workdir).resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    root = make_folders(Path(workdir).resolve())
     for name in ("secrets.json", "receiver.log", "report.html"):
         (root / name).unlink(missing_ok=True)
     # Not prefect/: its database keeps every run's flow runs. warehouse/ is the lake.
@@ -208,11 +208,10 @@ def fresh_workdir(workdir: str) -> Path:
 
 def example_files(workdir: Path) -> Path:
     """The demo's example spreadsheets, copied into `workdir/spreadsheets` (their results land there)."""
-    target = workdir / "spreadsheets"
-    target.mkdir(parents=True, exist_ok=True)
+    target = make_folders(workdir / "spreadsheets")
     for item in resources.files("shipsync_demo.data").iterdir():
         if item.name.endswith(".csv"):
-            (target / item.name).write_bytes(item.read_bytes())
+            write_bytes(target / item.name, item.read_bytes())
     return target
 
 

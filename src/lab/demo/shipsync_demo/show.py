@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from shipsync.cli.common import line
 from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from shipsync.warehouse_location import LakeLocation
@@ -42,15 +43,15 @@ def analyst_query(warehouse: LakeLocation, sql: str, parameters: list[Any] | Non
 def show_pickup_risk(warehouse: LakeLocation) -> None:
     console.print("[bold]Containers at risk (pickup_risk)[/bold]")
     with read_only(warehouse) as con:
-        for line in pickup_risk_lines(con):
-            console.print(f"  {line}")
+        for risk in pickup_risk_lines(con):
+            console.print(line("  ", risk))  # data: plain text, whatever a container number holds
 
 
 def show_flow_runs(runs: list[FlowRunSeen]) -> None:
     table = Table("step", "flow", "flow run", "state", "seconds", "rows", "artifacts", title="Prefect flow runs")
     for run in runs:
         rows = "" if run.rows is None else f"{run.rows:,}"
-        table.add_row(run.step, run.flow, run.name, run.state, f"{run.seconds:.1f}", rows, ", ".join(run.artifacts))
+        table.add_row(*map(line, (run.step, run.flow, run.name, run.state, f"{run.seconds:.1f}", rows, ", ".join(run.artifacts))))
     console.print(table)
 
 
@@ -61,5 +62,5 @@ def show_query(title: str, warehouse: LakeLocation, sql: str | None) -> None:
     columns, rows = analyst_query(warehouse, sql)
     table = Table(*columns, title=title)
     for row in rows:
-        table.add_row(*["" if v is None else str(v) for v in row])
+        table.add_row(*[line("" if v is None else v) for v in row])
     console.print(table)
