@@ -30,7 +30,20 @@ LAB = ("shipsync_sandbox", "shipsync_bench", "shipsync_demo")
 # Bottom first. A module's floor is that of its first name under `shipsync`.
 FLOORS: tuple[frozenset[str], ...] = (
     frozenset(
-        {"", "errors", "redaction", "json_text", "iso6346", "patterns", "values", "safe_files", "logsetup", "serving", "warehouse_location"}
+        {
+            "",
+            "errors",
+            "redaction",
+            "json_text",
+            "iso6346",
+            "patterns",
+            "values",
+            "safe_files",
+            "logsetup",
+            "serving",
+            "warehouse_location",
+            "plain_text",
+        }
     ),
     frozenset({"api"}),
     frozenset({"config"}),

@@ -24,6 +24,7 @@ from shipsync.errors import InputError
 from shipsync.safe_files import UnsafePathError, make_folders, open_log, replacing, write_bytes
 from shipsync.values import FieldRules, ValueProblem, check_value
 from support.hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
+from support.lake import location
 
 READ_IN_CHILD = """
 import re, sys
@@ -197,15 +198,14 @@ def test_safe_writes_leave_the_old_file_or_the_new_one(tmp_path: Path) -> None:
 def test_no_writer_follows_a_link_planted_at_its_file_or_its_old_temporary_name(tmp_path: Path) -> None:
     """The report (it wrote `.NAME.<pid>.tmp`), the state of `shipsync up` (it wrote `up.tmp`) and
     the logs of its processes: a link planted where each used to write is never written through."""
-    from shipsync.operate.state import StateDir
-
+    from shipsync.orchestration.state import StateDir
     from shipsync.report import build_report
 
     victim = tmp_path / "authorized_keys"
     victim.write_text("keep-me\n")
     report = tmp_path / "report.html"
     (tmp_path / f".report.html.{os.getpid()}.tmp").symlink_to(victim)
-    build_report(tmp_path / "none.duckdb", report)
+    build_report(location(tmp_path / "none"), report, spool=tmp_path / "spool")
     state = StateDir(tmp_path / "state")
     make_folders(state.root)
     (state.root / "up.tmp").symlink_to(victim)
@@ -227,14 +227,14 @@ def test_folders_shipsync_creates_are_private_their_parents_too(tmp_path: Path) 
     from shipsync.webhooks.writer import SpoolWriter
 
     SpoolWriter(tmp_path / "warehouse" / "spool").close()
-    build_report(tmp_path / "none.duckdb", tmp_path / "out" / "monthly" / "report.html")
+    build_report(location(tmp_path / "none"), tmp_path / "out" / "monthly" / "report.html", spool=tmp_path / "spool")
     with open_log(tmp_path / "state" / "logs" / "worker.log") as out:
         out.write(b"started\n")
     made = ["warehouse", "warehouse/spool", "out", "out/monthly", "state", "state/logs"]
     assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in made} == dict.fromkeys(made, 0o700)
     assert (tmp_path / "state" / "logs" / "worker.log").stat().st_mode & 0o777 == 0o600
     os.chmod(tmp_path / "out", 0o755)  # a folder that exists is left as it is
-    build_report(tmp_path / "none.duckdb", tmp_path / "out" / "report.html")
+    build_report(location(tmp_path / "none"), tmp_path / "out" / "report.html", spool=tmp_path / "spool")
     assert (tmp_path / "out").stat().st_mode & 0o777 == 0o755
 
 

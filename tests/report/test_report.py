@@ -179,8 +179,8 @@ def test_values_from_data_are_plain_text_on_the_page(fleet: Settings, tmp_path: 
     # Discharged, not out, its last free day long passed: at risk whatever the report's date.
     sql_now(
         warehouse,
-        "UPDATE containers SET number = ?, current_status = 'available', pod_discharged_at = TIMESTAMPTZ '2019-12-20 00:00Z', "
-        "pod_full_out_at = NULL, pickup_lfd = TIMESTAMPTZ '2020-01-01 00:00Z' WHERE id = (SELECT min(id) FROM containers)",
+        "UPDATE containers SET number = ?, current_status = 'available', pod_discharged_at = TIMESTAMPTZ '2019-12-20 00:00:00+00', "
+        "pod_full_out_at = NULL, pickup_lfd = TIMESTAMPTZ '2020-01-01 00:00:00+00' WHERE id = (SELECT min(id) FROM containers)",
         [number],
     )
     result = build_report(location(warehouse), tmp_path / "report.html", days=365, spool=tmp_path / "spool")
