@@ -16,7 +16,8 @@ from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
-from shipsync_sandbox.world import build_world
+from shipsync_sandbox.seed import AccountSize, build_world
+from shipsync_sandbox.timeline import REFERENCE_START
 from support.warehouse_rows import assert_rows_hold, load_deliveries, rows
 
 # Kinds no journey has: a failed request is never tracked, and documents are not journeys.
@@ -27,7 +28,7 @@ Delivery = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # kind, refere
 
 @pytest.fixture(scope="module")
 def deliveries() -> list[Delivery]:
-    account = build_world(["k"], documents=200).accounts["k"]
+    account = build_world(["k"], start=REFERENCE_START, size=AccountSize(documents=200)).accounts["k"]
     sent: list[Delivery] = []
     simulate(account, lambda acct, kind, reference, included, at: sent.append((kind, reference, included, at)), containers=JOURNEYS)
     return sent

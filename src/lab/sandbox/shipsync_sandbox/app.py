@@ -167,10 +167,16 @@ class SandboxApp:
             access_log.info(
                 "%s %s %s %.1fms",
                 scope["method"],
-                scope["path"],
+                self._masked(scope["path"]),
                 status or "reset",
                 (time.perf_counter() - started) * 1000,
             )
+
+    def _masked(self, text: str) -> str:
+        """The text with any of the accounts' API keys masked: a key never reaches the access log."""
+        for key in self.state.world.accounts:
+            text = text.replace(key, "***")
+        return text
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]

@@ -3,8 +3,7 @@ describes a `shipping_line` (docs/tracking-model.md), and the rail carriers of i
 
 from __future__ import annotations
 
-from shipsync_sandbox.reference import stable_id
-from shipsync_sandbox.world import Resource
+from shipsync_sandbox.resources import Resource, stable_id
 
 # (scac, name, short name, alternative scacs, bill of lading, booking number, container number tracking)
 SHIPPING_LINES: tuple[tuple[str, str, str, tuple[str, ...], bool, bool, bool], ...] = (

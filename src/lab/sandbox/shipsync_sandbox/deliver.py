@@ -1,10 +1,13 @@
 """The sandbox delivers webhook notifications like the service: a JSON:API envelope, signed with the
-webhook's secret, POSTed to its URL, retried with backoff up to 12 times until answered 2xx."""
+webhook's secret (api-facts: `X-T49-Webhook-Signature`, the lowercase hex HMAC-SHA256 of the raw
+body), POSTed to its URL, retried with backoff up to 12 times until answered 2xx."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
+import hmac
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,8 +16,7 @@ from typing import Any
 import httpx
 import orjson
 
-from shipsync.webhooks.signature import sign
-from shipsync_sandbox.reference import stable_id
+from shipsync_sandbox.resources import stable_id
 from shipsync_sandbox.world import Account
 
 ACCEPTED = {200, 201, 202, 204}
@@ -27,6 +29,10 @@ class DeliveryStats:
     delivered: int = 0
     attempts: int = 0
     gave_up: int = 0
+
+
+def signature(secret: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 def envelope(
@@ -93,7 +99,7 @@ class Deliverer:
                 continue
             body = orjson.dumps(delivery(account, position, webhook["id"], event, reference, included, created_at))
             headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
-            headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
+            headers["X-T49-Webhook-Signature"] = signature(attributes["secret"], body)
             headers["Content-Type"] = "application/json"
             mine = self.stats_by_account.setdefault(account.id, DeliveryStats())
             for stats in (self.stats, mine):

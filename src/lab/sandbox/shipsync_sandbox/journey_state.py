@@ -8,10 +8,11 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from shipsync_sandbox.journey_plan import DAY, HOUR, ContainerPlan, ShipmentPlan, Step
+from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan, Step
 from shipsync_sandbox.places import VESSELS, metro_area_id, port_id, vessel_id
-from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone, stable_id
-from shipsync_sandbox.world import Resource, iso
+from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone
+from shipsync_sandbox.resources import Resource, stable_id
+from shipsync_sandbox.timeline import DAY, HOUR, iso
 
 DEMURRAGE_PER_DAY = 175.0
 EXAM_FEE = 350.0

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from shipsync_sandbox.reference import INLAND_LOCODES, PLACES, US_PORT_LOCODES, metro_area_resources, stable_id
-from shipsync_sandbox.world import Resource
+from shipsync_sandbox.reference import INLAND_LOCODES, PLACES, US_PORT_LOCODES, metro_area_resources
+from shipsync_sandbox.resources import Resource, stable_id
 
 # Terminal names at ports of discharge (two each), in the order the journeys draw them.
 TERMINAL_NAMES = ("Container Terminal", "Marine Terminal")

@@ -8,8 +8,9 @@ from typing import Any
 
 from shipsync_sandbox.journey_state import past_events
 from shipsync_sandbox.places import catalog
+from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.views import view
-from shipsync_sandbox.world import Account, Resource
+from shipsync_sandbox.world import Account
 
 
 def container_events(account: Account, container_id: str) -> list[Resource]:

@@ -13,10 +13,11 @@ from starlette.routing import Route
 from shipsync_sandbox.jsonapi_http import base_url, json_response, paged, render, single
 from shipsync_sandbox.places import Places
 from shipsync_sandbox.related import container_events, related_of
+from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_read import found, includes_of, not_found
 from shipsync_sandbox.state import account_of, state_of
 from shipsync_sandbox.views import container_view
-from shipsync_sandbox.world import Account, Resource
+from shipsync_sandbox.world import Account
 
 CONTAINER_INCLUDES = ("shipment", "pod_terminal", "pickup_facility", "transport_events")
 EVENT_INCLUDES = ("location", "terminal", "vessel", "container", "shipment")

@@ -14,10 +14,12 @@ from shipsync_sandbox.filters import in_range, matches_number
 from shipsync_sandbox.journey_state import stopped_at
 from shipsync_sandbox.jsonapi_http import paged, read_document, single, unprocessable
 from shipsync_sandbox.related import related_of
+from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_read import found, includes_of
 from shipsync_sandbox.state import account_of, state_of
+from shipsync_sandbox.timeline import iso
 from shipsync_sandbox.views import shipment_view, tracking_request_view
-from shipsync_sandbox.world import Account, Resource, iso
+from shipsync_sandbox.world import Account
 
 TR_READ_ONLY = {
     "request_number",

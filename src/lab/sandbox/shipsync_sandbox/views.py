@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from shipsync_sandbox.journey_state import container_state, shipment_state
-from shipsync_sandbox.world import Account, Resource
+from shipsync_sandbox.resources import Resource
+from shipsync_sandbox.world import Account
 
 
 def shipment_view(account: Account, shipment: Resource, now: datetime | None = None) -> Resource:
