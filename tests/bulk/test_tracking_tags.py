@@ -58,8 +58,8 @@ def test_the_event_loader_reads_shipment_tags(sandbox: RunningSandbox, warehouse
 
 
 def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: RunningSandbox, warehouse: Path) -> None:
-    """Schema 6 read only `tags`: rows loaded from deliveries kept NULL. The migration to 7 adds
-    `ref_number` and fills those tags from the newest delivered copy, else from the shipment."""
+    """Schema 6 read only `tags`: rows loaded from deliveries kept NULL. The migration to 7 fills
+    those tags from the newest delivered copy, else from the shipment."""
     request, view = tagged_request(sandbox)
     other = next(tr for tr in sandbox.state.world.accounts[K1].tracking_requests.values() if tr["id"] != request["id"])
     deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], "2030-01-01T00:00:00Z")])
@@ -67,9 +67,8 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     shipment = sandbox.state.world.accounts[K1].resource("shipment", other["relationships"]["tracked_object"]["data"]["id"])
     assert shipment is not None
     con = duckdb.connect(str(pipeline_file(warehouse)))
-    # What the previous version left: no ref_number column, NULL tags, its version recorded.
+    # What the previous version left: NULL tags, its version recorded.
     con.execute("UPDATE tracking_requests SET tags = NULL")
-    con.execute("ALTER TABLE tracking_requests DROP COLUMN ref_number")
     # Shipments were kept whole as JSON then (schema 9 types them: the steps run in order).
     con.execute("DROP TABLE shipments")
     con.execute(
@@ -88,7 +87,6 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     assert rows(pipeline_file(warehouse), "SELECT max(version) FROM _shipsync_schema") == [(SCHEMA_VERSION,)]
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [other["id"]]) == [(["b", "a"],)]
-    assert rows(warehouse, "SELECT count(ref_number) FROM tracking_requests") == [(0,)]
     assert rows(warehouse, "SELECT tags FROM shipments WHERE id = ?", [shipment["id"]]) == [(["b", "a"],)]
 
 

@@ -27,7 +27,6 @@ REQUEST = {
         "scac": "MAEU",
         "ref_numbers": ["PO-1"],
         "shipment_tags": ["hot"],
-        "ref_number": "REQ-1",
         "retry_count": 0,
     },
     "relationships": {"tracked_object": {"data": {"type": "shipment", "id": "s-1"}}, "customer": {"data": None}},

@@ -1,6 +1,7 @@
 """What the warehouse learns from applied writes, in the transaction that records them: values
 written or removed, shipments' tags and reference numbers (and the tracking requests that show
-them), tracking requests' `ref_number`, definitions and options created, edited or removed."""
+them), tracking requests' reference numbers after a `ref_number` edit, definitions and options
+created, edited or removed."""
 
 from __future__ import annotations
 
@@ -48,6 +49,18 @@ def _shipment_list(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -
     _update(con, f"UPDATE tracking_requests SET {column} = $values, $stamped WHERE tracked_object_id = $id", values, stamp)
 
 
+def _tracking_request_refs(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -> None:
+    """A request's reference numbers as its answer showed them: the request's and its shipment's."""
+    resource = change.payload.get("resource") or {}
+    shown = (resource.get("attributes") or {}).get("ref_numbers")
+    values = {"values": list(shown) if isinstance(shown, list) else None, "id": change.entity_id}
+    if values["values"] is None:
+        return
+    _update(con, "UPDATE tracking_requests SET ref_numbers = $values, $stamped WHERE id = $id", values, stamp)
+    sql = "UPDATE shipments SET ref_numbers = $values, $stamped WHERE id = (SELECT tracked_object_id FROM tracking_requests WHERE id = $id)"
+    _update(con, sql, values, stamp)
+
+
 def _definition_update(con: duckdb.DuckDBPyConnection, change: Change, stamp: str) -> None:
     for name, value in (change.after or {}).items():
         stored: Any = dumps_or_null(value) if name in JSON_ATTRIBUTES else value
@@ -65,8 +78,7 @@ def reflect(con: duckdb.DuckDBPyConnection, applied: Sequence[Change], *, run_id
         elif change.target == "shipment":
             _shipment_list(con, change, observed_at)
         elif change.target == "tracking_request":
-            sql = "UPDATE tracking_requests SET ref_number = $value, $stamped WHERE id = $id"
-            _update(con, sql, {"value": change.after, "id": change.entity_id}, observed_at)
+            _tracking_request_refs(con, change, observed_at)
         elif change.target == "definition" and change.action == "create" and resource:
             merge(batch, definition_columns([resource], observed_at=observed_at))
             options = change.payload.get("options_created", [])

@@ -2,8 +2,9 @@
 
 Values: created ones deleted, changed ones patched back, removed ones created again. A shipment's
 tags and reference numbers: what the run added taken out and what it removed put back, against the
-lists as they are now (what others changed since stays). A tracking request's `ref_number`:
-patched back. Definitions: created ones deleted, edited ones patched back; options: created ones
+lists as they are now (what others changed since stays). A tracking request's `ref_number` (which
+the service adds to its shipment's reference numbers and cannot clear): the number taken out of the
+shipment's `ref_numbers`, the same way. Definitions: created ones deleted, edited ones patched back; options: created ones
 deleted, relabelled or moved ones patched back, removed ones created again.
 """
 
@@ -71,6 +72,17 @@ def _older_tracking_edit(image: dict[str, Any], row: int, shipment_id: str | Non
     return changes
 
 
+def _reference_number_edit(row: int, shipment_id: str | None, shown: Any, number: str, tr_id: str) -> list[Change]:
+    """Undo of a request's `ref_number`: take the number out of its shipment's reference numbers."""
+    if not shipment_id:
+        detail = "the request tracks no shipment whose reference numbers could be changed back; left as it is"
+        return [Change(row, "tracking_request", tr_id, "ref_number", "skip", status="failed", detail=detail)]
+    before = [str(n) for n in shown] if isinstance(shown, list) else []
+    applied = before if number in before else [*before, number]
+    delta = {"delta": True}
+    return [Change(row, "shipment", shipment_id, "ref_numbers", "update", applied, before, shipment_id, payload=delta, target="shipment")]
+
+
 def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -> list[Change]:
     """The changes that restore one before-image."""
     before, after = loads(image["before"]), loads(image["after"])
@@ -78,6 +90,8 @@ def reverse(image: dict[str, Any], row: int, shipments: dict[str, str | None]) -
     target = target_of(image["kind"], entity_type)
     if target == "tracking_request" and isinstance(after, dict):
         return _older_tracking_edit(image, row, shipments.get(entity_id), before or {}, after)
+    if target == "tracking_request" and field == "ref_number" and isinstance(after, str):
+        return _reference_number_edit(row, shipments.get(entity_id), before, after, entity_id)
     action = UNDO_ACTION[image["action"]]
     payload: dict[str, Any] = {}
     if target == "shipment":

@@ -176,3 +176,15 @@ def drop_webhook_header_values(con: duckdb.DuckDBPyConnection) -> None:
         except orjson.JSONDecodeError:
             listed = None
         con.execute("UPDATE webhooks SET headers = CAST(? AS JSON) WHERE id = ?", [dumps(header_names(listed)), webhook_id])
+
+
+def email_senders_as_lists(con: duckdb.DuckDBPyConnection) -> None:
+    """Schema 11: an email submission's `from` is a list of addresses, like `to` (api-facts); older
+    files typed it as one text, always empty, since the service sends a list."""
+    found = con.execute(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = 'email_submissions' AND column_name = 'from'"
+    ).fetchone()
+    if found is not None and found[0] == "VARCHAR":
+        con.execute(
+            'ALTER TABLE email_submissions ALTER COLUMN "from" TYPE VARCHAR[] USING CASE WHEN "from" IS NULL THEN NULL ELSE ["from"] END'
+        )

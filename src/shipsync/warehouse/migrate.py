@@ -22,6 +22,7 @@ from sqlalchemy.schema import CreateTable
 from shipsync.warehouse.data_steps import (
     changed_when_synced,
     drop_webhook_header_values,
+    email_senders_as_lists,
     tracking_request_tags_from_shipments,
     typed_resources,
 )
@@ -37,6 +38,7 @@ DATA_STEPS: tuple[tuple[int, Callable[[duckdb.DuckDBPyConnection], None]], ...] 
     (8, drop_webhook_header_values),
     (9, typed_resources),
     (10, changed_when_synced),
+    (11, email_senders_as_lists),
 )
 
 

@@ -22,7 +22,7 @@ from shipsync.warehouse import schema_events  # noqa: F401  (registers the event
 from shipsync.warehouse.declared_tables import create_declared_tables
 from shipsync.warehouse.schema_columns import json_field, strings, ts
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 
 class SyncRunRow(SQLModel, table=True):

@@ -130,7 +130,18 @@ def test_every_kind_fills_typed_columns_with_what_it_carried(deliveries: list[De
     }
     # Every record the deliveries carried (containers with their changesets applied) is its newest copy.
     records = [r for (t, _), (_, r) in newest.items() if t in DECLARED_BY_TYPE and t not in ("transport_event", "estimated_event")]
-    assert {r["type"] for r in records} >= {"container", "shipment", "port", "terminal", "rail_terminal", "vessel", "tracking_request"}
+    assert {r["type"] for r in records} >= {
+        "container",
+        "shipment",
+        "port",
+        "terminal",
+        "rail_terminal",
+        "vessel",
+        "tracking_request",
+        "metro_area",
+        "container_created_event",
+        "container_pod_terminal_changed_event",
+    }
     assert assert_rows_hold(warehouse, records) > 0
     # Tracking requests: the status and time of the newest event about each.
     for (type_, id_), (_, resource) in newest.items():

@@ -22,7 +22,9 @@ from shipsync_sandbox.jsonapi_http import ApiProblem, json_response, problem_res
 from shipsync_sandbox.routes_containers import CONTAINER_ROUTES
 from shipsync_sandbox.routes_custom_fields import CUSTOM_FIELD_ROUTES
 from shipsync_sandbox.routes_definitions import DEFINITION_ROUTES
+from shipsync_sandbox.routes_notifications import NOTIFICATION_ROUTES
 from shipsync_sandbox.routes_read import READ_ROUTES
+from shipsync_sandbox.routes_shipments import SHIPMENT_ROUTES
 from shipsync_sandbox.routes_tracking import TRACKING_ROUTES
 from shipsync_sandbox.routes_webhooks import WEBHOOK_ROUTES
 from shipsync_sandbox.state import SandboxOptions, SandboxState
@@ -30,7 +32,16 @@ from shipsync_sandbox.world import Account
 
 access_log = logging.getLogger("shipsync_sandbox")
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
-API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *CONTAINER_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
+API_ROUTES = [
+    *READ_ROUTES,
+    *TRACKING_ROUTES,
+    *SHIPMENT_ROUTES,
+    *CONTAINER_ROUTES,
+    *DEFINITION_ROUTES,
+    *CUSTOM_FIELD_ROUTES,
+    *WEBHOOK_ROUTES,
+    *NOTIFICATION_ROUTES,
+]
 MAX_SIMULATED_CONTAINERS = 10_000
 
 

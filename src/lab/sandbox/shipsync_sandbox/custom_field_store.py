@@ -1,7 +1,9 @@
-"""The custom field values a large sandbox account is seeded with (`--custom-field-values N`)."""
+"""An account's custom field values: a value as the service answers it, checked against its
+definition and options, and the values a large account is seeded with (`--custom-field-values N`)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -9,6 +11,26 @@ from shipsync_sandbox.resources import Resource, serial_id, stable_id
 from shipsync_sandbox.timeline import iso
 from shipsync_sandbox.value_rules import display_value
 from shipsync_sandbox.world import Account, World
+
+
+def custom_field_resource(definition: Resource, entity: tuple[str, str], value: Any, display: str, value_id: str | None = None) -> Resource:
+    """A value of `definition` on `entity` as the service answers it (checked by the caller)."""
+    value_id = value_id or str(uuid.uuid4())
+    return {
+        "id": value_id,
+        "type": "custom_field",
+        "attributes": {"api_slug": definition["attributes"]["api_slug"], "value": value, "display_value": display},
+        "relationships": {
+            "entity": {"data": {"type": entity[0], "id": entity[1]}},
+            "definition": {"data": {"type": "custom_field_definition", "id": definition["id"]}},
+        },
+        "links": {"self": f"/v2/custom_fields/{value_id}"},
+    }
+
+
+def shown_as(world: World, account: Account, definition: Resource, value: Any) -> str:
+    """The value's `display_value`, or ValueRefused (`value_rules.py`) when its definition refuses it."""
+    return display_value(value, definition["attributes"], _options_of(world, account, definition))
 
 
 def _sample(data_type: str, options: list[str], k: int, epoch: datetime) -> Any:
@@ -63,20 +85,8 @@ def seed_values(world: World, account: Account, count: int, *, seed: int, index:
                     return
                 value = _sample(definition["attributes"]["data_type"], options, k, account.epoch)
                 value_id = serial_id(base, k)
-                store[value_id] = {
-                    "id": value_id,
-                    "type": "custom_field",
-                    "attributes": {
-                        "api_slug": definition["attributes"]["api_slug"],
-                        "value": value,
-                        "display_value": display_value(value, definition["attributes"], options),
-                    },
-                    "relationships": {
-                        "entity": {"data": {"type": kind, "id": record["id"]}},
-                        "definition": {"data": {"type": "custom_field_definition", "id": definition["id"]}},
-                    },
-                    "links": {"self": f"/v2/custom_fields/{value_id}"},
-                }
+                display = display_value(value, definition["attributes"], options)
+                store[value_id] = custom_field_resource(definition, (kind, record["id"]), value, display, value_id)
                 k += 1
     if k < count:
         raise ValueError(f"{count} custom field values do not fit on this account's containers and shipments (at most {k})")

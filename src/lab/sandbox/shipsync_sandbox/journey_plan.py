@@ -131,8 +131,7 @@ def _plan_container(
         if holds:
             steps.append(Step("container.transport.not_available", discharged + HOUR, place, facility, data_source="terminal"))
     available = max(ready, released or ready)
-    # The railway reports availability at an inland ramp, as the real service's `rail` data source.
-    steps.append(Step("container.transport.available", available, place, facility, data_source="rail" if rail else "terminal"))
+    steps.append(Step("container.transport.available", available, place, facility, data_source="terminal"))
     extended = (available + _hours(rng, 12, 30), last_free_day + 2 * DAY) if rng.random() < 0.2 else None
     full_out = available + _hours(rng, 10, 150)
     delivered = full_out + _hours(rng, 3, 20)

@@ -198,10 +198,12 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "rail_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if on_rail else None,
     }
     pod_terminal = shipment.pod_terminal_as_of(now)
-    facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", pod_terminal)
     relationships = {
         "pod_terminal": {"data": {"type": "terminal", "id": pod_terminal}},
-        "pickup_facility": {"data": {"type": facility[0], "id": facility[1]} if facility[1] else None},
+        # The reference types a pickup facility `terminal`: a box picked up at an inland rail ramp
+        # names none here (its ramp is its transport events' `terminal` and the shipment's
+        # destination terminal).
+        "pickup_facility": {"data": None if rail else {"type": "terminal", "id": pod_terminal}},
         "transport_events": {"data": [{"type": "transport_event", "id": event_id(plan, s)} for s in past if is_transport(s)]},
         "raw_events": {"data": []},
     }

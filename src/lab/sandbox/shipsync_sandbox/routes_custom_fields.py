@@ -9,29 +9,28 @@ a second value for the same entity and slug is refused (422 at `/data/attributes
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from shipsync_sandbox.custom_field_store import custom_field_resource, shown_as
 from shipsync_sandbox.entities import ENTITY_OF_ROUTE, GENERIC_ROUTE_ENTITIES, value_type_of
 from shipsync_sandbox.jsonapi_http import paged, read_document, single, to_one, unprocessable
 from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_definitions import required_text
 from shipsync_sandbox.routes_read import found, not_found
 from shipsync_sandbox.state import account_of, state_of
-from shipsync_sandbox.value_rules import ValueRefused, display_value
+from shipsync_sandbox.value_rules import ValueRefused
 from shipsync_sandbox.world import Account, World
 
 ENTITY_TYPE_NAMES = {"shipment": "shipment", "container": "container", "cargo": "container", "tracking_request": "tracking_request"}
 
 
 def _checked(world: World, account: Account, definition: Resource, value: Any) -> str:
-    options = [o["attributes"]["value"] for o in world.options_of(account, definition["id"])]
     try:
-        return display_value(value, definition["attributes"], options)
+        return shown_as(world, account, definition, value)
     except ValueRefused as refused:
         raise unprocessable(f"value {refused}", "/data/attributes/value") from None
 
@@ -59,21 +58,6 @@ def _create(request: Request, entity: tuple[str, str], attributes: dict[str, Any
     custom_field = custom_field_resource(definition, entity, attributes["value"], display)
     account.custom_fields[custom_field["id"]] = custom_field
     return custom_field
-
-
-def custom_field_resource(definition: Resource, entity: tuple[str, str], value: Any, display: str) -> Resource:
-    """A value of `definition` on `entity` as the service answers it (checked by the caller)."""
-    cf_id = str(uuid.uuid4())
-    return {
-        "id": cf_id,
-        "type": "custom_field",
-        "attributes": {"api_slug": definition["attributes"]["api_slug"], "value": value, "display_value": display},
-        "relationships": {
-            "entity": {"data": {"type": entity[0], "id": entity[1]}},
-            "definition": {"data": {"type": "custom_field_definition", "id": definition["id"]}},
-        },
-        "links": {"self": f"/v2/custom_fields/{cf_id}"},
-    }
 
 
 def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]) -> Resource:

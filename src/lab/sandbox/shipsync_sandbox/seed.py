@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from shipsync_sandbox.carriers import CARRIER_NAMES, CARRIERS, SHORT_NAMES, shipping_line_resources
+from shipsync_sandbox.container_numbers import check_digit
 from shipsync_sandbox.custom_field_store import seed_values
 from shipsync_sandbox.document_store import DocumentStore, spacing_for
 from shipsync_sandbox.journey_plan import PlanBook
@@ -40,17 +41,6 @@ from shipsync_sandbox.world import Account, World
 COMPANY_NAMES = ("Acme Imports", "Globex Logistics", "Initech Supply", "Umbrella Trading", "Stark Freight")
 # What the service calls `open top`; drawn as one token so the seeded draws stay the same.
 EQUIPMENT_TYPES = {"open_top": "open top"}
-
-
-# ISO 6346: letters count from 10 up, skipping the multiples of 11 (A=10, B=12, ..., Z=38).
-LETTER_VALUES = dict(zip(string.ascii_uppercase, (n for n in range(10, 39) if n % 11), strict=True))
-
-
-def check_digit(owner_and_serial: str) -> int:
-    """ISO 6346's check digit: each of the ten characters weighted by 2 to its position, the sum
-    modulo 11 (10 counting as 0)."""
-    total = sum((LETTER_VALUES[c] if c.isalpha() else int(c)) << i for i, c in enumerate(owner_and_serial))
-    return total % 11 % 10
 
 
 def container_number(rng: random.Random) -> str:
@@ -196,15 +186,35 @@ def shipment_resource(rng: random.Random, epoch: datetime, seed: int, account: i
     bill = f"{scac}{rng.randrange(10**9):09d}"
     eta = departed + timedelta(days=rng.randint(14, 35))
     ref = f"REF-{rng.randrange(10**5):05d}"
+    route = Route(pol, pod, destination, departed, eta)
+    customer = COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None
+    return shipment_of(stable_id("shipment", seed, account, n), bill, scac, route, [ref], customer)
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a shipment goes and when it was to leave and arrive (its journey is planned from these)."""
+
+    pol: str
+    pod: str
+    destination: str
+    departed: datetime
+    eta: datetime
+
+
+def shipment_of(shipment_id: str, bill: str, scac: str, route: Route, ref_numbers: list[str], customer_name: str | None) -> Resource:
+    """A shipment as stored: the journey's times are served from its plan (`journey_state.py`)."""
+    pol, pod, destination, departed, eta = route.pol, route.pod, route.destination, route.departed, route.eta
+    inland_eta = iso(eta + timedelta(days=5)) if destination != pod else None
     return {
-        "id": stable_id("shipment", seed, account, n),
+        "id": shipment_id,
         "type": "shipment",
         "attributes": {
             "bill_of_lading_number": bill,
             "normalized_number": bill[4:],
-            "ref_numbers": [ref],
+            "ref_numbers": ref_numbers,
             "tags": [],
-            "customer_name": COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None,
+            "customer_name": customer_name,
             "created_at": iso(departed - timedelta(days=3)),
             "shipping_line_scac": scac,
             "shipping_line_name": CARRIER_NAMES[scac],
@@ -221,8 +231,8 @@ def shipment_resource(rng: random.Random, epoch: datetime, seed: int, account: i
             "pod_original_eta_at": iso(eta),
             "pol_original_etd_at": iso(departed),
             "pod_ata_at": None,
-            "destination_eta_at": iso(eta + timedelta(days=5)) if destination != pod else None,
-            "destination_original_eta_at": iso(eta + timedelta(days=5)) if destination != pod else None,
+            "destination_eta_at": inland_eta,
+            "destination_original_eta_at": inland_eta,
             "destination_ata_at": None,
             "pol_timezone": place_time_zone(pol),
             "pod_timezone": place_time_zone(pod),
@@ -233,7 +243,7 @@ def shipment_resource(rng: random.Random, epoch: datetime, seed: int, account: i
             "line_tracking_stopped_reason": None,
         },
         "relationships": {},
-        "links": {"self": f"/v2/shipments/{stable_id('shipment', seed, account, n)}"},
+        "links": {"self": f"/v2/shipments/{shipment_id}"},
     }
 
 
@@ -285,7 +295,6 @@ def tracking_request_resource(rng: random.Random, epoch: datetime, seed: int, in
             "scac": shipment["attributes"]["shipping_line_scac"],
             "created_at": iso(created),
             "updated_at": iso(created + timedelta(hours=1)),
-            "ref_number": None,
             "failed_reason": failed_reason,
             "is_retrying": retrying,
             "retry_count": retries,

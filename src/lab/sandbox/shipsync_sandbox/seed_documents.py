@@ -90,7 +90,7 @@ def email_submission_resource(
         "attributes": {
             "subject": f"{doc_type.replace('_', ' ').title()} {d}",
             "body": f"Please find the {doc_type.replace('_', ' ')} attached.",
-            "from": f"docs+{d}@forwarder.example.com",
+            "from": [f"docs+{d}@forwarder.example.com"],
             "to": [f"docs@{domain}.example.com"],
             "cc": [f"ops@{domain}.example.com"] if d % 4 == 0 else [],
             "references": [f"<{d - 1}.{index}@forwarder.example.com>"] if d % 6 == 5 else [],

@@ -34,6 +34,8 @@ class SandboxOptions:
     latency_ms: float = 0.0
     # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
     delivery_retry_base_s: float = 0.5
+    # How long a new tracking request stays pending before it settles (carrier detection, the line's answer).
+    tracking_delay_s: float = 2.0
     # Per API key, the webhook event kinds its plan offers (`GET /webhooks/events`); others get all 43.
     plans: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # The moment the world starts at (`timeline.py`): its journeys, last free days and ETAs are

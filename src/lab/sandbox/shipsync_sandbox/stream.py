@@ -36,6 +36,6 @@ def document_pages(total: int, *, page_size: int = 100, seed: int = 7, start: da
                 account.add_related(resource)
         yield {
             "data": documents,
-            "included": related_of(account, documents, list(INCLUDABLE)),
+            "included": related_of(account, documents, list(INCLUDABLE), "documents"),
             "links": {"self": f"/v2/documents?page[number]={offset // page_size + 1}"},
         }

@@ -11,15 +11,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from shipsync_sandbox.custom_field_index import CustomFieldStore
 from shipsync_sandbox.event_kinds import EVENT_KINDS
+from shipsync_sandbox.notification_log import NotificationLog
 from shipsync_sandbox.resources import Resource
 
 if TYPE_CHECKING:
     from shipsync_sandbox.journey_model import ShipmentPlan
     from shipsync_sandbox.places import Places
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What a new tracking request carries until its shipment exists (api-facts: `ref_numbers`,
+    `shipment_tags` and `initial_custom_fields` are applied once the request succeeds)."""
+
+    ref_numbers: tuple[str, ...]
+    shipment_tags: tuple[str, ...]
+    shipment_fields: tuple[tuple[str, Any], ...]  # (api_slug, value)
+    container_fields: tuple[tuple[str, Any, str], ...]  # (api_slug, value, container number or "" for all)
+    auto_detect: bool
 
 
 @dataclass
@@ -39,6 +52,12 @@ class Account:
     options: dict[str, list[Resource]] = field(default_factory=dict)
     custom_fields: CustomFieldStore = field(default_factory=CustomFieldStore)
     webhooks: dict[str, Resource] = field(default_factory=dict)
+    # Every notification sent to the account's webhooks, and how its delivery went.
+    notifications: NotificationLog = field(default_factory=NotificationLog)
+    # What each tracking request made through the API brings its shipment once it succeeds.
+    staged: dict[str, Staged] = field(default_factory=dict)
+    # Shipments whose tracking a user stopped (`PATCH /shipments/{id}/stop_tracking`): when.
+    stopped: dict[str, datetime] = field(default_factory=dict)
     # The webhook event kinds this account may subscribe to (its plan); all 43 by default.
     event_kinds: tuple[str, ...] = EVENT_KINDS
     # What the account's requests did, for its own `/_admin/stats`.
