@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.event_kinds import EVENT_KINDS
@@ -22,30 +20,13 @@ from shipsync.config import RateLimit
 from shipsync.errors import ApiError
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate
+from support.contract_schemas import SCHEMAS, answer_validator
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1
 
-SCHEMAS = Path(__file__).parent / "schemas"
-BASE = "https://shipsync.test/schemas/"
-
-
-def registry() -> Registry:
-    resources = []
-    for path in sorted(SCHEMAS.glob("*.json")):
-        contents = json.loads(path.read_text())
-        resources.append((contents["$id"], Resource.from_contents(contents)))
-    return Registry().with_resources(resources)
-
-
-REGISTRY = registry()
-
-
-def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator({"$ref": f"{BASE}documents.json#/$defs/{name}"}, registry=REGISTRY)
-
 
 def problems(name: str, body: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator(name).iter_errors(body)]
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in answer_validator(name).iter_errors(body)]
 
 
 def kind_of(status: int, body: Any) -> str:

@@ -18,23 +18,19 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
 
 from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
 from shipsync_sandbox.app import API_ROUTES
 from shipsync_sandbox.event_kinds import EVENT_KINDS
 from shipsync_sandbox.journeys import simulate
+from support.contract_schemas import BASE, answer_validator, validator
 from support.get_walk import Answer, walk
 from support.sandboxes import K1
 
-SCHEMAS = Path(__file__).parent / "schemas"
-BASE = "https://shipsync.test/schemas/"
 GOAL = 0.95
 
 
@@ -86,17 +82,6 @@ OPERATIONS: dict[str, Shape] = {
 }
 
 
-def _registry() -> Registry:
-    resources = []
-    for path in sorted(SCHEMAS.glob("*.json")):
-        contents = json.loads(path.read_text())
-        resources.append((contents["$id"], Resource.from_contents(contents)))
-    return Registry().with_resources(resources)
-
-
-REGISTRY = _registry()
-
-
 def _of_types(types: tuple[str, ...]) -> dict[str, Any]:
     return {"properties": {"type": {"enum": list(types)}}}
 
@@ -112,8 +97,8 @@ def schema_of(shape: Shape) -> dict[str, Any]:
     }
 
 
-VALIDATORS = {name: Draft202012Validator(schema_of(shape), registry=REGISTRY) for name, shape in OPERATIONS.items()}
-ERRORS = Draft202012Validator({"$ref": f"{BASE}documents.json#/$defs/errors"}, registry=REGISTRY)
+VALIDATORS = {name: validator(schema_of(shape)) for name, shape in OPERATIONS.items()}
+ERRORS = answer_validator("errors")
 
 
 def problems_of(answer: Answer) -> list[str]:
