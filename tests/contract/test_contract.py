@@ -16,10 +16,10 @@ from jsonschema import Draft202012Validator
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
-from shipsync.config import RateLimit
 from shipsync.errors import ApiError
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate
+from shipsync_sandbox.limits import RateLimit
 from support.contract_schemas import SCHEMAS, answer_validator
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1

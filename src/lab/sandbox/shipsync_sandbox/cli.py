@@ -31,6 +31,9 @@ def serve(
     rate_limit: str = typer.Option("100/60", help="REQUESTS/SECONDS per key, rolling window; 0 turns it off."),
     fault_rate: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."),
     latency_ms: float = typer.Option(0.0, min=0.0, help="Added latency per request (jittered 0.5x to 1.5x)."),
+    tracking_delay: float = typer.Option(
+        2.0, min=0.0, help="Seconds a new tracking request stays pending before it settles (carrier detection, the line's answer)."
+    ),
     start: datetime | None = typer.Option(
         None,
         envvar="SHIPSYNC_SANDBOX_START",
@@ -67,6 +70,7 @@ def serve(
         rate_limit=limit,
         fault_rate=fault_rate,
         latency_ms=latency_ms,
+        tracking_delay_s=tracking_delay,
         start=start,
     )
     handler = logging.StreamHandler(sys.stdout)

@@ -19,7 +19,6 @@ staged, and the account's webhooks hear `tracking_request.succeeded` or `trackin
 from __future__ import annotations
 
 import random
-import uuid
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -172,7 +171,8 @@ def now_iso() -> str:
 
 def open_request(account: Account, new: NewRequest) -> Resource:
     """The request as created: pending, its carrier null while it is being detected."""
-    request_id = str(uuid.uuid4())
+    # Drawn from what it asks for and how many came before: the same calls make the same world.
+    request_id = stable_id("tracking_request", "api", account.id, len(account.tracking_requests), new.request_number)
     created = now_iso()
     request = {
         "id": request_id,
@@ -227,12 +227,13 @@ def _fail(request: Resource, reason: str) -> None:
 
 
 def _new_shipment(world: World, account: Account, request: Resource, staged: Staged) -> Resource:
-    """The line's shipment for the request: departed some days ago, so it is on its way now."""
+    """The line's shipment for the request: it left days ago and arrives in two weeks or more (a
+    journey is at least 14 days), so it is on its way now."""
     attributes = request["attributes"]
     rng = random.Random(f"tracked/{request['id']}")
     pod = rng.choice(US_PORT_LOCODES)
     route_draw = (rng.choice(ORIGIN_LOCODES), pod, rng.choice(INLAND_LOCODES) if rng.random() < 0.3 else pod)
-    departed = account.clock.replace(minute=0, second=0, microsecond=0) - timedelta(days=rng.randint(2, 20))
+    departed = account.clock.replace(minute=0, second=0, microsecond=0) - timedelta(days=rng.randint(2, 9))
     route = Route(*route_draw, departed, departed + timedelta(days=rng.randint(14, 35)))
     scac = attributes["scac"]
     is_container = attributes["request_type"] == "container"
