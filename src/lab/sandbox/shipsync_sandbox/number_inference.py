@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from shipsync_sandbox.carriers import SHIPPING_LINES
+from shipsync_sandbox.carriers import SHIPPING_LINES, line_of, tracks
 from shipsync_sandbox.container_numbers import check_digit_passes, looks_like_container
 from shipsync_sandbox.resources import stable_id
 
@@ -43,11 +43,8 @@ class Guess:
 
 
 def _owner_of(prefix: str) -> tuple[str, str] | None:
-    """The line whose SCAC, or one of whose alternative SCACs, is `prefix`."""
-    for scac, name, _, alternatives, *_ in SHIPPING_LINES:
-        if prefix == scac or prefix in alternatives:
-            return scac, name
-    return None
+    line = line_of(prefix)
+    return (line[0], line[1]) if line else None
 
 
 def guess(text: str) -> Guess:
@@ -59,7 +56,7 @@ def guess(text: str) -> Guess:
         decision = "auto_select" if owner and passed else "needs_confirmation" if owner else "no_prediction"
         return Guess("container", "container", passed, passed, decision, candidates)
     if BOOKING.match(number):
-        lines = tuple((scac, name, 0.3) for scac, name, _, _, _, booking, _ in SHIPPING_LINES if booking)
+        lines = tuple((line[0], line[1], 0.3) for line in SHIPPING_LINES if tracks(line, "booking_number"))
         return Guess("booking", "booking_number", None, None, "needs_confirmation", lines)
     if BILL.match(number):
         owner = _owner_of(number[:4])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shipsync_sandbox.carriers import SHIPPING_LINES
+from shipsync_sandbox.carriers import line_of, tracks
 from shipsync_sandbox.container_numbers import check_digit_passes
 from shipsync_sandbox.custom_field_store import custom_field_resource, shown_as
 from shipsync_sandbox.entities import value_type_of
@@ -39,7 +39,6 @@ from shipsync_sandbox.world import Account, Staged, World
 REQUEST_TYPES = ("bill_of_lading", "booking_number", "container")
 # A request in one of these is tracking its number: a second one for the same number and carrier is a duplicate.
 ACTIVE = ("pending", "awaiting_manifest", "created")
-_SUPPORT_COLUMN = {"bill_of_lading": 4, "booking_number": 5, "container": 6}  # in carriers.SHIPPING_LINES
 ATTRIBUTES = ("request_type", "request_number", "scac", "auto_detect_vocc_scac", "ref_numbers", "shipment_tags", "initial_custom_fields")
 
 
@@ -70,11 +69,6 @@ def _strings(attributes: dict[str, Any], name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
-def line_of(scac: str) -> tuple[str, str, str, tuple[str, ...], bool, bool, bool] | None:
-    """The shipping line a SCAC (or one of its alternatives) names."""
-    return next((line for line in SHIPPING_LINES if scac in (line[0], *line[3])), None)
-
-
 def _carrier(attributes: dict[str, Any], request_type: str) -> str | None:
     detect = attributes.get("auto_detect_vocc_scac", False)
     if not isinstance(detect, bool):
@@ -89,7 +83,7 @@ def _carrier(attributes: dict[str, Any], request_type: str) -> str | None:
     line = line_of(scac.strip().upper())
     if line is None:
         raise unprocessable(f"Scac '{scac}' is not recognized", "/data/attributes/scac")
-    if not line[_SUPPORT_COLUMN[request_type]]:
+    if not tracks(line, request_type):
         raise unprocessable(
             f"Scac '{scac}' is not supported for {request_type.replace('_', ' ')} tracking by {line[1]}", "/data/attributes/scac"
         )

@@ -121,6 +121,7 @@ def _applies_rules(display: str, validation: Any) -> None:
         raise ValueRefused(f"is too long ({len(display)} characters; at most {most})")
     pattern = _rule(validation, "pattern")
     if isinstance(pattern, str) and pattern:
+        # Python's own engine: the lab's sandbox checks the patterns its users define, on their machine.
         try:
             matches = re.fullmatch(pattern, display) is not None
         except re.error:
