@@ -141,7 +141,7 @@ def test_tracking_requests_edit_the_shipment_tags_and_the_request_ref_number(
     original_refs = list(shipment["attributes"]["ref_numbers"])
     number = target["attributes"]["request_number"]
     rows = [
-        ["Request Number", "tags_add", "tags_remove", "ref_numbers", "ref_number"],
+        ["Request Number", "tags_add", "tags_remove", "ref_numbers_add", "ref_number"],
         [number, "vip", "seeded", "A | B", "REQ-1"],
         ["NOPE-1", "x", "", "", ""],
         [number.lower(), "", "", "", "REQ-2"],
@@ -149,18 +149,19 @@ def test_tracking_requests_edit_the_shipment_tags_and_the_request_ref_number(
     report = apply_file(settings, "tracking-requests", write_csv(tmp_path / "tr.csv", rows))
     assert report.counts["applied"] == 3  # the shipment's tags and ref_numbers, the request's ref_number
     assert shipment["attributes"]["tags"] == ["from-the-app", "vip"]
-    assert shipment["attributes"]["ref_numbers"] == ["A", "B"] and target["attributes"]["ref_number"] == "REQ-1"
+    # The request's ref_number joins its shipment's reference numbers (the answers carry no `ref_number`).
+    assert shipment["attributes"]["ref_numbers"] == [*original_refs, "A", "B", "REQ-1"]
     assert {(p.row, p.column) for p in report.problems} == {(3, "request_number"), (4, "request_number")}
     con = analyst(settings.warehouse)
-    stored = con.execute("SELECT tags, ref_numbers, ref_number FROM tracking_requests WHERE id = ?", [target["id"]]).fetchone()
+    stored = con.execute("SELECT tags, ref_numbers FROM tracking_requests WHERE id = ?", [target["id"]]).fetchone()
     con.close()
-    assert stored == (["from-the-app", "vip"], ["A", "B"], "REQ-1")
-    assert apply_file(settings, "tracking-requests", tmp_path / "tr.csv").writes == 0
+    assert stored == (["from-the-app", "vip"], [*original_refs, "A", "B", "REQ-1"])
+    assert apply_file(settings, "tracking-requests", tmp_path / "tr.csv").writes == 0  # REQ-1 is shown: not sent again
     shipment["attributes"]["tags"] = [*shipment["attributes"]["tags"], "later"]  # someone else, after the run
     undo = undo_run(settings, report.run_id)
     assert undo.counts["applied"] == 3
     assert shipment["attributes"]["tags"] == ["from-the-app", "later", "seeded"]  # ours taken back, theirs kept
-    assert shipment["attributes"]["ref_numbers"] == original_refs and target["attributes"]["ref_number"] is None
+    assert shipment["attributes"]["ref_numbers"] == original_refs  # REQ-1 taken out of them, never a null sent
 
 
 def test_tracking_request_columns_the_api_cannot_change_reject_the_file(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:

@@ -71,9 +71,9 @@ async def test_the_sandbox_takes_shipment_or_container_and_keeps_unknown_rules(s
             entity_type="Shipment", api_slug="x2", display_name="X", data_type="short_text", validation=rules
         )
         assert made.validation == rules and (await client.custom_field_definitions.get(made.id)).validation == rules
-        with pytest.raises(ValidationError) as bad_rule:
-            await client.custom_field_definitions.update(made.id, {"validation": {"max_length": "twelve"}})
-        assert bad_rule.value.errors[0].pointer == "/data/attributes/validation/max_length"
+        # The reference states no rule's structure: one the service cannot use is kept, not refused.
+        kept = await client.custom_field_definitions.update(made.id, {"validation": {"max_length": "twelve"}})
+        assert kept.validation == {"max_length": "twelve"}
 
 
 def test_definitions_and_options_are_edited_and_undone(sandbox: RunningSandbox, settings: Settings, tmp_path: Path) -> None:
@@ -123,3 +123,28 @@ def test_odd_rule_values_never_crash_planning(make_sandbox: SandboxFactory, ware
     rows = [["container_number", "po_number", "priority"], [containers[0], "lower case ok", "high"], [containers[1], "PO-2", "rush"]]
     report = apply_file(settings, "custom-fields", write_csv(tmp_path / "v.csv", rows))
     assert report.counts["applied"] == 3 and [(p.row, p.column) for p in report.problems] == [(3, "priority")]
+
+
+def test_only_the_services_rules_are_checked_locally_and_its_refusals_show_their_pointer(
+    sandbox: RunningSandbox, settings: Settings, tmp_path: Path
+) -> None:
+    """Issue 28, item 1: slugs the service takes (`PO-Number`, `1st_field`, 65 characters), an enum
+    without options and a max_length the service keeps are sent and created; what the service
+    refuses is its 422, shown on the row with the member it points at."""
+    long_slug = "s" * 65
+    rows = [
+        HEADER,
+        ["Container", "PO-Number", "PO Number", "short_text", "", "", ""],
+        ["Container", "1st_field", "First", "short_text", "", "", ""],
+        ["Shipment", long_slug, "Long", "short_text", "", "", ""],
+        ["Container", "bare_enum", "Bare", "enum", "", "twelve", ""],
+        ["Container", "colour", "Colour", "colour", "", "", ""],
+    ]
+    report = apply_file(settings, "custom-field-definitions", write_csv(tmp_path / "d.csv", rows))
+    assert report.problems == []
+    assert {c.row: c.status for c in report.changes} == {2: "applied", 3: "applied", 4: "applied", 5: "applied", 6: "failed"}
+    for slug in ("PO-Number", "1st_field", long_slug, "bare_enum"):
+        assert definition(sandbox, slug)["attributes"]["api_slug"] == slug
+    assert definition(sandbox, "bare_enum")["attributes"]["validation"] == {"max_length": "twelve"}
+    refused = next(c for c in report.changes if c.row == 6)
+    assert "data_type must be one of" in refused.detail and "at /data/attributes/data_type" in refused.detail

@@ -16,27 +16,31 @@ REFRESHED = "2026-01-01T00:00:00+00:00"  # the apply's refresh read the request 
 DELIVERED = "2026-01-01T00:05:00+00:00"  # a delivery created after that read, before the write
 
 
-def request(ref_number: str, tags: list[str]) -> dict[str, object]:
+def request(ref_numbers: list[str], tags: list[str]) -> dict[str, object]:
     return {
         "id": "tr-1",
         "type": "tracking_request",
-        "attributes": {"request_number": "MAEU1", "ref_number": ref_number, "shipment_tags": tags, "status": "created"},
+        "attributes": {"request_number": "MAEU1", "ref_numbers": ref_numbers, "shipment_tags": tags, "status": "created"},
         "relationships": {"tracked_object": {"data": {"type": "shipment", "id": "s-1"}}},
     }
 
 
 def test_a_delivery_from_before_the_write_does_not_undo_it(tmp_path: Path) -> None:
     warehouse = tmp_path / "w"
-    write_now(warehouse, declared_tables_batch(TrackingRequest, [request("REQ-1", ["a"])], observed_at=REFRESHED))
+    write_now(warehouse, declared_tables_batch(TrackingRequest, [request(["REQ-1"], ["a"])], observed_at=REFRESHED))
+    # The request's answer to `ref_number` REQ-2 shows it among its (its shipment's) reference numbers.
+    answer = {"resource": {"id": "tr-1", "type": "tracking_request", "attributes": {"ref_numbers": ["REQ-1", "REQ-2"]}}}
     applied = [
-        Change(2, "tracking_request", "tr-1", "ref_number", "update", "REQ-1", "REQ-2", resource_id="tr-1", target="tracking_request"),
         Change(3, "shipment", "s-1", "tags", "update", ["a"], ["b"], resource_id="s-1", target="shipment"),
+        Change(
+            2, "tracking_request", "tr-1", "ref_number", "update", ["REQ-1"], "REQ-2", "tr-1", payload=answer, target="tracking_request"
+        ),
     ]
     with written(warehouse) as lake:
         reflect(lake, applied)
-    (row,) = rows(warehouse, "SELECT ref_number, tags, observed_at FROM tracking_requests")
-    assert (row["ref_number"], row["tags"]) == ("REQ-2", ["b"]) and row["observed_at"].isoformat() > DELIVERED
+    (row,) = rows(warehouse, "SELECT ref_numbers, tags, observed_at FROM tracking_requests")
+    assert (row["ref_numbers"], row["tags"]) == (["REQ-1", "REQ-2"], ["b"]) and row["observed_at"].isoformat() > DELIVERED
 
-    late = write_now(warehouse, declared_tables_batch(TrackingRequest, [request("REQ-1", ["a"])], observed_at=DELIVERED))
+    late = write_now(warehouse, declared_tables_batch(TrackingRequest, [request(["REQ-1"], ["a"])], observed_at=DELIVERED))
     assert late["tracking_requests"].stale == 1
-    assert rows(warehouse, "SELECT ref_number, tags FROM tracking_requests") == [{"ref_number": "REQ-2", "tags": ["b"]}]
+    assert rows(warehouse, "SELECT ref_numbers, tags FROM tracking_requests") == [{"ref_numbers": ["REQ-1", "REQ-2"], "tags": ["b"]}]

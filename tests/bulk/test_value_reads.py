@@ -14,7 +14,7 @@ import pytest
 
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings
-from shipsync_sandbox.routes_custom_fields import custom_field_resource
+from shipsync_sandbox.custom_field_store import custom_field_resource
 from shipsync_sandbox.seed import definition_resource
 from shipsync_sandbox.world import Account
 from support.lake import analyst

@@ -7,45 +7,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
 
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.event_kinds import EVENT_KINDS
-from shipsync.api.ratelimit import RateLimit
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.errors import ApiError
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate
+from shipsync_sandbox.limits import RateLimit
+from support.contract_schemas import SCHEMAS, answer_validator
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1
 
-SCHEMAS = Path(__file__).parent / "schemas"
-BASE = "https://shipsync.test/schemas/"
-
-
-def registry() -> Registry:
-    resources = []
-    for path in sorted(SCHEMAS.glob("*.json")):
-        contents = json.loads(path.read_text())
-        resources.append((contents["$id"], Resource.from_contents(contents)))
-    return Registry().with_resources(resources)
-
-
-REGISTRY = registry()
-
-
-def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator({"$ref": f"{BASE}documents.json#/$defs/{name}"}, registry=REGISTRY)
-
 
 def problems(name: str, body: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator(name).iter_errors(body)]
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in answer_validator(name).iter_errors(body)]
 
 
 def kind_of(status: int, body: Any) -> str:
@@ -83,7 +64,13 @@ async def _scenario(client: AsyncShipsyncClient, app: Any) -> None:
     [p async for p in client.shipments.list_pages(include="containers", page_size=5, max_pages=1)]
     await client.shipments.get_page(shipment_id, include="containers")
     await client.shipments.update(shipment_id, tags=["a", "b"], ref_numbers=["PO-1"])
-    await _tracking_reads(client, container_id)
+    inland_id = next(
+        c["id"]
+        for c in account.of_type("container")
+        if (box := account.plans[account.shipment_of[c["id"]]].containers[c["id"]]).rail
+        and (box.at("container.transport.rail_arrived") or account.clock) < account.clock
+    )
+    await _tracking_reads(client, container_id, inland_id)
     definitions = client.custom_field_definitions
     await definitions.list(display_name="Pri")
     made = await definitions.create(entity_type="Container", api_slug="broker", display_name="Broker", data_type="enum")
@@ -119,16 +106,17 @@ async def _scenario(client: AsyncShipsyncClient, app: Any) -> None:
             await failing
 
 
-async def _tracking_reads(client: AsyncShipsyncClient, container_id: str) -> None:
-    """Shipments, containers, their events and every place and carrier they name, with every include."""
+async def _tracking_reads(client: AsyncShipsyncClient, container_id: str, inland_id: str) -> None:
+    """Shipments, containers, their events (an inland box's name its rail ramp) and every place and
+    carrier they name, with every include."""
     shipments = [p async for p in client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), page_size=10, max_pages=2)]
     await client.shipments.get_page(shipments[0].data[0]["id"], include=",".join(SHIPMENT_INCLUDES))
     containers = [p async for p in client.containers.list_pages(include=CONTAINER_INCLUDES, page_size=10, max_pages=2)]
-    await client.containers.get_page(container_id, include=CONTAINER_INCLUDES)
-    events = await client.containers.transport_events(containers[0].data[0]["id"], include=TRANSPORT_EVENT_INCLUDES)
-    places = {(r["type"], r["id"]) for page in [*shipments, *containers, events] for r in page.included}
+    one = await client.containers.get_page(container_id, include=CONTAINER_INCLUDES)
+    events = await client.containers.transport_events(inland_id, include=TRANSPORT_EVENT_INCLUDES)
+    places = {(r["type"], r["id"]) for page in [*shipments, *containers, one, events] for r in page.included}
     for type_, id_ in sorted(places):
-        if type_ in ("port", "terminal", "rail_terminal", "vessel"):
+        if type_ in ("port", "terminal", "vessel"):  # a rail terminal has no route of its own
             await client.places.page_of(type_, id_)
     await client.places.port_page("USLAX")
     await client.shipping_lines.list_page()

@@ -142,4 +142,4 @@ def test_tracking_requests_are_incremental(sandbox: RunningSandbox, warehouse: P
     second = pull_tracking_requests(settings)
     assert second.counts["tracking_requests"].updated == 1
     assert second.counts["tracking_requests"].inserted + second.counts["tracking_requests"].unchanged == 0
-    assert count(warehouse, "SELECT count(*) FROM tracking_requests WHERE ref_number = 'incremental'") == 1
+    assert count(warehouse, "SELECT count(*) FROM tracking_requests WHERE list_contains(ref_numbers, 'incremental')") == 1

@@ -28,8 +28,13 @@ def test_pull_all_fills_every_new_table_with_what_was_served(sandbox: RunningSan
         assert rows(warehouse, f"SELECT count(*) AS n FROM {table}")[0]["n"] > 0, table
 
     async def served() -> list[dict[str, Any]]:
+        """The containers with their shipments (the listing), and some with their terminals and
+        transport events (the listing does not carry those: one container read by id does)."""
         async with sandbox.client() as client:
-            return [r async for page in client.containers.list_pages(include=CONTAINER_INCLUDES) for r in [*page.data, *page.included]]
+            found = [r async for page in client.containers.list_pages(include=CONTAINER_INCLUDES) for r in [*page.data, *page.included]]
+            for box in [r for r in found if r["type"] == "container"][:20]:
+                found += (await client.containers.get_page(box["id"], include=CONTAINER_INCLUDES)).included
+            return found
 
     resources = asyncio.run(served())
     assert {"container", "shipment", "transport_event", "terminal"} <= {r["type"] for r in resources}

@@ -24,7 +24,8 @@ from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import is_finished, segments
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
-from shipsync_sandbox.world import build_world
+from shipsync_sandbox.seed import AccountSize, build_world
+from shipsync_sandbox.timeline import REFERENCE_START
 from support.http import HTTP
 from support.lake import analyst, location
 
@@ -34,7 +35,7 @@ KILLS = 20
 
 def journey_notifications(containers: int, seed: int = 1) -> list[bytes]:
     """Real-shaped notifications from the sandbox's journeys."""
-    world = build_world(["k"], documents=max(40, containers), seed=seed)
+    world = build_world(["k"], start=REFERENCE_START, seed=seed, size=AccountSize(documents=max(40, containers)))
     bodies: list[bytes] = []
 
     def emit(account: Any, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str) -> None:

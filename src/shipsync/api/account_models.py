@@ -27,8 +27,9 @@ class TrackingRequest(Declared):
     scac: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    # The reference numbers the request shows (its shipment's): a PATCH of `ref_number` (the one
+    # attribute a caller changes) shows here; answers carry no `ref_number`.
     ref_numbers: list[str] | None = None
-    ref_number: str | None = None
     # Deliveries and newer answers carry the tracked shipment's tags as `shipment_tags`.
     tags: list[str] | None = also_sent_as("shipment_tags")
     failed_reason: str | None = None

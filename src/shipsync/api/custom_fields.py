@@ -1,8 +1,9 @@
 """Custom field values on shipments, containers and tracking requests.
 
-`POST /custom_fields` is the spec's; listing, PATCH and DELETE by id, and the per-entity routes
-`/{shipments,containers,tracking_requests}/{id}/custom_fields[/{api_slug}]` are the documented
-extensions (the per-entity ones set or clear a value by slug, without knowing its id).
+`POST /custom_fields` is the spec's, for shipments and containers only (api-facts): a value on a
+tracking request is created with `POST /tracking_requests/{id}/custom_fields`. Listing, PATCH and
+DELETE by id, and the per-entity routes `/{shipments,containers,tracking_requests}/{id}/custom_fields[/{api_slug}]`
+are the documented extensions (the per-entity ones set or clear a value by slug, without knowing its id).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from shipsync.api.account_models import CustomField
 from shipsync.api.entity_types import ROUTE_OF_ENTITY
 from shipsync.api.jsonapi import Pages, resource_document
 from shipsync.api.transport import Transport
+
+# The entities `POST /custom_fields` takes; others' values are created on their own route.
+GENERIC_ROUTE_ENTITIES = ("shipment", "container")
 
 
 def entity_path(entity_type: str, entity_id: str, api_slug: str | None = None) -> str:
@@ -31,7 +35,10 @@ class CustomFields:
         self._t = transport
 
     async def create(self, *, entity_type: str, entity_id: str, api_slug: str, value: Any) -> CustomField:
-        """`entity_type` is the relationship type: `shipment`, `container` or `tracking_request`."""
+        """`entity_type` is the relationship type: `shipment`, `container` or `tracking_request` (whose
+        values go through its own route, the one the service takes them on)."""
+        if entity_type not in GENERIC_ROUTE_ENTITIES:
+            return await self.set_on_entity(entity_type, entity_id, api_slug, value)
         body = resource_document(
             "custom_field",
             {"api_slug": api_slug, "value": value},

@@ -57,9 +57,9 @@ class MetroArea(Declared):
     resource_types: ClassVar[tuple[str, ...]] = ("metro_area",)
     table_name: ClassVar[str] = "metro_areas"
     row_is: ClassVar[str] = "One row per metro area, by its UN/LOCODE."
+    # The key: a metro area that comes without one (an answer that leaves its code out) is not
+    # kept; `pull metro-areas` supplies the code it asked for.
     key: ClassVar[str] = "code"
-    # Written by `pull metro-areas` only: it supplies the code when an answer leaves it out.
-    from_included: ClassVar[bool] = False
 
     name: str | None = None
     code: str | None = None

@@ -35,8 +35,9 @@ class EmailSubmission(Declared):
 
     subject: str | None = None
     body: str | None = None
-    # `from` is a Python keyword: the field is `from_`, the member and the column `from`.
-    from_: str | None = Field(default=None, alias="from")
+    # `from` is a Python keyword: the field is `from_`, the member and the column `from`; a list of
+    # addresses, like `to` (api-facts).
+    from_: list[str] | None = Field(default=None, alias="from")
     to: list[str] | None = None
     cc: list[str] | None = None
     references: list[str] | None = None

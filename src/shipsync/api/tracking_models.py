@@ -208,6 +208,27 @@ class TransportEvent(Declared):
     previous_version: Ref | None = None
 
 
+class ContainerEvent(Declared):
+    """A change of a container's record a notification announces (tracking-model.md: the
+    reference objects of `container.created`, `container.pod_terminal_changed` and newer kinds).
+    `container.updated`'s changesets are applied to the containers instead (`warehouse.changesets`)."""
+
+    resource_types: ClassVar[tuple[str, ...]] = (
+        "container_created_event",
+        "container_pod_terminal_changed_event",
+        "container_pickup_appointment_changed_event",
+    )
+    table_name: ClassVar[str] = "container_events"
+    kind_column: ClassVar[bool] = True
+    row_is: ClassVar[str] = "One row per change of a container's record a delivery announced (`kind` says which)."
+
+    timestamp: datetime | None = None
+    timezone: str | None = None
+    data_source: DataSource | None = None
+    container: Ref | None = None
+    terminal: Ref | None = polymorphic("terminal", "rail_terminal")
+
+
 class EstimatedEvent(Declared):
     resource_types: ClassVar[tuple[str, ...]] = ("estimated_event",)
     table_name: ClassVar[str] = "estimated_events"

@@ -62,7 +62,8 @@ class Containers:
 
 
 class Places:
-    """Ports (by id or UN/LOCODE), terminals and rail terminals, vessels: one record each."""
+    """Ports (by id or UN/LOCODE), terminals, vessels: one record each. A rail terminal has no
+    route of its own in the reference: it comes with the records that name it."""
 
     def __init__(self, transport: Transport) -> None:
         self._t = transport
@@ -77,14 +78,14 @@ class Places:
         return await self._t.get_page(f"vessels/{quote(vessel_id, safe='')}")
 
     async def page_of(self, type_: str, id_: str) -> Page:
-        """One place by the type a relationship names (`port`, `terminal`, `rail_terminal`, `vessel`)."""
+        """One place by the type a relationship names (`port`, `terminal`, `vessel`)."""
         if type_ == "port":
             return await self.port_page(id_)
-        if type_ in ("terminal", "rail_terminal"):
+        if type_ == "terminal":
             return await self.terminal_page(id_)
         if type_ == "vessel":
             return await self.vessel_page(id_)
-        raise ValueError(f"not a place type: {type_!r} (port, terminal, rail_terminal, vessel)")
+        raise ValueError(f"not a place the service reads by id: {type_!r} (port, terminal, vessel)")
 
 
 class ShippingLines:

@@ -1,7 +1,8 @@
 """Tracking requests: PATCH one (spec: only `ref_number` may change) and the list extension.
 
 A tracking request's `tags` and `ref_numbers` belong to the shipment it tracks: they change through
-`Shipments.update`. Answers carry the shipment's tags as `tags` or `shipment_tags`.
+`Shipments.update`. Answers carry the shipment's tags as `tags` or `shipment_tags`, and no
+`ref_number`: a reference number set by PATCH shows in `ref_numbers`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ class TrackingRequests:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    async def update(self, tracking_request_id: str, *, ref_number: str | None) -> TrackingRequest:
+    async def update(self, tracking_request_id: str, *, ref_number: str) -> TrackingRequest:
         """Set the request's reference number (the one attribute the reference lets a caller change)."""
         body = resource_document("tracking_request", {"ref_number": ref_number})
         body["data"]["id"] = tracking_request_id

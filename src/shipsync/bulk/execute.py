@@ -1,7 +1,7 @@
 """Performing planned writes through the client (and so its rate limiter), concurrently.
 
-One writer per target (`Change.target`). Definitions go first, then options, then everything
-else, so values can use what the same run defined. A write whose answer was lost is `unknown` and
+One writer per target (`Change.target`). Definitions go first, then options, then values and
+shipments, then tracking requests, so values can use what the same run defined. A write whose answer was lost is `unknown` and
 never resent here; the next run re-reads the service and finds it.
 """
 
@@ -52,7 +52,9 @@ async def write_shipment(client: AsyncShipsyncClient, change: Change) -> None:
 
 async def write_tracking_request(client: AsyncShipsyncClient, change: Change) -> None:
     updated = await client.tracking_requests.update(change.entity_id, ref_number=change.after)
-    change.payload["resource"] = answered(updated.raw, {"ref_number": change.after})
+    # The answer shows the number in `ref_numbers`; where it is silent, what was there and the number.
+    shown = updated.ref_numbers if updated.ref_numbers is not None else [*(change.before or []), change.after]
+    change.payload["resource"] = answered(updated.raw, {"ref_numbers": shown})
 
 
 WRITERS: dict[Target, Callable[[AsyncShipsyncClient, Change], Awaitable[None]]] = {
@@ -62,7 +64,9 @@ WRITERS: dict[Target, Callable[[AsyncShipsyncClient, Change], Awaitable[None]]] 
     "definition": write_definition,
     "option": write_option,
 }
-PHASES: tuple[tuple[Target, ...], ...] = (("definition",), ("option",), ("custom_field", "shipment", "tracking_request"))
+# A request's `ref_number` joins its shipment's reference numbers: it is written after the
+# shipment's own lists, or a list written after it would take it out again.
+PHASES: tuple[tuple[Target, ...], ...] = (("definition",), ("option",), ("custom_field", "shipment"), ("tracking_request",))
 
 
 async def _one(client: AsyncShipsyncClient, change: Change, on_written: Callable[[int], None]) -> None:
@@ -78,9 +82,20 @@ async def _one(client: AsyncShipsyncClient, change: Change, on_written: Callable
     on_written(1)
 
 
+async def _in_turn(client: AsyncShipsyncClient, changes: Sequence[Change], on_written: Callable[[int], None]) -> None:
+    for change in changes:
+        await _one(client, change, on_written)
+
+
 async def _run(client: AsyncShipsyncClient, changes: Sequence[Change], on_written: Callable[[int], None]) -> ClientStats:
+    """Each phase's writes at once, except those to one record: in turn, in the order given (two
+    edits of a shipment's list, each read against the list as it is, would overwrite each other)."""
     for phase in PHASES:
-        await asyncio.gather(*(_one(client, c, on_written) for c in changes if c.target in phase))
+        by_record: dict[tuple[str, str], list[Change]] = {}
+        for change in changes:
+            if change.target in phase:
+                by_record.setdefault((change.target, change.entity_id), []).append(change)
+        await asyncio.gather(*(_in_turn(client, record, on_written) for record in by_record.values()))
     return client.stats
 
 

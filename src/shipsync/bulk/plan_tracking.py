@@ -3,7 +3,8 @@
 A tracking request's tags and reference numbers belong to the shipment it tracks, so `tags`,
 `ref_numbers` and their `_add`/`_remove` columns become `PATCH /shipments/{id}`, computed against
 the shipment's tags as just read from the service (never overwriting tags someone else set); the
-request's own `ref_number` is the one attribute `PATCH /tracking_requests/{id}` takes.
+request's own `ref_number` is the one attribute `PATCH /tracking_requests/{id}` takes, sent only
+when the request's `ref_numbers` (its answers carry no `ref_number`) lack it.
 """
 
 from __future__ import annotations
@@ -161,18 +162,8 @@ def _row_changes(
                         )
                     )
     wanted_ref = row.get("ref_number", "").strip()
-    if wanted_ref and wanted_ref != request.get("ref_number"):
-        changes.append(
-            Change(
-                number,
-                "tracking_request",
-                tr_id,
-                "ref_number",
-                "update",
-                request.get("ref_number"),
-                wanted_ref,
-                tr_id,
-                target="tracking_request",
-            )
-        )
+    shown = list(request.get("ref_numbers") or [])
+    if wanted_ref and wanted_ref not in shown:
+        edit = Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id, target="tracking_request")
+        changes.append(edit)
     return changes, problems

@@ -1,6 +1,7 @@
 """What the warehouse learns from applied writes, staged with the run that records them: values
 written or removed, shipments' tags and reference numbers (and the tracking requests that show
-them), tracking requests' `ref_number`, definitions and options created, edited or removed."""
+them), tracking requests' reference numbers after a `ref_number` edit, definitions and options
+created, edited or removed."""
 
 from __future__ import annotations
 
@@ -46,6 +47,22 @@ def _shipment_list(change: Change, stamp: str) -> list[Update]:
     ]
 
 
+def _tracking_request_refs(change: Change, stamp: str) -> list[Update]:
+    """A request's reference numbers as its answer showed them: the request's and its shipment's."""
+    resource = change.payload.get("resource") or {}
+    shown = (resource.get("attributes") or {}).get("ref_numbers")
+    if not isinstance(shown, list):
+        return []
+    values = {"values": list(shown), "id": change.entity_id}
+    shipment = (
+        "UPDATE shipments SET ref_numbers = $values, $stamped WHERE id = (SELECT tracked_object_id FROM tracking_requests WHERE id = $id)"
+    )
+    return [
+        _update("tracking_requests", "UPDATE tracking_requests SET ref_numbers = $values, $stamped WHERE id = $id", values, stamp),
+        _update("shipments", shipment, values, stamp),
+    ]
+
+
 def _definition_update(change: Change, stamp: str) -> list[Update]:
     updates = []
     for name, value in (change.after or {}).items():
@@ -84,8 +101,7 @@ def reflect(warehouse: Warehouse, applied: Sequence[Change]) -> None:
         elif change.target == "shipment":
             updates += _shipment_list(change, observed_at)
         elif change.target == "tracking_request":
-            sql = "UPDATE tracking_requests SET ref_number = $value, $stamped WHERE id = $id"
-            updates.append(_update("tracking_requests", sql, {"value": change.after, "id": change.entity_id}, observed_at))
+            updates += _tracking_request_refs(change, observed_at)
         elif change.target == "definition" and change.action == "create" and resource:
             merge(batch, declared_tables_batch(CustomFieldDefinition, [resource], observed_at=observed_at))
             options = change.payload.get("options_created", [])

@@ -122,6 +122,8 @@ def declared_row(declaration: type[Declared], resource: JsonObject) -> dict[str,
             if not member.holds_secrets:  # a misfit's raw value could carry what is never stored
                 left_attributes[member.name] = raw
             value = None
+        elif value is not None and not member.holds_secrets and member.carries_unknown(raw):
+            left_attributes[member.name] = raw  # members a struct does not declare are kept, not dropped
         other = member.also_sent_as
         if value is None and other and attributes.get(other) is not None:
             other_value = member.coerce(attributes[other])
@@ -168,8 +170,14 @@ def declared_tables_batch(
     observed_at: Sequence[str | None] | str | None = None,
     event_ids: Sequence[str | None] | None = None,
 ) -> Batch:
-    """The declared type's table and its link tables, for a batch of its resources."""
+    """The declared type's table and its link tables, for a batch of its resources (a resource
+    without the member that keys its table is not kept: it could never be found again)."""
     rows = [declared_row(declaration, r) for r in resources]
+    if declaration.key != "id" and any(row[declaration.key] is None for row in rows):
+        keyed = [n for n, row in enumerate(rows) if row[declaration.key] is not None]
+        rows = [rows[n] for n in keyed]
+        observed_at = observed_at if observed_at is None or isinstance(observed_at, str) else [observed_at[n] for n in keyed]
+        event_ids = [event_ids[n] for n in keyed] if event_ids is not None else None
     names = list(rows[0]) if rows else ["id"]
     columns: Columns = {name: [row[name] for row in rows] for name in names}
     stamps = [observed_at] * len(rows) if observed_at is None or isinstance(observed_at, str) else list(observed_at)

@@ -23,7 +23,7 @@ from shipsync.api.declared import Declared
 from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
 from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
-from shipsync.api.tracking_models import Container, EstimatedEvent, Shipment, TransportEvent
+from shipsync.api.tracking_models import Container, ContainerEvent, EstimatedEvent, Shipment, TransportEvent
 from shipsync.warehouse.members import LinkTable, members_of
 
 DECLARED: tuple[type[Declared], ...] = (
@@ -31,6 +31,7 @@ DECLARED: tuple[type[Declared], ...] = (
     Container,
     TransportEvent,
     EstimatedEvent,
+    ContainerEvent,
     Port,
     Terminal,
     Vessel,

@@ -10,7 +10,7 @@ import math
 import re
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -60,6 +60,13 @@ class Member:
     link_table: LinkTable | None = None  # a to-many relationship kept in a link table, not a column
     also_sent_as: str | None = None  # another name the service sends the attribute under
     holds_secrets: bool = False  # a struct with `secret()` fields: a value that does not fit is not kept
+    struct_fields: frozenset[str] = frozenset()  # a struct's (or list of structs') declared members
+
+    def carries_unknown(self, value: Any) -> bool:
+        """Whether a struct value (or an item of a list of them) has members its struct does not
+        declare: the typed column keeps the declared ones, the row's leftovers the value as sent."""
+        items = value if isinstance(value, list) else [value]
+        return bool(self.struct_fields) and any(isinstance(item, dict) and item.keys() - self.struct_fields for item in items)
 
 
 def _text(value: Any) -> Any:
@@ -228,11 +235,19 @@ def members_of(declaration: type[Declared]) -> tuple[Member, ...]:
             linked = _link_table(declaration, marks)
             found.append(Member(name, f"{_singular(name)}_ids", kind, sql_type, coerce, place="relationships", link_table=linked))
         elif kind in ("struct", "structs"):
-            found.append(Member(name, name, kind, sql_type, _nested_json(coerce), holds_secrets=_holds_secrets(field.annotation)))
+            struct = Member(name, name, kind, sql_type, _nested_json(coerce), holds_secrets=_holds_secrets(field.annotation))
+            found.append(replace(struct, struct_fields=_struct_fields(field.annotation)))
         else:
             also = marks.get("also_sent_as")
             found.append(Member(name, name, kind, sql_type, coerce, also_sent_as=also if isinstance(also, str) else None))
     return tuple(found)
+
+
+def _struct_fields(annotation: Any) -> frozenset[str]:
+    """The member names a struct annotation (or a list or optional of one) declares."""
+    if isinstance(annotation, type) and issubclass(annotation, Struct):
+        return frozenset(f.alias or n for n, f in annotation.model_fields.items())
+    return frozenset().union(*(_struct_fields(arg) for arg in get_args(annotation)))
 
 
 def _holds_secrets(annotation: Any) -> bool:

@@ -155,3 +155,12 @@ def test_admin_routes_are_keyed_and_show_one_account(sandbox: RunningSandbox) ->
 def test_simulate_checks_its_inputs(sandbox: RunningSandbox, params: dict[str, str]) -> None:
     response = HTTP.post(f"{sandbox.server.url}/_admin/simulate", params=params, headers=AUTH)
     assert response.status_code == 400 and response.json()["errors"][0]["source"]["parameter"] in params
+
+
+def test_tracking_requests_are_listed_newest_first_and_an_unknown_status_is_refused(sandbox: RunningSandbox) -> None:
+    listed = get(sandbox, "tracking_requests", **{"page[size]": 100})["data"]
+    created = [r["attributes"]["created_at"] for r in listed]
+    assert created == sorted(created, reverse=True) and len(set(created)) > 1  # the reference: newest first
+    refused = HTTP.get(f"{sandbox.api_url}/tracking_requests", params={"filter[status]": "exploded"}, headers=AUTH)
+    assert refused.status_code == 400 and refused.json()["errors"][0]["source"]["parameter"] == "filter[status]"
+    assert all("ref_number" not in r["attributes"] for r in listed)  # answers carry `ref_numbers` only

@@ -14,10 +14,11 @@ import pytest
 from shipsync.api.tracking_models import Container
 from shipsync.warehouse.members import members_of
 from shipsync_sandbox import SandboxOptions, create_app
-from shipsync_sandbox.journey_plan import DAY, parse
 from shipsync_sandbox.journeys import simulate
+from shipsync_sandbox.seed import AccountSize, build_world
+from shipsync_sandbox.timeline import DAY, REFERENCE_START, parse
 from shipsync_sandbox.views import container_view, shipment_view
-from shipsync_sandbox.world import World, build_world
+from shipsync_sandbox.world import World
 from support.sandboxes import K1
 
 CONTAINER_ATTRIBUTES = {m.name for m in members_of(Container) if m.kind not in ("ref", "refs")}
@@ -38,7 +39,7 @@ TRANSPORT_ORDER = (
 
 @pytest.fixture(scope="module")
 def world() -> World:
-    return build_world(["k"], documents=400)
+    return build_world(["k"], start=REFERENCE_START, size=AccountSize(documents=400))
 
 
 def test_every_journey_keeps_the_order_of_a_real_one(world: World) -> None:
@@ -104,8 +105,13 @@ def test_the_same_seed_gives_the_same_world_and_another_seed_another() -> None:
         account = world.accounts["k"]
         return json.dumps([container_view(account, c) for c in account.of_type("container")], sort_keys=True)
 
-    assert served(build_world(["k"], documents=30, seed=3)) == served(build_world(["k"], documents=30, seed=3))
-    assert served(build_world(["k"], documents=30, seed=3)) != served(build_world(["k"], documents=30, seed=4))
+    small = AccountSize(documents=30)
+    assert served(build_world(["k"], start=REFERENCE_START, seed=3, size=small)) == served(
+        build_world(["k"], start=REFERENCE_START, seed=3, size=small)
+    )
+    assert served(build_world(["k"], start=REFERENCE_START, seed=3, size=small)) != served(
+        build_world(["k"], start=REFERENCE_START, seed=4, size=small)
+    )
 
 
 def test_deliveries_carry_the_full_records_as_of_each_event_and_reads_show_the_journeys_end() -> None:

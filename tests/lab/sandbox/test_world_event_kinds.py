@@ -16,7 +16,8 @@ from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
-from shipsync_sandbox.world import build_world
+from shipsync_sandbox.seed import AccountSize, build_world
+from shipsync_sandbox.timeline import REFERENCE_START
 from support.warehouse_rows import assert_rows_hold, load_deliveries, rows
 
 # Kinds no journey has: a failed request is never tracked, and documents are not journeys.
@@ -27,7 +28,7 @@ Delivery = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # kind, refere
 
 @pytest.fixture(scope="module")
 def deliveries() -> list[Delivery]:
-    account = build_world(["k"], documents=200).accounts["k"]
+    account = build_world(["k"], start=REFERENCE_START, size=AccountSize(documents=200)).accounts["k"]
     sent: list[Delivery] = []
     simulate(account, lambda acct, kind, reference, included, at: sent.append((kind, reference, included, at)), containers=JOURNEYS)
     return sent
@@ -129,7 +130,18 @@ def test_every_kind_fills_typed_columns_with_what_it_carried(deliveries: list[De
     }
     # Every record the deliveries carried (containers with their changesets applied) is its newest copy.
     records = [r for (t, _), (_, r) in newest.items() if t in DECLARED_BY_TYPE and t not in ("transport_event", "estimated_event")]
-    assert {r["type"] for r in records} >= {"container", "shipment", "port", "terminal", "rail_terminal", "vessel", "tracking_request"}
+    assert {r["type"] for r in records} >= {
+        "container",
+        "shipment",
+        "port",
+        "terminal",
+        "rail_terminal",
+        "vessel",
+        "tracking_request",
+        "metro_area",
+        "container_created_event",
+        "container_pod_terminal_changed_event",
+    }
     assert assert_rows_hold(warehouse, records) > 0
     # Tracking requests: the status and time of the newest event about each.
     for (type_, id_), (_, resource) in newest.items():

@@ -27,6 +27,7 @@ from shipsync_sandbox.deliver import delivery
 from shipsync_sandbox.journey_plan import PlanBook
 from shipsync_sandbox.journeys import simulate
 from shipsync_sandbox.seed import tracking_request_resource
+from shipsync_sandbox.timeline import REFERENCE_START, epoch_of
 from shipsync_sandbox.world import Account
 
 SEGMENT_BYTES = SpoolSizes().segment_bytes
@@ -44,7 +45,7 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
         records.append(encode_record(body, 0, received_ns))
 
     for number, page in enumerate(pages, start=1):
-        account = Account(id="bench", company_name="bench")
+        account = Account(id="bench", company_name="bench", clock=REFERENCE_START, epoch=epoch_of(REFERENCE_START))
         account.plans = PlanBook()
         for resource in page["included"]:
             account.add_related(resource)
@@ -59,7 +60,7 @@ def spooled_journeys(pages: Iterable[dict[str, Any]], *, containers: int = 10**9
         # them failed), whose awaiting-manifest, succeeded and stopped events the journeys send.
         requests = random.Random(f"bench/{number}/tracking_requests")
         for n, shipment in enumerate(shipments[: len(shipments) // 2]):
-            request = tracking_request_resource(requests, 0, number, n, shipment)
+            request = tracking_request_resource(requests, account.epoch, 0, number, n, shipment)
             account.tracking_requests[request["id"]] = request
         simulate(account, emit, containers=containers, seed=number if seed is None else seed)
         yield from records

@@ -29,7 +29,7 @@ from shipsync.webhooks.load import load_events
 from shipsync_bench.journey_year import SegmentWriter
 from shipsync_bench.load_bench import run_path, write_pages
 from shipsync_bench.results import BenchResult, under
-from shipsync_sandbox.world import DEFAULT_CLOCK
+from shipsync_sandbox.timeline import REFERENCE_START
 
 DAYS = 365
 KINDS = (
@@ -122,8 +122,9 @@ def seed(root: Path, documents: int, events: int, as_of: datetime) -> LakeLocati
 
 
 def report_build(documents: int = 100_000, events: int = 300_000, rounds: int = 3) -> list[BenchResult]:
-    # The sandbox's world is as of DEFAULT_CLOCK: a year up to a little after it holds every journey.
-    as_of = DEFAULT_CLOCK + timedelta(days=30)
+    # The streamed pages are a world that starts at REFERENCE_START: a year up to a little after it
+    # holds every journey.
+    as_of = REFERENCE_START + timedelta(days=30)
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
         root = Path(tmp)
         warehouse = seed(root, documents, events, as_of)

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,7 +32,7 @@ from shipsync_demo.embedded_prefect import EmbeddedPrefect
 from shipsync_demo.show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
 from shipsync_sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 from shipsync_sandbox.admin_client import wait_for_deliveries
-from shipsync_sandbox.world import EPOCH
+from shipsync_sandbox.timeline import SEEDED_SPAN
 
 JOURNEY_CONTAINERS = 25
 STATUSES = ("planned", "applied", "unchanged", "rejected", "failed", "unknown")
@@ -155,8 +154,8 @@ def load_events(demo: Demo) -> int:
 
 
 def build_report(demo: Demo) -> str:
-    """The report flow over the sandbox's whole world (its journeys start at EPOCH)."""
-    days = (datetime.now(UTC) - EPOCH).days + 1
+    """The report flow over the sandbox's whole world (it starts now; its journeys SEEDED_SPAN before)."""
+    days = SEEDED_SPAN.days + 2
     return str(demo.flow(REPORT, output=str(demo.root / "report.html"), days=days))
 
 

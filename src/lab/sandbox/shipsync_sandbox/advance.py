@@ -16,8 +16,9 @@ from datetime import timedelta
 from shipsync_sandbox.custom_field_store import changed_value
 from shipsync_sandbox.document_store import DocumentStore
 from shipsync_sandbox.journeys import Emit, journey_events
+from shipsync_sandbox.timeline import iso
 from shipsync_sandbox.views import container_view, shipment_view
-from shipsync_sandbox.world import Account, World, iso
+from shipsync_sandbox.world import Account, World
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ from shipsync_sandbox.jsonapi_http import ApiProblem, json_response, problem_res
 from shipsync_sandbox.routes_containers import CONTAINER_ROUTES
 from shipsync_sandbox.routes_custom_fields import CUSTOM_FIELD_ROUTES
 from shipsync_sandbox.routes_definitions import DEFINITION_ROUTES
+from shipsync_sandbox.routes_notifications import NOTIFICATION_ROUTES
 from shipsync_sandbox.routes_read import READ_ROUTES
+from shipsync_sandbox.routes_shipments import SHIPMENT_ROUTES
 from shipsync_sandbox.routes_tracking import TRACKING_ROUTES
 from shipsync_sandbox.routes_webhooks import WEBHOOK_ROUTES
 from shipsync_sandbox.state import SandboxOptions, SandboxState
@@ -30,7 +32,16 @@ from shipsync_sandbox.world import Account
 
 access_log = logging.getLogger("shipsync_sandbox")
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
-API_ROUTES = [*READ_ROUTES, *TRACKING_ROUTES, *CONTAINER_ROUTES, *DEFINITION_ROUTES, *CUSTOM_FIELD_ROUTES, *WEBHOOK_ROUTES]
+API_ROUTES = [
+    *READ_ROUTES,
+    *TRACKING_ROUTES,
+    *SHIPMENT_ROUTES,
+    *CONTAINER_ROUTES,
+    *DEFINITION_ROUTES,
+    *CUSTOM_FIELD_ROUTES,
+    *WEBHOOK_ROUTES,
+    *NOTIFICATION_ROUTES,
+]
 MAX_SIMULATED_CONTAINERS = 10_000
 
 
@@ -167,10 +178,16 @@ class SandboxApp:
             access_log.info(
                 "%s %s %s %.1fms",
                 scope["method"],
-                scope["path"],
+                self._masked(scope["path"]),
                 status or "reset",
                 (time.perf_counter() - started) * 1000,
             )
+
+    def _masked(self, text: str) -> str:
+        """The text with any of the accounts' API keys masked: a key never reaches the access log."""
+        for key in self.state.world.accounts:
+            text = text.replace(key, "***")
+        return text
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]

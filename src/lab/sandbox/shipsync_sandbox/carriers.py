@@ -3,11 +3,11 @@ describes a `shipping_line` (docs/tracking-model.md), and the rail carriers of i
 
 from __future__ import annotations
 
-from shipsync_sandbox.reference import stable_id
-from shipsync_sandbox.world import Resource
+from shipsync_sandbox.resources import Resource, stable_id
 
 # (scac, name, short name, alternative scacs, bill of lading, booking number, container number tracking)
-SHIPPING_LINES: tuple[tuple[str, str, str, tuple[str, ...], bool, bool, bool], ...] = (
+Line = tuple[str, str, str, tuple[str, ...], bool, bool, bool]
+SHIPPING_LINES: tuple[Line, ...] = (
     ("MAEU", "Maersk", "Maersk", ("MAEI", "SEAU"), True, True, True),
     ("MSCU", "Mediterranean Shipping Company", "MSC", ("MEDU",), True, True, True),
     ("CMDU", "CMA CGM", "CMA CGM", ("CMAU",), True, True, True),
@@ -24,6 +24,18 @@ CARRIERS = ("MAEU", "MSCU", "CMDU", "COSU", "HLCU", "ONEY", "EGLV", "ZIMU")
 CARRIER_NAMES = {scac: name for scac, name, *_ in SHIPPING_LINES}
 SHORT_NAMES = {scac: short for scac, _, short, *_ in SHIPPING_LINES}
 RAIL_CARRIERS = ("BNSF", "UPRR", "CSXT", "NSRR", "CN", "CPRS")
+# Where a line says whether it tracks each kind of number a tracking request names.
+_TRACKS = {"bill_of_lading": 4, "booking_number": 5, "container": 6}
+
+
+def line_of(scac: str) -> Line | None:
+    """The line a SCAC, or one of its alternative SCACs, names."""
+    return next((line for line in SHIPPING_LINES if scac in (line[0], *line[3])), None)
+
+
+def tracks(line: Line, request_type: str) -> bool:
+    """Whether the line tracks this kind of number (`bill_of_lading`, `booking_number`, `container`)."""
+    return bool(line[_TRACKS[request_type]])
 
 
 def shipping_line_resource(scac: str) -> Resource:

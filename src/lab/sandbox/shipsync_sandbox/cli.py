@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import logging
 import sys
+from datetime import datetime
 
 import typer
 
 from shipsync.cli.common import console, one_line_errors
-from shipsync.config import parse_rate_limit
-from shipsync.redaction import register_secret
 
 sandbox_app = typer.Typer(help="The local sandbox: a faithful stand-in of the service for demos and tests.", no_args_is_help=True)
 
@@ -32,6 +31,16 @@ def serve(
     rate_limit: str = typer.Option("100/60", help="REQUESTS/SECONDS per key, rolling window; 0 turns it off."),
     fault_rate: float = typer.Option(0.0, min=0.0, max=1.0, help="Share of requests answered 500/502/503 or cut (connection reset)."),
     latency_ms: float = typer.Option(0.0, min=0.0, help="Added latency per request (jittered 0.5x to 1.5x)."),
+    tracking_delay: float = typer.Option(
+        2.0, min=0.0, help="Seconds a new tracking request stays pending before it settles (carrier detection, the line's answer)."
+    ),
+    start: datetime | None = typer.Option(
+        None,
+        envvar="SHIPSYNC_SANDBOX_START",
+        formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"],
+        help="The world's start (UTC unless an offset is given): its journeys, last free days and ETAs are placed "
+        "relative to it. Default: the current hour, so the data is about today; fix it for the same data any day.",
+    ),
 ) -> None:
     """Serve the sandbox API at http://HOST:PORT/v2, one log line per request on standard output.
 
@@ -45,7 +54,12 @@ def serve(
     import uvicorn
 
     from shipsync_sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
+    from shipsync_sandbox.limits import parse_rate_limit
 
+    try:
+        limit = parse_rate_limit(rate_limit)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--rate-limit") from None
     options = SandboxOptions(
         api_keys=tuple(api_key or DEFAULT_API_KEYS),
         seed=seed,
@@ -53,12 +67,12 @@ def serve(
         shipments=shipments,
         containers=containers,
         custom_field_values=custom_field_values,
-        rate_limit=parse_rate_limit(rate_limit, name="--rate-limit"),
+        rate_limit=limit,
         fault_rate=fault_rate,
         latency_ms=latency_ms,
+        tracking_delay_s=tracking_delay,
+        start=start,
     )
-    for key in options.api_keys:
-        register_secret(key)  # masked in every log record (the CLI installed the redaction)
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     access = logging.getLogger("shipsync_sandbox")
@@ -67,8 +81,9 @@ def serve(
     access.propagate = False
     app = create_app(options)
     keys = ", ".join(options.api_keys)
+    started = app.state.world.start.strftime("%Y-%m-%dT%H:%M:%SZ")
     print(
-        f"sandbox: http://{host}:{port}/v2  keys: {keys}  documents/account: {documents}  rate limit: {rate_limit}",
+        f"sandbox: http://{host}:{port}/v2  keys: {keys}  documents/account: {documents}  rate limit: {rate_limit}  start: {started}",
         flush=True,
     )
     uvicorn.run(
@@ -103,8 +118,7 @@ def simulate(
         timeout=60,
     )
     if response.status_code != 200:
-        from shipsync.errors import ApiError
-
-        raise ApiError(f"sandbox answered {response.status_code}: {response.text[:200]}")
+        console.print(f"sandbox answered {response.status_code}: {response.text[:200]}", markup=False)
+        raise typer.Exit(1)
     body = response.json()
     console.print(f"simulated {body['events']} events; {body['notifications']} notifications queued for delivery")

@@ -1,10 +1,15 @@
 """The sandbox delivers webhook notifications like the service: a JSON:API envelope, signed with the
-webhook's secret, POSTed to its URL, retried with backoff up to 12 times until answered 2xx."""
+webhook's secret (api-facts: `X-T49-Webhook-Signature`, the lowercase hex HMAC-SHA256 of the raw
+body), POSTed to its URL, retried with backoff up to 12 times until answered 2xx. Every
+notification is also kept in the account's log (`GET /webhook_notifications`) with how its
+delivery went."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
+import hmac
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -13,8 +18,7 @@ from typing import Any
 import httpx
 import orjson
 
-from shipsync.webhooks.signature import sign
-from shipsync_sandbox.reference import stable_id
+from shipsync_sandbox.resources import stable_id
 from shipsync_sandbox.world import Account
 
 ACCEPTED = {200, 201, 202, 204}
@@ -27,6 +31,10 @@ class DeliveryStats:
     delivered: int = 0
     attempts: int = 0
     gave_up: int = 0
+
+
+def signature(secret: str, body: bytes) -> str:
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 def envelope(
@@ -79,7 +87,7 @@ class Deliverer:
         self.retry_base_s = retry_base_s
         self.stats = DeliveryStats()
         self.stats_by_account: dict[str, DeliveryStats] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[bool]] = set()
         self._pending_by_account: dict[str, int] = {}
         self._client: httpx.AsyncClient | None = None
 
@@ -91,23 +99,30 @@ class Deliverer:
             attributes = webhook["attributes"]
             if not attributes["active"] or event not in attributes["events"]:
                 continue
-            body = orjson.dumps(delivery(account, position, webhook["id"], event, reference, included, created_at))
+            document = delivery(account, position, webhook["id"], event, reference, included, created_at)
+            body = orjson.dumps(document)
+            notification_id = document["data"]["id"]
+            account.notifications.record(notification_id, body)
             headers = {h["name"]: h["value"] for h in attributes.get("headers") or []}
-            headers["X-T49-Webhook-Signature"] = sign(attributes["secret"], body)
+            headers["X-T49-Webhook-Signature"] = signature(attributes["secret"], body)
             headers["Content-Type"] = "application/json"
             mine = self.stats_by_account.setdefault(account.id, DeliveryStats())
             for stats in (self.stats, mine):
                 stats.notifications += 1
             self._pending_by_account[account.id] = self._pending_by_account.get(account.id, 0) + 1
-            task = asyncio.get_running_loop().create_task(self._deliver(attributes["url"], body, headers, (self.stats, mine)))
+            sending = self._deliver(attributes["url"], body, headers, (self.stats, mine))
+            task = asyncio.get_running_loop().create_task(sending)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-            task.add_done_callback(functools.partial(self._done, account.id))
+            task.add_done_callback(functools.partial(self._done, account, notification_id))
 
-    def _done(self, account_id: str, task: asyncio.Task[None]) -> None:
-        self._pending_by_account[account_id] -= 1
+    def _done(self, account: Account, notification_id: str, task: asyncio.Task[bool]) -> None:
+        self._pending_by_account[account.id] -= 1
+        if not task.cancelled():
+            account.notifications.settle(notification_id, delivered=task.result())
 
-    async def _deliver(self, url: str, body: bytes, headers: dict[str, str], counters: tuple[DeliveryStats, ...]) -> None:
+    async def _deliver(self, url: str, body: bytes, headers: dict[str, str], counters: tuple[DeliveryStats, ...]) -> bool:
+        """Send until answered 2xx (True) or the retries give up (False)."""
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=16))
         for attempt in range(MAX_RETRIES + 1):
@@ -118,12 +133,13 @@ class Deliverer:
                 if response.status_code in ACCEPTED:
                     for stats in counters:
                         stats.delivered += 1
-                    return
+                    return True
             except httpx.HTTPError:
                 pass
             await asyncio.sleep(min(60.0, self.retry_base_s * 2**attempt))
         for stats in counters:
             stats.gave_up += 1
+        return False
 
     @property
     def pending(self) -> int:

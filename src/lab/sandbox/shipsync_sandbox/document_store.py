@@ -11,9 +11,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import overload
 
-from shipsync_sandbox.reference import stable_id
+from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.seed_documents import DocumentSource, make_document
-from shipsync_sandbox.world import Account, Resource, iso
+from shipsync_sandbox.timeline import iso
+from shipsync_sandbox.world import Account
 
 
 class DocumentStore(Mapping[str, Resource]):

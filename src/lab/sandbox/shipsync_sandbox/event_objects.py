@@ -8,10 +8,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from shipsync_sandbox.journey_plan import ShipmentPlan
+from shipsync_sandbox.journey_model import ShipmentPlan
 from shipsync_sandbox.places import port_id, vessel_id
-from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone, stable_id
-from shipsync_sandbox.world import Resource, iso
+from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone
+from shipsync_sandbox.resources import Resource, stable_id
+from shipsync_sandbox.timeline import iso
 
 # Kinds whose reference object is a `*_event` of the container's record (not a transport event).
 RECORD_EVENT_TYPES = {

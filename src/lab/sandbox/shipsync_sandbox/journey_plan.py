@@ -4,7 +4,7 @@ A plan holds times only; `journey_state.py` renders a shipment or container as o
 it, and `journeys.py` delivers its events. Drawn from a generator seeded by the shipment's id
 (never from the account's generator), so adding members never changes seeded data; a shipment is
 planned when first served (`PlanBook`), so seeding a large account costs no planning.
-The rules every plan keeps (tests/test_world.py checks them): ETD before ATD before ATA; estimates
+The rules every plan keeps (tests/lab/sandbox/test_world.py checks them): ETD before ATD before ATA; estimates
 made before the arrival they estimate; discharge after arrival, availability after discharge (and
 after any hold is released); the last free day a few days after discharge; full out after
 availability; empty return last. Some boxes carry holds, exam fees, an extended last free day, a
@@ -16,107 +16,20 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from shipsync_sandbox.carriers import RAIL_CARRIERS
+from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan, Step
 from shipsync_sandbox.journey_variants import add_variants
 from shipsync_sandbox.places import HUBS, VESSELS, rail_terminal_id, terminal_id
-from shipsync_sandbox.world import Resource
+from shipsync_sandbox.resources import Resource
+from shipsync_sandbox.timeline import DAY, HOUR, day_start, parse
 
-HOUR, DAY = timedelta(hours=1), timedelta(days=1)
 HOLDS = (
     {"name": "customs", "status": "hold", "description": "CBP exam ordered"},
     {"name": "freight", "status": "pending", "description": "Freight charges unpaid"},
     {"name": "USDA", "status": "hold", "description": None},
 )
-
-
-def parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def day_start(moment: datetime) -> datetime:
-    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One event of a container's journey: a `container.transport.*` milestone or a record change."""
-
-    kind: str
-    at: datetime
-    locode: str
-    terminal: tuple[str, str] | None = None  # (type, id) of a terminal or rail terminal
-    vessel: str | None = None
-    voyage: str | None = None
-    data_source: str = "shipping_line"
-
-
-@dataclass
-class ContainerPlan:
-    container_id: str
-    steps: list[Step]
-    seal_number: str
-    holds: list[dict[str, str | None]]
-    released_at: datetime | None  # when the holds are lifted
-    discharged_at: datetime
-    available_at: datetime
-    full_out_at: datetime
-    last_free_day: datetime  # the day itself (midnight UTC); at the POD terminal, or the rail ramp inland
-    extended_lfd: tuple[datetime, datetime] | None  # (when it changed, the new day)
-    appointment_at: datetime | None
-    exam_fee: bool
-    rail: tuple[str, str] | None  # (POD rail carrier, inland rail carrier) when the box goes inland by rail
-    # The estimates the service sends about this box: (event kind, made at, the estimated time).
-    estimates: list[tuple[str, datetime, datetime]] = field(default_factory=list)
-
-    def at(self, kind: str) -> datetime | None:
-        return next((s.at for s in self.steps if s.kind == kind), None)
-
-
-@dataclass
-class ShipmentPlan:
-    shipment_id: str
-    pol: str
-    pod: str
-    destination: str
-    etd: datetime
-    atd: datetime
-    original_eta: datetime
-    estimates: list[tuple[datetime, datetime]]  # (made at, estimated arrival), oldest first
-    ata: datetime
-    pod_vessel: str
-    pod_voyage: str
-    pod_terminal_id: str
-    destination_terminal_id: str | None
-    destination_eta: datetime | None
-    containers: dict[str, ContainerPlan] = field(default_factory=dict)
-    # Some shipments were first booked into the port's other terminal, changed while at sea.
-    first_pod_terminal_id: str | None = None
-    pod_terminal_changed_at: datetime | None = None
-    # Some tracking requests wait for the carrier's manifest before they succeed.
-    manifest_awaited: bool = False
-
-    def pod_terminal_as_of(self, now: datetime) -> str:
-        changed = self.pod_terminal_changed_at
-        if self.first_pod_terminal_id is not None and changed is not None and now < changed:
-            return self.first_pod_terminal_id
-        return self.pod_terminal_id
-
-    @property
-    def tracked_from(self) -> datetime:
-        """When the service began tracking: a little before the first milestone."""
-        first = min((c.steps[0].at for c in self.containers.values()), default=self.etd)
-        return first - 6 * HOUR
-
-    @property
-    def inland(self) -> bool:
-        return self.destination != self.pod
-
-    @property
-    def finished_at(self) -> datetime:
-        return max(c.steps[-1].at for c in self.containers.values()) if self.containers else self.ata
 
 
 def _hours(rng: random.Random, low: int, high: int) -> timedelta:
@@ -218,8 +131,7 @@ def _plan_container(
         if holds:
             steps.append(Step("container.transport.not_available", discharged + HOUR, place, facility, data_source="terminal"))
     available = max(ready, released or ready)
-    # The railway reports availability at an inland ramp, as the real service's `rail` data source.
-    steps.append(Step("container.transport.available", available, place, facility, data_source="rail" if rail else "terminal"))
+    steps.append(Step("container.transport.available", available, place, facility, data_source="terminal"))
     extended = (available + _hours(rng, 12, 30), last_free_day + 2 * DAY) if rng.random() < 0.2 else None
     full_out = available + _hours(rng, 10, 150)
     delivered = full_out + _hours(rng, 3, 20)

@@ -8,10 +8,11 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from shipsync_sandbox.journey_plan import DAY, HOUR, ContainerPlan, ShipmentPlan, Step
+from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan, Step
 from shipsync_sandbox.places import VESSELS, metro_area_id, port_id, vessel_id
-from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone, stable_id
-from shipsync_sandbox.world import Resource, iso
+from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone
+from shipsync_sandbox.resources import Resource, stable_id
+from shipsync_sandbox.timeline import DAY, HOUR, iso
 
 DEMURRAGE_PER_DAY = 175.0
 EXAM_FEE = 350.0
@@ -87,7 +88,8 @@ def shipment_state(plan: ShipmentPlan, now: datetime) -> tuple[dict[str, Any], d
         "destination_original_eta_at": _iso(plan.destination_eta),
         "destination_ata_at": _when(arrived_inland, now),
         "line_tracking_last_attempted_at": iso(checked),
-        "line_tracking_last_succeeded_at": iso(checked - HOUR if now.hour % 7 == 0 else checked),
+        # Every seventh hour of the journey the line's answer failed: the last success an hour older.
+        "line_tracking_last_succeeded_at": iso(checked - HOUR if (checked - plan.etd) // HOUR % 7 == 0 else checked),
         "line_tracking_stopped_at": _when(stop, now),
         "line_tracking_stopped_reason": "all_containers_terminated" if stop <= now else None,
     }
@@ -155,8 +157,9 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "pickup_lfd": None if rail else _iso(lfd),
         "pickup_appointment_at": _iso(plan.appointment_at) if plan.appointment_at and plan.available_at <= now else None,
         "pod_full_out_at": None if rail else _when(plan.full_out_at, now),
-        "pod_full_out_chassis_number": f"TRLU{int(plan.full_out_at.timestamp()) % 10**6:06d}" if not rail and picked_up else None,
-        "location_at_pod_terminal": f"Row {plan.discharged_at.day} Bay {plan.discharged_at.hour + 1}"
+        # Drawn from the box's id, not its times: the same world started on another day is the same.
+        "pod_full_out_chassis_number": f"TRLU{int(plan.container_id[-6:], 16) % 10**6:06d}" if not rail and picked_up else None,
+        "location_at_pod_terminal": f"Row {int(plan.container_id[:2], 16) % 30 + 1} Bay {int(plan.container_id[2:4], 16) % 24 + 1}"
         if discharged and not picked_up and not rail
         else None,
         "terminal_checked_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.ata <= now else None,
@@ -195,10 +198,12 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "rail_last_tracking_request_at": iso(_hour(min(now, plan.steps[-1].at))) if on_rail else None,
     }
     pod_terminal = shipment.pod_terminal_as_of(now)
-    facility = ("rail_terminal", shipment.destination_terminal_id) if rail else ("terminal", pod_terminal)
     relationships = {
         "pod_terminal": {"data": {"type": "terminal", "id": pod_terminal}},
-        "pickup_facility": {"data": {"type": facility[0], "id": facility[1]} if facility[1] else None},
+        # The reference types a pickup facility `terminal`: a box picked up at an inland rail ramp
+        # names none here (its ramp is its transport events' `terminal` and the shipment's
+        # destination terminal).
+        "pickup_facility": {"data": None if rail else {"type": "terminal", "id": pod_terminal}},
         "transport_events": {"data": [{"type": "transport_event", "id": event_id(plan, s)} for s in past if is_transport(s)]},
         "raw_events": {"data": []},
     }
@@ -209,8 +214,11 @@ def is_transport(step: Step) -> bool:
     return step.kind.startswith("container.transport.")
 
 
-def event_id(plan: ContainerPlan, step: Step) -> str:
-    return stable_id("transport_event", plan.container_id, step.kind, iso(step.at))
+def event_id(plan: ContainerPlan, step: Step, kind: str | None = None) -> str:
+    """A transport event's id: its container, kind and moment in the journey (seconds from its first
+    step, so a world started on another day names its events the same)."""
+    moment = int((step.at - plan.steps[0].at).total_seconds())
+    return stable_id("transport_event", plan.container_id, kind or step.kind, moment)
 
 
 def location_of(locode: str) -> dict[str, str]:
@@ -232,7 +240,7 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
         "previous_version": {"data": None},
     }
     return {
-        "id": event_id(plan, step) if kind is None else stable_id("transport_event", plan.container_id, kind, iso(step.at)),
+        "id": event_id(plan, step, kind),
         "type": "transport_event",
         "attributes": {
             "event": kind or step.kind,

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from shipsync_sandbox.places import terminal_id
+from shipsync_sandbox.timeline import HOUR
 
 if TYPE_CHECKING:
-    from shipsync_sandbox.journey_plan import ContainerPlan, ShipmentPlan
+    from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan
 
-HOUR = timedelta(hours=1)
 TRANSSHIPMENT = "container.transport.transshipment_"
 FEEDER = "container.transport.feeder_"
 

@@ -17,11 +17,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from shipsync_sandbox.event_objects import RECORD_EVENT_TYPES, estimated_event, record_event, tracking_request_as_of
-from shipsync_sandbox.journey_plan import DAY, ContainerPlan, ShipmentPlan, Step
+from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan, Step
 from shipsync_sandbox.journey_state import container_state, is_transport, location_of, stopped_at, transport_event
 from shipsync_sandbox.places import catalog, port_id, vessel_id
+from shipsync_sandbox.resources import Resource
+from shipsync_sandbox.timeline import DAY, iso
 from shipsync_sandbox.views import container_view, shipment_view, tracking_request_view
-from shipsync_sandbox.world import Account, Resource, iso
+from shipsync_sandbox.world import Account
 
 Emit = Callable[[Account, str, dict[str, Any], list[dict[str, Any]], str], None]
 Event = tuple[datetime, str, Resource, list[Resource]]  # when, kind, reference object, places it names

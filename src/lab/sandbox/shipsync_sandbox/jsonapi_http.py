@@ -26,6 +26,7 @@ class ApiProblem(Exception):
         pointer: str | None = None,
         parameter: str | None = None,
         headers: dict[str, str] | None = None,
+        code: str | None = None,
     ) -> None:
         super().__init__(detail or title)
         self.status = status
@@ -34,9 +35,10 @@ class ApiProblem(Exception):
         self.pointer = pointer
         self.parameter = parameter
         self.headers = headers or {}
+        self.code = code
 
     def body(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"status": str(self.status), "title": self.title, "detail": self.detail, "code": None}
+        error: dict[str, Any] = {"status": str(self.status), "title": self.title, "detail": self.detail, "code": self.code}
         if self.pointer or self.parameter:
             error["source"] = {"pointer": self.pointer, "parameter": self.parameter}
         return {"errors": [error]}
@@ -89,7 +91,7 @@ def _int_param(request: Request, name: str, default: int) -> int:
 
 def paged(
     request: Request,
-    items: Sequence[dict[str, Any]],
+    items: Sequence[Any],
     *,
     default_size: int = 25,
     included_for: Any = None,

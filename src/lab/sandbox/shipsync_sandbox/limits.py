@@ -1,20 +1,55 @@
-"""The sandbox's enforcement of the service's rate limit: a rolling window per API key."""
+"""The sandbox's enforcement of the service's rate limit (api-facts: 100 requests per minute per
+key, over a rolling 60-second window): at most N requests per key in any window of W seconds."""
 
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
+from dataclasses import dataclass
+from typing import Protocol
 
-from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.config import RateLimit
+
+@dataclass(frozen=True)
+class RateLimit:
+    requests: int
+    seconds: float
+
+
+SERVICE_RATE_LIMIT = RateLimit(100, 60)
+
+
+def parse_rate_limit(text: str) -> RateLimit | None:
+    """`REQUESTS/SECONDS` (`100/60`); `0` turns the limit off. ValueError otherwise."""
+    if text.strip() == "0":
+        return None
+    requests, slash, seconds = text.partition("/")
+    try:
+        limit = RateLimit(int(requests), float(seconds)) if slash else None
+    except ValueError:
+        limit = None
+    if limit is None or limit.requests < 1 or limit.seconds <= 0:
+        raise ValueError(f"a rate limit is REQUESTS/SECONDS, e.g. 100/60, or 0 for none (not {text!r})")
+    return limit
+
+
+class Now(Protocol):
+    """What the window runs on: a test's fake clock lets it cross windows without waiting them out."""
+
+    def now(self) -> float: ...
+
+
+class MonotonicNow:
+    def now(self) -> float:
+        return time.monotonic()
 
 
 class ServerRateLimit:
     """Admits at most N requests per key in any rolling window of W seconds; counts refusals."""
 
-    def __init__(self, limit: RateLimit | None, clock: Clock | None = None) -> None:
+    def __init__(self, limit: RateLimit | None, clock: Now | None = None) -> None:
         self.limit = limit
-        self.clock = clock or MonotonicClock()
+        self.clock = clock or MonotonicNow()
         self._seen: dict[str, deque[float]] = {}
         self.admitted = 0
         self.refused = 0

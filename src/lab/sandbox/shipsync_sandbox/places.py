@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from shipsync_sandbox.reference import INLAND_LOCODES, PLACES, US_PORT_LOCODES, metro_area_resources, stable_id
-from shipsync_sandbox.world import Resource
+from shipsync_sandbox.reference import INLAND_LOCODES, PLACES, US_PORT_LOCODES, metro_area_resources
+from shipsync_sandbox.resources import Resource, stable_id
 
 # Terminal names at ports of discharge (two each), in the order the journeys draw them.
 TERMINAL_NAMES = ("Container Terminal", "Marine Terminal")
@@ -59,9 +59,8 @@ def port_resource(locode: str) -> Resource:
             "state_abbr": state,
             "country_code": country,
             "time_zone": tz,
-            # The real service sends a port's position as text.
-            "latitude": None if lat is None else str(lat),
-            "longitude": None if lon is None else str(lon),
+            "latitude": lat,
+            "longitude": lon,
         },
         "relationships": {"terminals": {"data": [{"type": "terminal", "id": terminal_id(locode, n)} for n in _terminal_numbers(locode)]}},
         "links": {"self": f"/v2/ports/{port_id(locode)}"},
@@ -74,6 +73,7 @@ def _terminal_numbers(locode: str) -> range:
 
 def terminal_resource(locode: str, n: int) -> Resource:
     code, city, state, country, *_ = PLACES[locode]
+    state = state or PROVINCES.get(locode, country)  # a terminal's address always has its state (the reference: a string)
     name = f"{city} {TERMINAL_NAMES[n]}"
     letters = "".join(w[0] for w in name.split()).upper()
     serial = sum(map(ord, locode)) % 900 + 100 + n
@@ -88,7 +88,7 @@ def terminal_resource(locode: str, n: int) -> Resource:
             "bic_facility_code": f"{code}{letters[:3]}",
             "street": f"{100 + serial} Terminal Way",
             "city": city,
-            "state": city if state is None else STATE_NAMES.get(state, state),
+            "state": STATE_NAMES.get(state, state),
             "state_abbr": state,
             "zip": f"{serial:03d}{n + 10}",
             "country": country,
@@ -139,7 +139,11 @@ def vessel_resource(name: str) -> Resource:
     }
 
 
+# The provinces and states of the ports of discharge outside the US.
+PROVINCES = {"CAVAN": "BC", "MXZLO": "COL"}
 STATE_NAMES = {
+    "BC": "British Columbia",
+    "COL": "Colima",
     "CA": "California",
     "NY": "New York",
     "GA": "Georgia",

@@ -13,10 +13,11 @@ from starlette.routing import Route
 from shipsync_sandbox.jsonapi_http import base_url, json_response, paged, render, single
 from shipsync_sandbox.places import Places
 from shipsync_sandbox.related import container_events, related_of
+from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_read import found, includes_of, not_found
 from shipsync_sandbox.state import account_of, state_of
 from shipsync_sandbox.views import container_view
-from shipsync_sandbox.world import Account, Resource
+from shipsync_sandbox.world import Account
 
 CONTAINER_INCLUDES = ("shipment", "pod_terminal", "pickup_facility", "transport_events")
 EVENT_INCLUDES = ("location", "terminal", "vessel", "container", "shipment")
@@ -40,7 +41,7 @@ async def list_containers(request: Request) -> Response:
         request,
         items,
         default_size=30,
-        included_for=lambda page: related_of(account, page, includes) if includes else [],
+        included_for=lambda page: related_of(account, page, includes, "containers") if includes else [],
         present=lambda c: container_view(account, c),
     )
 
@@ -52,7 +53,7 @@ def _container(request: Request) -> Resource:
 async def get_container(request: Request) -> Response:
     account = account_of(request)
     container = container_view(account, _container(request))
-    return single(container, request, included=related_of(account, [container], includes_of(request, CONTAINER_INCLUDES)))
+    return single(container, request, included=related_of(account, [container], includes_of(request, CONTAINER_INCLUDES), "container"))
 
 
 async def list_transport_events(request: Request) -> Response:
@@ -60,7 +61,12 @@ async def list_transport_events(request: Request) -> Response:
     container = _container(request)
     includes = includes_of(request, EVENT_INCLUDES)
     events = container_events(account, container["id"])
-    return paged(request, events, default_size=100, included_for=lambda page: related_of(account, page, includes) if includes else [])
+    return paged(
+        request,
+        events,
+        default_size=100,
+        included_for=lambda page: related_of(account, page, includes, "transport_events") if includes else [],
+    )
 
 
 def _place(request: Request, kind: str, name: str) -> Resource:
@@ -68,8 +74,8 @@ def _place(request: Request, kind: str, name: str) -> Resource:
     key = request.path_params["id"]
     if kind == "port":
         place = places.ports.get(key) or places.ports_by_code.get(key.upper())
-    elif kind == "terminal":
-        place = places.terminals.get(key)
+    elif kind == "terminal":  # a rail terminal has no route of its own: it comes with what names it
+        place = places.get("terminal", key)
     else:
         place = places.vessels.get(key)
     if place is None:

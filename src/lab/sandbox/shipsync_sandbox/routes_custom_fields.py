@@ -1,43 +1,38 @@
 """Sandbox custom field values on shipments, containers and tracking requests: `POST /custom_fields`
-(the spec's), the listing and by-id extensions, and the per-entity routes
-`/{shipments,containers,tracking_requests}/{id}/custom_fields[/{api_slug}]`.
+(the spec's: a shipment or a container only), the listing and by-id extensions, and the per-entity
+routes `/{shipments,containers,tracking_requests}/{id}/custom_fields[/{api_slug}]` (a tracking
+request's values are created on its own route).
 
-Values are checked against their definition with `shipsync.values.check_value` (422 at
-`/data/attributes/value`); a second value for the same entity and slug is refused (422 at
-`/data/attributes/api_slug`).
+Values are checked against their definition by `value_rules.py` (422 at `/data/attributes/value`);
+a second value for the same entity and slug is refused (422 at `/data/attributes/api_slug`).
 """
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from shipsync.api.entity_types import ROUTE_OF_ENTITY, value_entity
-from shipsync.values import FieldRules, ValueProblem, check_value
+from shipsync_sandbox.custom_field_store import custom_field_resource, shown_as
+from shipsync_sandbox.entities import ENTITY_OF_ROUTE, GENERIC_ROUTE_ENTITIES, value_type_of
 from shipsync_sandbox.jsonapi_http import paged, read_document, single, to_one, unprocessable
+from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_definitions import required_text
 from shipsync_sandbox.routes_read import found, not_found
 from shipsync_sandbox.state import account_of, state_of
-from shipsync_sandbox.world import Account, Resource, World
+from shipsync_sandbox.value_rules import ValueRefused
+from shipsync_sandbox.world import Account, World
 
-ENTITY_OF_ROUTE = {route: entity for entity, route in ROUTE_OF_ENTITY.items()}
 ENTITY_TYPE_NAMES = {"shipment": "shipment", "container": "container", "cargo": "container", "tracking_request": "tracking_request"}
 
 
-def _rules(world: World, account: Account, definition: Resource) -> FieldRules:
-    options = [o["attributes"]["value"] for o in world.options_of(account, definition["id"])]
-    return FieldRules.of(definition["attributes"], options)
-
-
-def _checked(value: Any, rules: FieldRules) -> str:
+def _checked(world: World, account: Account, definition: Resource, value: Any) -> str:
     try:
-        return check_value(value, rules)
-    except ValueProblem as problem:
-        raise unprocessable(str(problem), "/data/attributes/value") from None
+        return shown_as(world, account, definition, value)
+    except ValueRefused as refused:
+        raise unprocessable(f"value {refused}", "/data/attributes/value") from None
 
 
 def _entity_of(cf: Resource) -> tuple[str, str]:
@@ -55,29 +50,14 @@ def _create(request: Request, entity: tuple[str, str], attributes: dict[str, Any
     definition = state.world.definition_by_slug(account, slug)
     if definition is None:
         raise unprocessable(f"no custom field definition with api_slug {slug!r}", "/data/attributes/api_slug")
-    if value_entity(definition["attributes"]["entity_type"]) != entity[0]:
+    if value_type_of(definition["attributes"]["entity_type"]) != entity[0]:
         raise unprocessable(f"{slug} applies to {definition['attributes']['entity_type']}, not {entity[0]}", "/data/relationships/entity")
     if account.custom_fields.on(entity, slug) is not None:
         raise unprocessable(f"{slug} already has a value on this {entity[0]}", "/data/attributes/api_slug")
-    display = _checked(attributes["value"], _rules(state.world, account, definition))
+    display = _checked(state.world, account, definition, attributes["value"])
     custom_field = custom_field_resource(definition, entity, attributes["value"], display)
     account.custom_fields[custom_field["id"]] = custom_field
     return custom_field
-
-
-def custom_field_resource(definition: Resource, entity: tuple[str, str], value: Any, display: str) -> Resource:
-    """A value of `definition` on `entity` as the service answers it (checked by the caller)."""
-    cf_id = str(uuid.uuid4())
-    return {
-        "id": cf_id,
-        "type": "custom_field",
-        "attributes": {"api_slug": definition["attributes"]["api_slug"], "value": value, "display_value": display},
-        "relationships": {
-            "entity": {"data": {"type": entity[0], "id": entity[1]}},
-            "definition": {"data": {"type": "custom_field_definition", "id": definition["id"]}},
-        },
-        "links": {"self": f"/v2/custom_fields/{cf_id}"},
-    }
 
 
 def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]) -> Resource:
@@ -92,7 +72,7 @@ def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]
     definition = state.world.definition(account, custom_field["relationships"]["definition"]["data"]["id"])
     if definition is None:
         raise unprocessable("the value's definition no longer exists", "/data/attributes/api_slug")
-    display = _checked(attributes["value"], _rules(state.world, account, definition))
+    display = _checked(state.world, account, definition, attributes["value"])
     custom_field["attributes"] = {**custom_field["attributes"], "value": attributes["value"], "display_value": display}
     return custom_field
 
@@ -100,8 +80,11 @@ def _update(request: Request, custom_field: Resource, attributes: dict[str, Any]
 async def create_custom_field(request: Request) -> Response:
     data = await read_document(request, "custom_field")
     entity = to_one(data, "entity")
-    if entity is None or entity["type"] not in ROUTE_OF_ENTITY:
-        raise unprocessable(f"entity must be {{data: {{type: {'|'.join(ROUTE_OF_ENTITY)}, id}}}}", "/data/relationships/entity")
+    if entity is None or entity["type"] not in GENERIC_ROUTE_ENTITIES:
+        where = " (a tracking request's values: POST /tracking_requests/{id}/custom_fields)" if entity else ""
+        raise unprocessable(
+            f"entity must be {{data: {{type: {'|'.join(GENERIC_ROUTE_ENTITIES)}, id}}}}{where}", "/data/relationships/entity"
+        )
     return single(_create(request, (entity["type"], entity["id"]), data["attributes"]), request, status=201)
 
 
@@ -185,7 +168,7 @@ CUSTOM_FIELD_ROUTES = [
     Route("/v2/custom_fields/{id}", delete_custom_field, methods=["DELETE"]),
     *(
         Route(path.replace("{route}", route), endpoint, methods=[method])
-        for route in ROUTE_OF_ENTITY.values()
+        for route in ENTITY_OF_ROUTE
         for path, endpoint, method in (
             (_ENTITY_ROUTE, list_entity_fields, "GET"),
             (_ENTITY_ROUTE, create_entity_field, "POST"),

@@ -48,7 +48,7 @@ def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> l
 async def get_document(request: Request) -> Response:
     account = account_of(request)
     document = found(account.documents, request.path_params["id"], "Document")
-    return single(document, request, included=related_of(account, [document], includes_of(request)))
+    return single(document, request, included=related_of(account, [document], includes_of(request), "document"))
 
 
 def _references(account: Account, document: dict[str, Any]) -> set[str]:
@@ -80,7 +80,7 @@ async def list_documents(request: Request) -> Response:
     if key == "created_at" and not filtered and isinstance(store, DocumentStore):
         # Documents are numbered in creation order: only the page answered with is made.
         ordered = store.in_order(newest_first=sort.startswith("-"))
-        return paged(request, ordered, included_for=lambda page: related_of(account, page, includes))
+        return paged(request, ordered, included_for=lambda page: related_of(account, page, includes, "documents"))
     documents = list(store.values())
     if types := q.get("filter[document_types]"):
         wanted = set(types.split(","))
@@ -93,7 +93,7 @@ async def list_documents(request: Request) -> Response:
         documents.sort(key=lambda d: (_added_by(account, d), d["id"]), reverse=sort.startswith("-"))
     else:
         documents.sort(key=lambda d: (d["attributes"][key], d["id"]), reverse=sort.startswith("-"))
-    return paged(request, documents, included_for=lambda page: related_of(account, page, includes))
+    return paged(request, documents, included_for=lambda page: related_of(account, page, includes, "documents"))
 
 
 async def get_metro_area(request: Request) -> Response:

@@ -12,13 +12,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from shipsync.api.event_kinds import unknown_event_kinds
+from shipsync_sandbox.event_kinds import not_offered
 from shipsync_sandbox.jsonapi_http import paged, read_document, single, unprocessable
-from shipsync_sandbox.reference import stable_id
+from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.routes_read import found
 from shipsync_sandbox.state import account_of
 from shipsync_sandbox.views import webhook_view
-from shipsync_sandbox.world import Account, Resource
+from shipsync_sandbox.world import Account
 
 CATEGORIES = (
     ("Container transport", "container.transport."),
@@ -60,7 +60,7 @@ def _checked(account: Account, attributes: dict[str, Any], *, creating: bool) ->
         events = attributes.get("events")
         if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
             raise unprocessable("events must be a non-empty array of event kinds", "/data/attributes/events")
-        if bad := unknown_event_kinds(events, account.event_kinds):
+        if bad := not_offered(events, account.event_kinds):
             raise unprocessable(f"unknown event kinds: {', '.join(bad)}", "/data/attributes/events")
         checked["events"] = list(dict.fromkeys(events))
     if creating or "active" in attributes:

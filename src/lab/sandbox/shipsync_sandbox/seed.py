@@ -1,9 +1,11 @@
-"""Seeded data of one sandbox account: users, shipments with containers, documents with their email
-submission and extraction, tracking requests, and the account's own definitions.
+"""The seeded world (`build_world`): the service's reference data, and per API key an account with
+its users, shipments with containers, documents with their email submission and extraction,
+tracking requests, the account's own definitions and (if asked) custom field values.
 
-Generated from the seed alone (the same options give the same data). Members the service's
-reference shows but that carry no information here are derived from drawn values, never drawn
-themselves, so the drawn data (container numbers the demo's spreadsheets name) stays the same.
+Generated from the seed and the world's start alone (the same options give the same data; times
+are placed from the start, see `timeline.py`). Members the service's reference shows but that
+carry no information here are derived from drawn values, never drawn themselves, so the drawn data
+(container numbers the demo's spreadsheets name) stays the same.
 """
 
 from __future__ import annotations
@@ -14,21 +16,27 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from shipsync.iso6346 import check_digit
-from shipsync_sandbox.carriers import CARRIER_NAMES, CARRIERS, SHORT_NAMES
+from shipsync_sandbox.carriers import CARRIER_NAMES, CARRIERS, SHORT_NAMES, shipping_line_resources
+from shipsync_sandbox.container_numbers import check_digit
+from shipsync_sandbox.custom_field_store import seed_values
 from shipsync_sandbox.document_store import DocumentStore, spacing_for
 from shipsync_sandbox.journey_plan import PlanBook
+from shipsync_sandbox.places import catalog
 from shipsync_sandbox.reference import (
     ACCOUNT_DEFINITIONS,
     INLAND_LOCODES,
     ORIGIN_LOCODES,
+    TEMPLATE_DEFINITIONS,
     US_PORT_LOCODES,
+    document_schema_resources,
+    metro_area_resources,
     place_name,
     place_time_zone,
-    stable_id,
 )
+from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.seed_documents import DocumentSource
-from shipsync_sandbox.world import EPOCH, Account, Resource, iso
+from shipsync_sandbox.timeline import epoch_of, iso
+from shipsync_sandbox.world import Account, World
 
 COMPANY_NAMES = ("Acme Imports", "Globex Logistics", "Initech Supply", "Umbrella Trading", "Stark Freight")
 # What the service calls `open top`; drawn as one token so the seeded draws stay the same.
@@ -83,16 +91,44 @@ class AccountSize:
     custom_field_values: int = 0
 
 
-def build_account(index: int, *, seed: int, size: AccountSize, clock: datetime) -> Account:
+def build_world(api_keys: list[str], *, start: datetime, seed: int = 7, size: AccountSize | None = None) -> World:
+    """The service's reference data, and an account of `size` per API key, as of `start`."""
+    metro = metro_area_resources()
+    templates: dict[str, Resource] = {}
+    template_options: dict[str, list[Resource]] = {}
+    for spec in TEMPLATE_DEFINITIONS:
+        definition, options = definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
+        templates[definition["id"]] = definition
+        template_options[definition["id"]] = options
+    size = size or AccountSize()
+    world = World(
+        seed=seed,
+        start=start,
+        metro_areas={m["id"]: m for m in metro},
+        metro_by_code={m["attributes"]["code"]: m for m in metro},
+        document_schemas={s["id"]: s for s in document_schema_resources()},
+        template_definitions=templates,
+        template_options=template_options,
+        accounts={key: build_account(index, seed=seed, size=size, start=start) for index, key in enumerate(api_keys)},
+        places=catalog(),
+        shipping_lines={line["id"]: line for line in shipping_line_resources()},
+    )
+    if size.custom_field_values:
+        for index, account in enumerate(world.accounts.values()):
+            seed_values(world, account, size.custom_field_values, seed=seed, index=index)
+    return world
+
+
+def build_account(index: int, *, seed: int, size: AccountSize, start: datetime) -> Account:
     rng = random.Random(f"{seed}/{index}")
-    account, users = new_account(index, seed)
-    shipments = [shipment_resource(rng, seed, index, s) for s in range(size.shipments or max(1, size.documents // 2 + 1))]
+    account, users = new_account(index, seed, start)
+    shipments = [shipment_resource(rng, account.epoch, seed, index, s) for s in range(size.shipments or max(1, size.documents // 2 + 1))]
     add_shipments(account, rng, seed, index, shipments, size.containers)
-    source = DocumentSource(seed, index, shipments, users, spacing_for(size.documents, clock - EPOCH))
+    source = DocumentSource(seed, index, shipments, users, spacing_for(size.documents, start - account.epoch))
     account.documents = DocumentStore(account, source, size.documents)
     tr_rng = random.Random(f"{seed}/{index}/tracking_requests")
     for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
-        tracking_request = tracking_request_resource(tr_rng, seed, index, t, shipment)
+        tracking_request = tracking_request_resource(tr_rng, account.epoch, seed, index, t, shipment)
         account.tracking_requests[tracking_request["id"]] = tracking_request
         if t % 2:
             shipment["attributes"]["tags"] = ["seeded"]
@@ -103,10 +139,10 @@ def build_account(index: int, *, seed: int, size: AccountSize, clock: datetime) 
     return account
 
 
-def new_account(index: int, seed: int) -> tuple[Account, list[Resource]]:
-    """An account with its three users, and nothing else yet."""
+def new_account(index: int, seed: int, start: datetime) -> tuple[Account, list[Resource]]:
+    """An account with its three users, and nothing else yet; its clock at the world's start."""
     account_id = stable_id("account", seed, index)
-    account = Account(id=account_id, company_name=COMPANY_NAMES[index % len(COMPANY_NAMES)])
+    account = Account(id=account_id, company_name=COMPANY_NAMES[index % len(COMPANY_NAMES)], clock=start, epoch=epoch_of(start))
     account.add_related({"id": account_id, "type": "account", "attributes": {"company_name": account.company_name}})
     users = []
     for u in range(3):
@@ -141,24 +177,44 @@ def add_shipments(
         account.plans.register(shipment, [c["id"] for c in containers])
 
 
-def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Resource:
+def shipment_resource(rng: random.Random, epoch: datetime, seed: int, account: int, n: int) -> Resource:
     pol = rng.choice(ORIGIN_LOCODES)
     pod = rng.choice(US_PORT_LOCODES)
     destination = rng.choice(INLAND_LOCODES) if rng.random() < 0.3 else pod
     scac = rng.choice(CARRIERS)
-    departed = EPOCH + timedelta(days=rng.randint(0, 200))
+    departed = epoch + timedelta(days=rng.randint(0, 200))
     bill = f"{scac}{rng.randrange(10**9):09d}"
     eta = departed + timedelta(days=rng.randint(14, 35))
     ref = f"REF-{rng.randrange(10**5):05d}"
+    route = Route(pol, pod, destination, departed, eta)
+    customer = COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None
+    return shipment_of(stable_id("shipment", seed, account, n), bill, scac, route, [ref], customer)
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a shipment goes and when it was to leave and arrive (its journey is planned from these)."""
+
+    pol: str
+    pod: str
+    destination: str
+    departed: datetime
+    eta: datetime
+
+
+def shipment_of(shipment_id: str, bill: str, scac: str, route: Route, ref_numbers: list[str], customer_name: str | None) -> Resource:
+    """A shipment as stored: the journey's times are served from its plan (`journey_state.py`)."""
+    pol, pod, destination, departed, eta = route.pol, route.pod, route.destination, route.departed, route.eta
+    inland_eta = iso(eta + timedelta(days=5)) if destination != pod else None
     return {
-        "id": stable_id("shipment", seed, account, n),
+        "id": shipment_id,
         "type": "shipment",
         "attributes": {
             "bill_of_lading_number": bill,
             "normalized_number": bill[4:],
-            "ref_numbers": [ref],
+            "ref_numbers": ref_numbers,
             "tags": [],
-            "customer_name": COMPANY_NAMES[n % len(COMPANY_NAMES)] if n % 3 == 0 else None,
+            "customer_name": customer_name,
             "created_at": iso(departed - timedelta(days=3)),
             "shipping_line_scac": scac,
             "shipping_line_name": CARRIER_NAMES[scac],
@@ -175,8 +231,8 @@ def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Re
             "pod_original_eta_at": iso(eta),
             "pol_original_etd_at": iso(departed),
             "pod_ata_at": None,
-            "destination_eta_at": iso(eta + timedelta(days=5)) if destination != pod else None,
-            "destination_original_eta_at": iso(eta + timedelta(days=5)) if destination != pod else None,
+            "destination_eta_at": inland_eta,
+            "destination_original_eta_at": inland_eta,
             "destination_ata_at": None,
             "pol_timezone": place_time_zone(pol),
             "pod_timezone": place_time_zone(pod),
@@ -187,7 +243,7 @@ def shipment_resource(rng: random.Random, seed: int, account: int, n: int) -> Re
             "line_tracking_stopped_reason": None,
         },
         "relationships": {},
-        "links": {"self": f"/v2/shipments/{stable_id('shipment', seed, account, n)}"},
+        "links": {"self": f"/v2/shipments/{shipment_id}"},
     }
 
 
@@ -219,9 +275,9 @@ def container_resource(rng: random.Random, seed: int, account: int, shipment: Re
     }
 
 
-def tracking_request_resource(rng: random.Random, seed: int, index: int, n: int, shipment: Resource) -> Resource:
+def tracking_request_resource(rng: random.Random, epoch: datetime, seed: int, index: int, n: int, shipment: Resource) -> Resource:
     """A tracking request as stored; `views.tracking_request_view` adds its shipment's tags and numbers."""
-    created = EPOCH + timedelta(days=n % 90, hours=rng.randint(0, 23))
+    created = epoch + timedelta(days=n % 90, hours=rng.randint(0, 23))
     status, failed_reason, retrying, retries = [
         ("pending", None, False, 0),
         ("created", None, False, 0),
@@ -239,7 +295,6 @@ def tracking_request_resource(rng: random.Random, seed: int, index: int, n: int,
             "scac": shipment["attributes"]["shipping_line_scac"],
             "created_at": iso(created),
             "updated_at": iso(created + timedelta(hours=1)),
-            "ref_number": None,
             "failed_reason": failed_reason,
             "is_retrying": retrying,
             "retry_count": retries,

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from shipsync_sandbox.reference import current_schema, stable_id
-from shipsync_sandbox.world import EPOCH, Account, Resource, iso
+from shipsync_sandbox.reference import current_schema
+from shipsync_sandbox.resources import Resource, stable_id
+from shipsync_sandbox.timeline import iso
+from shipsync_sandbox.world import Account
 
 DOCUMENT_TYPES = ("commercial_invoice", "packing_list", "bill_of_lading", "arrival_notice")
 
@@ -30,13 +32,14 @@ class DocumentSource:
 def make_document(account: Account, source: DocumentSource, d: int, created: datetime | None = None) -> list[Resource]:
     """Document `d` with its email submission and extraction, from its own seeded generator.
 
-    `created` places a document added later (`/_admin/advance`); seeded ones are spread from EPOCH."""
+    `created` places a document added later (`/_admin/advance`); seeded ones are spread from the
+    account's epoch."""
     seed, index, shipments, users = source.seed, source.index, source.shipments, source.users
     rng = random.Random(f"{seed}/{index}/document/{d}")
     doc_id = stable_id("document", seed, index, d)
     doc_type = DOCUMENT_TYPES[d % len(DOCUMENT_TYPES)]
     offset = timedelta(seconds=rng.randrange(max(1, int(source.spacing.total_seconds() * 2 / 3))))
-    created = created or EPOCH + source.spacing * d + offset
+    created = created or account.epoch + source.spacing * d + offset
     linked_shipments = [shipments[(d // 2 - source.first_shipment) % len(shipments)]]
     if rng.random() < 0.2:
         linked_shipments.append(shipments[rng.randrange(len(shipments))])
@@ -87,7 +90,7 @@ def email_submission_resource(
         "attributes": {
             "subject": f"{doc_type.replace('_', ' ').title()} {d}",
             "body": f"Please find the {doc_type.replace('_', ' ')} attached.",
-            "from": f"docs+{d}@forwarder.example.com",
+            "from": [f"docs+{d}@forwarder.example.com"],
             "to": [f"docs@{domain}.example.com"],
             "cc": [f"ops@{domain}.example.com"] if d % 4 == 0 else [],
             "references": [f"<{d - 1}.{index}@forwarder.example.com>"] if d % 6 == 5 else [],

@@ -9,14 +9,12 @@ from datetime import datetime
 
 from starlette.requests import Request
 
-from shipsync.api.clock import Clock
-from shipsync.config import RateLimit
-from shipsync_sandbox.limits import ServerRateLimit
-from shipsync_sandbox.seed import AccountSize
-from shipsync_sandbox.world import DEFAULT_CLOCK, Account, World, build_world
+from shipsync_sandbox.limits import SERVICE_RATE_LIMIT, Now, RateLimit, ServerRateLimit
+from shipsync_sandbox.seed import AccountSize, build_world
+from shipsync_sandbox.timeline import start_of
+from shipsync_sandbox.world import Account, World
 
 DEFAULT_API_KEYS = ("sandbox-key-1", "sandbox-key-2")
-DEFAULT_RATE_LIMIT = RateLimit(100, 60)
 
 
 @dataclass(frozen=True)
@@ -28,18 +26,21 @@ class SandboxOptions:
     shipments: int | None = None
     containers: int | None = None
     custom_field_values: int = 0
-    rate_limit: RateLimit | None = DEFAULT_RATE_LIMIT
+    rate_limit: RateLimit | None = SERVICE_RATE_LIMIT
     # The time the rate limit's window runs on: a test's fake clock, shared with its client's
     # limiter, lets it cross windows without waiting them out.
-    rate_clock: Clock | None = None
+    rate_clock: Now | None = None
     fault_rate: float = 0.0
     latency_ms: float = 0.0
     # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
     delivery_retry_base_s: float = 0.5
+    # How long a new tracking request stays pending before it settles (carrier detection, the line's answer).
+    tracking_delay_s: float = 2.0
     # Per API key, the webhook event kinds its plan offers (`GET /webhooks/events`); others get all 43.
     plans: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    # The world's "now": shipments and containers are served as of this instant of their journeys.
-    now: datetime = DEFAULT_CLOCK
+    # The moment the world starts at (`timeline.py`): its journeys, last free days and ETAs are
+    # placed relative to it. None: the current hour, so a fresh sandbox is about the present.
+    start: datetime | None = None
 
 
 def _size(options: SandboxOptions) -> AccountSize:
@@ -64,7 +65,7 @@ class SandboxState:
 
     @classmethod
     def create(cls, options: SandboxOptions) -> SandboxState:
-        world = build_world(list(options.api_keys), seed=options.seed, clock=options.now, size=_size(options))
+        world = build_world(list(options.api_keys), start=start_of(options.start), seed=options.seed, size=_size(options))
         for key, kinds in options.plans:
             if key in world.accounts:
                 world.accounts[key].event_kinds = tuple(kinds)

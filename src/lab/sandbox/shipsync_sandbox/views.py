@@ -1,8 +1,9 @@
 """How the sandbox shows stored resources whose members come from elsewhere, as the service does.
 
 A tracking request shows its shipment's reference numbers and tags (as `shipment_tags`, like
-deliveries and newer answers); a webhook shows `headers: null` when none were set; a shipment or
-container shows its journey as of the account's clock (`journey_state.py`).
+deliveries and newer answers), or, until it has one, those it carries for it; a webhook shows
+`headers: null` when none were set; a shipment or container shows its journey as of the account's
+clock (`journey_state.py`), and a shipment a user stopped tracking says so.
 """
 
 from __future__ import annotations
@@ -10,14 +11,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from shipsync_sandbox.journey_state import container_state, shipment_state
-from shipsync_sandbox.world import Account, Resource
+from shipsync_sandbox.resources import Resource
+from shipsync_sandbox.timeline import iso
+from shipsync_sandbox.world import Account
 
 
 def shipment_view(account: Account, shipment: Resource, now: datetime | None = None) -> Resource:
     plan = account.plans.get(shipment["id"])
-    if plan is None:
+    stopped = account.stopped.get(shipment["id"])
+    if plan is None and stopped is None:
         return shipment
-    attributes, relationships = shipment_state(plan, now or account.shipment_as_of(shipment["id"]))
+    attributes, relationships = shipment_state(plan, now or account.shipment_as_of(shipment["id"])) if plan else ({}, {})
+    if stopped is not None:
+        attributes = {**attributes, "line_tracking_stopped_at": iso(stopped), "line_tracking_stopped_reason": "cancelled_by_user"}
     return {
         **shipment,
         "attributes": {**shipment["attributes"], **attributes},
@@ -38,14 +44,14 @@ def container_view(account: Account, container: Resource, now: datetime | None =
 
 
 def tracking_request_view(account: Account, tracking_request: Resource) -> Resource:
-    shipment_id = tracking_request["relationships"]["tracked_object"]["data"]["id"]
-    shipment = account.resource("shipment", shipment_id)
-    shipment_attributes = shipment["attributes"] if shipment else {}
-    attributes = {
-        **tracking_request["attributes"],
-        "ref_numbers": list(shipment_attributes.get("ref_numbers") or []),
-        "shipment_tags": list(shipment_attributes.get("tags") or []),
-    }
+    tracked = tracking_request["relationships"]["tracked_object"]["data"]
+    shipment = account.resource("shipment", tracked["id"]) if tracked else None
+    staged = account.staged.get(tracking_request["id"])
+    if shipment is not None:
+        numbers, tags = shipment["attributes"].get("ref_numbers"), shipment["attributes"].get("tags")
+    else:
+        numbers, tags = (staged.ref_numbers, staged.shipment_tags) if staged else ((), ())
+    attributes = {**tracking_request["attributes"], "ref_numbers": list(numbers or []), "shipment_tags": list(tags or [])}
     return {**tracking_request, "attributes": attributes}
 
 

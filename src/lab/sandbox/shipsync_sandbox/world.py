@@ -1,37 +1,38 @@
 """The sandbox's state: service-wide reference data and, per API key, an isolated account.
 
-Everything is generated deterministically from the seed (see `seed.py`), so two sandboxes with
-the same options serve the same data. Resources are stored as JSON:API resource dicts; those whose
-members are computed from others (a tracking request shows its shipment's tags) are rendered by
-`views.py` when served.
+Everything is generated deterministically from the seed and the world's start (see `seed.py` and
+`timeline.py`), so two sandboxes with the same options serve the same data. Resources are stored
+as JSON:API resource dicts; those whose members are computed from others (a tracking request shows
+its shipment's tags) are rendered by `views.py` when served.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import lru_cache
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync_sandbox.custom_field_index import CustomFieldStore
+from shipsync_sandbox.event_kinds import EVENT_KINDS
+from shipsync_sandbox.notification_log import NotificationLog
+from shipsync_sandbox.resources import Resource
 
 if TYPE_CHECKING:
-    from shipsync_sandbox.journey_plan import ShipmentPlan
+    from shipsync_sandbox.journey_model import ShipmentPlan
     from shipsync_sandbox.places import Places
-    from shipsync_sandbox.seed import AccountSize
-
-Resource = dict[str, Any]
-EPOCH = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
-# The world's "now" unless the options say otherwise: seeded shipments depart from EPOCH to 200 days
-# later, so at this instant most journeys are over, some are at sea or at the terminal, a few not begun.
-DEFAULT_CLOCK = datetime(2026, 7, 23, 12, 0, tzinfo=UTC)
 
 
-@lru_cache(maxsize=1 << 16)  # each delivery of a journey names its instants again
-def iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+@dataclass(frozen=True)
+class Staged:
+    """What a new tracking request carries until its shipment exists (api-facts: `ref_numbers`,
+    `shipment_tags` and `initial_custom_fields` are applied once the request succeeds)."""
+
+    ref_numbers: tuple[str, ...]
+    shipment_tags: tuple[str, ...]
+    shipment_fields: tuple[tuple[str, Any], ...]  # (api_slug, value)
+    container_fields: tuple[tuple[str, Any, str], ...]  # (api_slug, value, container number or "" for all)
+    auto_detect: bool
 
 
 @dataclass
@@ -40,6 +41,10 @@ class Account:
 
     id: str
     company_name: str
+    # The account's "now": shipments and containers are served as of this instant of their journeys.
+    clock: datetime
+    # The earliest seeded departure: seeded records are placed from here (`timeline.py`).
+    epoch: datetime
     documents: Mapping[str, Resource] = field(default_factory=dict)  # a DocumentStore once seeded
     related: dict[tuple[str, str], Resource] = field(default_factory=dict)
     tracking_requests: dict[str, Resource] = field(default_factory=dict)
@@ -47,12 +52,16 @@ class Account:
     options: dict[str, list[Resource]] = field(default_factory=dict)
     custom_fields: CustomFieldStore = field(default_factory=CustomFieldStore)
     webhooks: dict[str, Resource] = field(default_factory=dict)
+    # Every notification sent to the account's webhooks, and how its delivery went.
+    notifications: NotificationLog = field(default_factory=NotificationLog)
+    # What each tracking request made through the API brings its shipment once it succeeds.
+    staged: dict[str, Staged] = field(default_factory=dict)
+    # Shipments whose tracking a user stopped (`PATCH /shipments/{id}/stop_tracking`): when.
+    stopped: dict[str, datetime] = field(default_factory=dict)
     # The webhook event kinds this account may subscribe to (its plan); all 43 by default.
     event_kinds: tuple[str, ...] = EVENT_KINDS
     # What the account's requests did, for its own `/_admin/stats`.
     status_counts: dict[int, int] = field(default_factory=dict)
-    # The account's "now": shipments and containers are served as of this instant of their journeys.
-    clock: datetime = DEFAULT_CLOCK
     # Each shipment's planned journey, by shipment id; a container's shipment, by container id.
     plans: Mapping[str, ShipmentPlan] = field(default_factory=dict)  # a PlanBook once seeded
     shipment_of: dict[str, str] = field(default_factory=dict)
@@ -90,6 +99,8 @@ class Account:
 @dataclass
 class World:
     seed: int
+    # The moment the world started at (`timeline.py`); each account's clock moves on from it.
+    start: datetime
     metro_areas: dict[str, Resource]
     metro_by_code: dict[str, Resource]
     document_schemas: dict[str, Resource]
@@ -113,41 +124,3 @@ class World:
                 if definition["attributes"]["api_slug"] == slug:
                     return definition
         return None
-
-
-def build_world(
-    api_keys: list[str], *, seed: int = 7, documents: int = 200, clock: datetime = DEFAULT_CLOCK, size: AccountSize | None = None
-) -> World:
-    """Every account holds `size` (or `documents` documents and what follows from them)."""
-    from shipsync_sandbox.carriers import shipping_line_resources
-    from shipsync_sandbox.custom_field_store import seed_values
-    from shipsync_sandbox.places import catalog
-    from shipsync_sandbox.reference import TEMPLATE_DEFINITIONS, document_schema_resources, metro_area_resources, stable_id
-    from shipsync_sandbox.seed import AccountSize, build_account, definition_resource
-
-    metro = metro_area_resources()
-    templates: dict[str, Resource] = {}
-    template_options: dict[str, list[Resource]] = {}
-    for spec in TEMPLATE_DEFINITIONS:
-        definition, options = definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
-        templates[definition["id"]] = definition
-        template_options[definition["id"]] = options
-    size = size or AccountSize(documents=documents)
-    accounts = {key: build_account(index, seed=seed, size=size, clock=clock) for index, key in enumerate(api_keys)}
-    for account in accounts.values():
-        account.clock = clock
-    world = World(
-        seed=seed,
-        metro_areas={m["id"]: m for m in metro},
-        metro_by_code={m["attributes"]["code"]: m for m in metro},
-        document_schemas={s["id"]: s for s in document_schema_resources()},
-        template_definitions=templates,
-        template_options=template_options,
-        accounts=accounts,
-        places=catalog(),
-        shipping_lines={line["id"]: line for line in shipping_line_resources()},
-    )
-    if size.custom_field_values:
-        for index, account in enumerate(accounts.values()):
-            seed_values(world, account, size.custom_field_values, seed=seed, index=index)
-    return world
