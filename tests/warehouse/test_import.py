@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -43,6 +44,9 @@ def test_every_row_of_every_table_is_copied(old: Path, tmp_path: Path) -> None:
         # Typed as the lake types them, views answering over the imported rows.
         assert con.execute("SELECT count(*) FROM container_status").fetchone() == (expected["containers"],)
         assert con.execute("SELECT count(*) FROM sync_runs WHERE flow = 'import_warehouse'").fetchone() == (1,)
+        # An email's one sender then is a list of one now.
+        senders = con.execute('SELECT count(*), count(*) FILTER (len("from") = 1) FROM email_submissions').fetchone()
+        assert senders is not None and senders[0] == senders[1] == expected["email_submissions"] > 0
         payload, key = con.execute("SELECT CAST(payload AS VARCHAR), body_sha256 FROM webhook_events LIMIT 1").fetchone()  # type: ignore[misc]
     assert key == body_key(payload.encode())  # a redelivery of an imported notification is told from a conflict
 
@@ -79,3 +83,32 @@ def test_the_cli_imports_and_prints_each_table(old: Path, tmp_path: Path, monkey
     assert "webhook_events" in done.output and "339" in done.output
     again = CliRunner().invoke(app, ["warehouse", "import", str(old)])
     assert again.exit_code == 1 and "already holds data" in again.output and "Traceback" not in again.output
+
+
+def test_an_edited_reference_number_joins_the_list_the_lake_keeps(old: Path, tmp_path: Path) -> None:
+    """The last layout kept a tracking request's edited `ref_number` in a column of its own; the lake
+    reflects an edit into `ref_numbers`, so an old edit joins that list (once), never dropped."""
+    folder = old.parent / "shipsync.published" / "data" / "tracking_requests"
+    files = sorted(folder.glob("*.parquet"))
+    assert files
+    con = duckdb.connect()
+    rewritten = tmp_path / "rewritten.parquet"
+    con.execute(
+        f"COPY (SELECT * REPLACE (CASE WHEN row_number() OVER (ORDER BY id) = 1 THEN 'PO-EDITED' "
+        f"WHEN row_number() OVER (ORDER BY id) = 2 THEN ref_numbers[1] END AS ref_number) "
+        f"FROM read_parquet({[str(f) for f in files]!r})) TO '{rewritten}' (FORMAT parquet)"
+    )
+    first, second = con.execute(f"SELECT id, ref_numbers FROM '{rewritten}' ORDER BY id LIMIT 2").fetchall()
+    con.close()
+    for extra in files[1:]:
+        extra.write_bytes(b"")  # the manifest names them; the first holds every row now
+    shutil.copy(rewritten, files[0])
+    manifest_path = old.parent / "shipsync.published" / "current.json"
+    manifest = json.loads(manifest_path.read_text())
+    state = manifest["tables"]["tracking_requests"]
+    state["files"] = [{**state["files"][0], "rows": state["rows"]}]
+    manifest_path.write_text(json.dumps(manifest))
+    import_warehouse(location(tmp_path / "lake"), old)
+    with analyst(tmp_path / "lake") as lake:
+        found = dict(lake.execute("SELECT id, ref_numbers FROM tracking_requests WHERE id IN (?, ?)", [first[0], second[0]]).fetchall())
+    assert found == {first[0]: [*first[1], "PO-EDITED"], second[0]: second[1]}  # the second's edit was already listed

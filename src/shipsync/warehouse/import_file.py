@@ -39,6 +39,16 @@ from shipsync.warehouse_location import LakeLocation
 LEFT_BEHIND = frozenset({"_shipsync_schema", "_shipsync_views", "_shipsync_publication", "_shipsync_changes", "_shipsync_change_log"})
 # Columns the lake added, and how an old row gets them.
 DERIVED = {("webhook_events", "body_sha256"): "shipsync_body_key(CAST(payload AS VARCHAR))"}
+# Columns the lake retired, and the column that holds their values now: the last layout kept a
+# tracking request's edited reference number apart (`ref_number`); the lake reflects an edit into
+# `ref_numbers`, as the service shows it, so an old edit joins that list.
+FOLDED = {
+    ("tracking_requests", "ref_number"): (
+        "ref_numbers",
+        "CASE WHEN ref_number IS NULL OR list_contains(coalesce(ref_numbers, []), ref_number) THEN ref_numbers"
+        " ELSE list_append(coalesce(ref_numbers, []), ref_number) END",
+    ),
+}
 
 
 @dataclass
@@ -97,8 +107,19 @@ def _source(warehouse: Warehouse, old: Path) -> Iterator[tuple[str, dict[str, st
     yield f"{folder} (published generation {manifest.get('generation')})", relations
 
 
-def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
-    return [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM {relation})").fetchall()]
+def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> dict[str, str]:
+    """Each column of `relation` and its SQL type."""
+    return dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {relation})").fetchall())
+
+
+def _value(name: str, column: str, present: dict[str, str], target_type: str, folded: dict[str, str]) -> str:
+    """The SQL that gives an old row's value for `column` of the lake's table `name`."""
+    if column not in present:
+        return DERIVED[(name, column)]
+    source = folded.get(column, ident(column))
+    if target_type == f"{present[column]}[]":  # one value then, a list of them now (an email's `from`)
+        source = f"CASE WHEN {ident(column)} IS NULL THEN NULL ELSE [{ident(column)}] END"
+    return f"CAST({source} AS {target_type})"
 
 
 def import_warehouse(location: LakeLocation, old: Path) -> ImportReport:
@@ -147,11 +168,12 @@ def _copy(warehouse: Warehouse, described: str, name: str, relation: str) -> int
     con = warehouse.con
     present = _columns(con, relation)
     types = sql_types(name)
-    extra = [c for c in present if c not in types]
+    extra = [c for c in present if c not in types and (name, c) not in FOLDED]
     if extra:
         raise InputError(f"{described}: {name}.{', '.join(extra)} has no place in this warehouse (nothing is dropped): report it")
+    folded = {target: expression for (table, column), (target, expression) in FOLDED.items() if table == name and column in present}
     targets = [c for c in types if c in present or (name, c) in DERIVED]
-    values = [f"CAST({ident(c)} AS {types[c]})" if c in present else DERIVED[(name, c)] for c in targets]
+    values = [_value(name, c, present, types[c], folded) for c in targets]
     statement = f"INSERT INTO {ident(name)} ({', '.join(ident(c) for c in targets)}) SELECT {', '.join(values)} FROM {relation}"
     count = con.execute(f"SELECT count(*) FROM {relation}").fetchone()
     rows = int(count[0]) if count else 0
