@@ -170,7 +170,7 @@ def archive_consumed(folder: SpoolFolder, checkpoints: dict[str, int]) -> list[s
     """Move loaded segments that no receiver holds any more to `archive/`.
 
     Loading read every complete record, so a finished segment is consumed; anything past its
-    checkpoint is the zero-filled tail or a record cut by a crash, never acknowledged."""
+    checkpoint is a record cut by a crash, never acknowledged."""
     consumed = [
         path.name
         for path in segments(folder.path)

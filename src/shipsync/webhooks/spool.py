@@ -29,7 +29,6 @@ class SpoolSizes:
     """Every size of the spool, writer and loader, in one place."""
 
     segment_bytes: int = 64 * 1024 * 1024  # a segment is closed and a new one opened past this
-    extent_bytes: int = 2 * 1024 * 1024  # zeros written ahead of the records, so syncs need no metadata
     load_records: int = 20_000  # `events load` commits a batch at this many records...
     load_bytes: int = 4 * 1024 * 1024  # ... or at this many bytes of bodies, whichever comes first
 
