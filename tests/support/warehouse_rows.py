@@ -17,6 +17,7 @@ from shipsync.warehouse.layout import pipeline_file
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.schema import SCHEMA_VERSION
+from shipsync_sandbox.deliver import envelope
 
 
 def rows(warehouse: Path, sql: str) -> list[dict[str, Any]]:
@@ -115,3 +116,16 @@ def load_deliveries(warehouse: Path, bodies: list[bytes]) -> None:
     spool.mkdir(parents=True, exist_ok=True)
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
     load_events(warehouse, spool)
+
+
+def container_updated(container_id: str, at: str, changeset: dict[str, Any], notification_id: str) -> bytes:
+    """A `container.updated` delivery with one changeset at `at`."""
+    reference = {
+        "id": f"cue-{notification_id}",
+        "type": "container_updated_event",
+        "attributes": {"timestamp": at, "changeset": changeset, "data_source": "terminal"},
+        "relationships": {"container": {"data": {"type": "container", "id": container_id}}},
+    }
+    document = envelope("w", "container.updated", reference, [reference], at)
+    document["data"]["id"] = notification_id
+    return orjson.dumps(document)

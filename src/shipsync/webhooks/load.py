@@ -37,6 +37,7 @@ from shipsync.webhooks.load_steps import (
     parse_records,
     save_checkpoints,
 )
+from shipsync.webhooks.notification import parse_notification
 from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
 
 log = logging.getLogger("shipsync.webhooks")
@@ -91,7 +92,7 @@ def read_batches(spool: Path, checkpoints: dict[str, int], sizes: SpoolSizes) ->
 def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch) -> LoadReport:
     """Every step of one batch, on an open transaction; what it did."""
     now = datetime.now(UTC)
-    parsed, dead = parse_records(batch.records)
+    parsed, dead = parse_records(batch.records, now)
     fresh, repeats, conflicts = dedupe(con, parsed)
     insert_events(con, fresh, now)
     insert_resources(con, fresh)
@@ -122,11 +123,13 @@ def _record_changes(
 
 
 def _dead_letter(con: duckdb.DuckDBPyConnection, record: SpoolRecord, error: Exception) -> LoadReport:
-    parsed, _ = parse_records([record])
+    """The record a step failed on, kept with the error; only its id is read again (parsing, which
+    refuses what cannot be written again, cannot fail here)."""
+    notification = parse_notification(record.body)
     reason = f"cannot be loaded: {type(error).__name__}: {error}"
     log.warning("events load: spool record %s@%d dead-lettered: %s", record.segment, record.end_offset, reason)
     now = datetime.now(UTC)
-    insert_dead_letters(con, [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], now)
+    insert_dead_letters(con, [DeadLetter(record, reason, None if isinstance(notification, str) else notification.id)], now)
     save_checkpoints(con, Batch([record]).progress, now)
     _record_changes(con, fresh=False, conflicts=False, dead=True, progress=Batch([record]).progress)
     return LoadReport(dead_letters=1)
