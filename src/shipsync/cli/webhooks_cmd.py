@@ -61,7 +61,10 @@ def serve(
     max_header_bytes: int = typer.Option(_LIMITS.max_header_bytes, min=256, help="Largest request head in bytes (431 beyond)."),
     max_headers: int = typer.Option(_LIMITS.max_headers, min=1, help="Most header fields in a request (431 beyond)."),
     max_connections: int = typer.Option(
-        _LIMITS.max_connections, min=1, help="Most open connections; at the limit a new one closes the longest-idle one."
+        _LIMITS.max_connections, min=1, help="Most open connections; past it a new one closes the one waiting longest for its request."
+    ),
+    max_connections_per_peer: int = typer.Option(
+        _LIMITS.max_connections_per_peer, min=1, help="Most open connections from one address; past it, as for --max-connections."
     ),
 ) -> None:
     """Receive deliveries at POST /webhook (health: GET /healthz); answer 200 only once stored on disk.
@@ -80,6 +83,7 @@ def serve(
         max_header_bytes=max_header_bytes,
         max_headers=max_headers,
         max_connections=max_connections,
+        max_connections_per_peer=max_connections_per_peer,
     )
     receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret, limits=limits)
     console.print(f"receiving at http://{host}:{port}/webhook, spooling to {receiver.writer.spool}, {len(receiver.secrets)} secret(s)")

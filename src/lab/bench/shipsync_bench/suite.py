@@ -23,6 +23,7 @@ from shipsync_bench import (
     publish_bench,
     report_bench,
     request_bounds,
+    webhook_abuse,
     webhook_bench,
 )
 from shipsync_bench.results import BenchResult, as_context
@@ -80,12 +81,14 @@ BENCHMARKS: list[Benchmark] = [
         lambda: (
             webhook_bench.burst(10_000)
             + webhook_bench.spool_lines()
+            + webhook_abuse.slow_bodies(1_000, deliveries=200, seconds=20)
             + webhook_bench.receiver_throughput(10_000)
             + webhook_bench.events_load_rate(100_000)
         ),
         lambda: (
             webhook_bench.burst(2_000, rounds=1)
             + webhook_bench.spool_lines()
+            + webhook_abuse.slow_bodies(1_000, deliveries=50, seconds=5)
             + webhook_bench.receiver_throughput(2_000, rounds=2)
             + webhook_bench.events_load_rate(20_000)
         ),
@@ -94,6 +97,7 @@ BENCHMARKS: list[Benchmark] = [
             "burst: acknowledgements per second",
             "burst: acknowledged",
             "spool lines",
+            "under 1,000 trickling connections: deliveries acknowledged",
             "receiver throughput",
             "receiver p99",
         ),

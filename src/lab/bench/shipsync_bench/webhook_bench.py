@@ -37,7 +37,7 @@ SECRET = "whsec-bench-0001"
 CONCURRENCY = 32  # connections of the load generator (the sender's pool in a burst)
 
 
-def _body(n: int) -> bytes:
+def notification_body(n: int) -> bytes:
     return orjson.dumps(
         {
             "data": {
@@ -51,14 +51,14 @@ def _body(n: int) -> bytes:
     )
 
 
-def _request(port: int, body: bytes) -> bytes:
+def signed_request(port: int, body: bytes) -> bytes:
     return (
         f"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
         f"X-T49-Webhook-Signature: {sign(SECRET, body)}\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode() + body
 
 
-async def _exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bytes:
+async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> bytes:
     """Send one request on a keep-alive connection and read its answer; the status line."""
     writer.write(request)
     status = await reader.readline()
@@ -81,7 +81,7 @@ async def _drive(port: int, requests: list[bytes]) -> tuple[float, list[float], 
         try:
             while queue:
                 started = time.perf_counter()
-                status = await _exchange(reader, writer, queue.pop())
+                status = await exchange(reader, writer, queue.pop())
                 latencies.append(time.perf_counter() - started)
                 if b" 200 " not in status:
                     failures += 1
@@ -112,7 +112,7 @@ async def _at_a_steady_rate(port: int, requests: list[bytes], per_second: float,
         due = start + n / per_second
         await asyncio.sleep(due - loop.time())
         connection = await pool.get()
-        status = await _exchange(*connection, request)
+        status = await exchange(*connection, request)
         latencies.append(loop.time() - due)
         failures += b" 200 " not in status
         pool.put_nowait(connection)
@@ -125,23 +125,23 @@ async def _at_a_steady_rate(port: int, requests: list[bytes], per_second: float,
     return loop.time() - start, latencies, failures
 
 
-def _serve(args: list[str], port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def serve(args: list[str], port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=30)
     return process
 
 
-def _percentile_ms(latencies: list[float], share: float) -> float:
+def percentile_ms(latencies: list[float], share: float) -> float:
     ordered = sorted(latencies)
     return ordered[max(0, int(len(ordered) * share) - 1)] * 1000
 
 
-def _receiver_env(tmp: Path) -> dict[str, str]:
+def receiver_env(tmp: Path) -> dict[str, str]:
     env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(tmp / "w.duckdb"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     return env | {"SHIPSYNC_WEBHOOK_SECRETS": SECRET, "SHIPSYNC_SECRETS_FILE": str(tmp / "secrets.json")}
 
 
-def _receiver_args(port: int, spool: Path, *flags: str) -> list[str]:
+def receiver_args(port: int, spool: Path, *flags: str) -> list[str]:
     return [sys.executable, "-m", "shipsync", "webhooks", "serve", "--port", str(port), "--spool", str(spool), *flags]
 
 
@@ -160,20 +160,20 @@ class Measured:
         return max(self.rates)
 
     def percentile_ms(self, share: float) -> float:
-        return _percentile_ms(self.latencies, share)
+        return percentile_ms(self.latencies, share)
 
 
 def _measure_interleaved(servers: dict[str, list[str]], env: dict[str, str], count: int, rounds: int, drive: Driver) -> dict[str, Measured]:
     """Rounds alternate between the servers, so that this shared machine's slow spells hit both
     alike; each one's rate per round is kept (in order, for pairing), its latencies are pooled."""
     ports = {name: int(args[args.index("--port") + 1]) for name, args in servers.items()}
-    processes = {name: _serve(args, ports[name], env) for name, args in servers.items()}
+    processes = {name: serve(args, ports[name], env) for name, args in servers.items()}
     measured = {name: Measured() for name in servers}
     try:
         for round_ in range(rounds + 1):
             for name, port in ports.items():
                 offset = round_ * count  # fresh notification ids every round
-                requests = [_request(port, _body(offset + n)) for n in range(count)]
+                requests = [signed_request(port, notification_body(offset + n)) for n in range(count)]
                 elapsed, latencies, failures = uvloop.run(drive(port, requests))
                 if failures:
                     raise RuntimeError(f"{name}: {failures} requests were not answered 200")
@@ -193,7 +193,7 @@ def _servers(spool: Path) -> dict[str, list[str]]:
     """The receiver, and its peer: a no-op handler on the same stack that stores nothing."""
     noop = [sys.executable, "-m", "uvicorn", "shipsync.webhooks.receiver:noop_app", "--port", str(free_port())]
     noop += ["--loop", "uvloop", "--http", "httptools", "--log-level", "warning", "--no-access-log", "--lifespan", "off"]
-    return {"receiver": _receiver_args(free_port(), spool), "no-op": noop}
+    return {"receiver": receiver_args(free_port(), spool), "no-op": noop}
 
 
 def receiver_throughput(count: int = 20_000, rounds: int = 5) -> list[BenchResult]:
@@ -205,7 +205,7 @@ def receiver_throughput(count: int = 20_000, rounds: int = 5) -> list[BenchResul
     made the ratio of best rounds swing from 0.46 to 0.59 while the paired median stayed at 0.61-0.66.
     """
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-") as tmp:
-        measured = _measure_interleaved(_servers(Path(tmp) / "spool"), _receiver_env(Path(tmp)), count, rounds, _drive)
+        measured = _measure_interleaved(_servers(Path(tmp) / "spool"), receiver_env(Path(tmp)), count, rounds, _drive)
     ours, noop = measured["receiver"], measured["no-op"]
     return [
         at_least(
@@ -252,7 +252,7 @@ def burst(count: int = 10_000, per_second: float = 1_000, rounds: int = 2) -> li
         def steadily(port: int, requests: list[bytes]) -> Coroutine[Any, Any, tuple[float, list[float], int]]:
             return _at_a_steady_rate(port, requests, per_second, CONCURRENCY)
 
-        measured = _measure_interleaved(_servers(spool), _receiver_env(Path(tmp)), count, rounds, steadily)
+        measured = _measure_interleaved(_servers(spool), receiver_env(Path(tmp)), count, rounds, steadily)
         spooled = sum(1 for path in segments(spool) for _ in read_records(path))
     ours, noop = measured["receiver"], measured["no-op"]
     offered = f"{count:,} deliveries at {per_second:,.0f}/s, {rounds} rounds"
@@ -310,7 +310,7 @@ def events_load_rate(count: int = 100_000) -> list[BenchResult]:
         per_segment = 25_000
         for start in range(0, count, per_segment):
             with (spool / f"segment-{start:020d}-1.spool").open("wb") as out:
-                out.write(b"".join(encode_record(_body(n), 0) for n in range(start, min(count, start + per_segment))))
+                out.write(b"".join(encode_record(notification_body(n), 0) for n in range(start, min(count, start + per_segment))))
         started = time.perf_counter()
         report = load_events(Path(tmp) / "w.duckdb", spool)
         elapsed = time.perf_counter() - started
