@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = None
     warehouse: Path = DEFAULT_WAREHOUSE
     spool: Path | None = None
+    # Loaded segments kept in the spool's archive/: past either, `events load` removes the oldest.
+    spool_archive_days: float = Field(default=30.0, ge=0)
+    spool_archive_mb: float = Field(default=2048.0, ge=0)
     rate_limit: str = "100/60"
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=30.0, gt=0)

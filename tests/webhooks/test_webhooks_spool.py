@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shipsync.errors import ConfigError
 from shipsync.safe_files import UnsafePathError
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import archive_consumed, load_events
@@ -140,9 +141,12 @@ def test_a_failed_write_is_refused_cut_off_and_never_followed(tmp_path: Path) ->
 
 
 def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Path) -> None:
-    writer = SpoolWriter(tmp_path / "new" / "spool")
+    writer = SpoolWriter(tmp_path / "spool")
+    writer.quarantine(b"not a notification", "no data object")
     writer.close()
-    assert (tmp_path / "new" / "spool").stat().st_mode & 0o777 == 0o700
+    load_events(tmp_path / "w.duckdb", tmp_path / "spool")  # makes archive/
+    for folder in ("spool", "spool/quarantine", "spool/archive"):
+        assert (tmp_path / folder).stat().st_mode & 0o777 == 0o700, folder
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     shared.chmod(0o777)  # anyone may plant a link here
@@ -183,3 +187,14 @@ def test_quarantined_bodies_keep_their_reason(tmp_path: Path) -> None:
     assert (tmp_path / "quarantine" / name.replace(".bin", ".reason")).read_text() == "body is not JSON\n"
     assert (tmp_path / "quarantine").stat().st_mode & 0o777 == 0o700
     folder.close()
+
+
+def test_the_receiver_never_creates_the_spools_parents(tmp_path: Path) -> None:
+    """By default the spool's parent is the warehouse's folder, which the warehouse makes 0700:
+    a receiver started first used to make it, 0755 (the umask's)."""
+    with pytest.raises(ConfigError, match=f"its folder {tmp_path / 'warehouse'} does not exist"):
+        SpoolWriter(tmp_path / "warehouse" / "spool")
+    env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(tmp_path / "new" / "w.duckdb"), "SHIPSYNC_WEBHOOK_SECRETS": "whsec-folders-test-01"}
+    serve = subprocess.run([sys.executable, "-m", "shipsync", "webhooks", "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert serve.returncode == 1 and f"its folder {tmp_path / 'new'} does not exist" in serve.stderr + serve.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -93,14 +93,17 @@ def serve(
 @events_app.command("load")
 @one_line_errors
 def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (default as for webhooks serve).")) -> None:
-    """Load new deliveries from the spool into webhook_events, exactly once."""
+    """Load new deliveries from the spool into webhook_events, exactly once; then archive the loaded
+    segments and prune the archive (SHIPSYNC_SPOOL_ARCHIVE_DAYS, SHIPSYNC_SPOOL_ARCHIVE_MB)."""
     from shipsync.webhooks.load import load_events
+    from shipsync.webhooks.spool import ArchiveRetention
 
     settings = settings_from_env()
-    report = load_events(settings.warehouse, spool or settings.spool_dir)
+    retention = ArchiveRetention(settings.spool_archive_days, settings.spool_archive_mb)
+    report = load_events(settings.warehouse, spool or settings.spool_dir, retention=retention)
     console.print(
         f"events load: {report.loaded} loaded, {report.duplicates} duplicates, {report.conflicts} conflicts, "
         f"{report.dead_letters} dead-lettered (see webhook_dead_letters), "
         f"{report.entities_refreshed} entities refreshed, {report.stale_ignored} older events ignored, "
-        f"{len(report.archived)} segment(s) archived"
+        f"{len(report.archived)} segment(s) archived, {len(report.pruned)} pruned from the archive"
     )

@@ -9,12 +9,14 @@ Dead letters: a record that is not a notification, or that the warehouse refuses
 `webhook_dead_letters` with the reason and its body as delivered, and the checkpoint moves past it.
 When a batch fails on its data, it is split in halves and each is loaded on its own, down to the
 one record at fault: the records around it load as if it were not there. Consumed segments nobody
-holds any more are archived.
+holds any more are archived, and the archive is pruned by age and size (`ArchiveRetention`), of
+segments every record of which is loaded only.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,7 +40,7 @@ from shipsync.webhooks.load_steps import (
     save_checkpoints,
 )
 from shipsync.webhooks.notification import parse_notification
-from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
+from shipsync.webhooks.spool import ArchiveRetention, SpoolFolder, SpoolSizes, is_finished, segments
 
 log = logging.getLogger("shipsync.webhooks")
 # Failures of a record's data, not of the machine: the warehouse refusing a value, or a shape no
@@ -55,6 +57,7 @@ class LoadReport:
     entities_refreshed: int = 0
     stale_ignored: int = 0
     archived: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
 
     def add(self, other: LoadReport) -> None:
         for name in ("loaded", "duplicates", "conflicts", "dead_letters", "entities_refreshed", "stale_ignored"):
@@ -151,7 +154,7 @@ def load_batch(con: duckdb.DuckDBPyConnection, batch: Batch, report: LoadReport)
     report.add(done)
 
 
-def load_events(warehouse: Path, spool: Path, sizes: SpoolSizes | None = None) -> LoadReport:
+def load_events(warehouse: Path, spool: Path, sizes: SpoolSizes | None = None, retention: ArchiveRetention | None = None) -> LoadReport:
     """Load everything new in the spool; safe to run at any time, and again after any crash."""
     report = LoadReport()
     if not spool.exists():
@@ -164,20 +167,37 @@ def load_events(warehouse: Path, spool: Path, sizes: SpoolSizes | None = None) -
                 load_batch(con, batch, report)
                 checkpoints.update(batch.progress)
         report.archived = archive_consumed(folder, checkpoints)
+        report.pruned = prune_archive(folder, checkpoints, retention or ArchiveRetention(), time.time())
     finally:
         folder.close()
     return report
 
 
-def archive_consumed(folder: SpoolFolder, checkpoints: dict[str, int]) -> list[str]:
-    """Move loaded segments that no receiver holds any more to `archive/`.
+def consumed(path: Path, checkpoints: dict[str, int]) -> bool:
+    """Every complete record of the segment is loaded: anything past its checkpoint is a record
+    cut by a crash, never acknowledged."""
+    return not any(True for _ in read_records(path, checkpoints.get(path.name, 0)))
 
-    Loading read every complete record, so a finished segment is consumed; anything past its
-    checkpoint is a record cut by a crash, never acknowledged."""
-    consumed = [
-        path.name
-        for path in segments(folder.path)
-        if is_finished(path) and not any(True for _ in read_records(path, checkpoints.get(path.name, 0)))
-    ]
-    folder.archive(consumed)
-    return consumed
+
+def archive_consumed(folder: SpoolFolder, checkpoints: dict[str, int]) -> list[str]:
+    """Move loaded segments that no receiver holds any more to `archive/`."""
+    done = [path.name for path in segments(folder.path) if is_finished(path) and consumed(path, checkpoints)]
+    folder.archive(done)
+    return done
+
+
+def prune_archive(folder: SpoolFolder, checkpoints: dict[str, int], retention: ArchiveRetention, now: float) -> list[str]:
+    """Remove archived segments older than the retention's days, then the oldest while the archive
+    holds more than its megabytes; never one with a record not yet loaded (none should be there:
+    this checks again)."""
+    archived = folder.archived()
+    left = sum(segment.size for segment in archived)
+    pruned = []
+    for segment in archived:  # oldest first
+        if now - segment.modified <= retention.days * 86_400 and left <= retention.megabytes * 1024 * 1024:
+            break
+        if consumed(folder.path / "archive" / segment.name, checkpoints):
+            pruned.append(segment.name)
+            left -= segment.size
+    folder.remove_archived(pruned)
+    return pruned

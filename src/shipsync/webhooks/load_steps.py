@@ -180,14 +180,16 @@ def insert_conflicts(con: duckdb.DuckDBPyConnection, conflicts: list[Parsed], no
 
 
 def insert_redeliveries(con: duckdb.DuckDBPyConnection, repeats: list[Parsed], now: datetime) -> None:
+    """One row per notification delivered again, at most: when it first came again. A row per copy
+    let one captured delivery replayed 300 times make 299 rows; how many copies came is the run's
+    `duplicates` count. (A row holding a count and the last time, updated in place, needs the
+    table to change: the warehouse's to decide.)"""
     if not repeats:
         return
     columns = {"notification_id": [p.notification_id for p in repeats], "received_at": [p.record.received_at for p in repeats]}
-    # A record read twice (a load re-run after a crash before its checkpoint) is one redelivery.
     sql = (
-        "INSERT INTO webhook_redeliveries SELECT DISTINCT r.notification_id, CAST(r.received_at AS TIMESTAMPTZ), ? FROM _repeats r "
-        "WHERE NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
-        "WHERE k.notification_id = r.notification_id AND k.received_at = CAST(r.received_at AS TIMESTAMPTZ))"
+        "INSERT INTO webhook_redeliveries SELECT r.notification_id, min(CAST(r.received_at AS TIMESTAMPTZ)), ? FROM _repeats r "
+        "WHERE NOT EXISTS (SELECT 1 FROM webhook_redeliveries k WHERE k.notification_id = r.notification_id) GROUP BY r.notification_id"
     )
     _insert(con, "_repeats", columns, sql, [now])
 

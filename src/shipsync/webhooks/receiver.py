@@ -4,7 +4,8 @@ Order of work for a delivery, refusing as early as it can: at the end of the hea
 app starts), a signature header that cannot match (absent, or not 64 lowercase hex digits: 401)
 and a declared length over the cap (413) are answered before a byte of the body is read; then
 the body, under its size cap (413); the signature verified over the raw bytes before parsing
-(401, nothing stored); parsing, within `body_limits`, and a signed body that is not a notification
+(401, nothing stored); a replay of a delivery stored lately answered 200 without writing it again
+(`RecentDeliveries`); parsing, within `body_limits`, and a signed body that is not a notification
 kept in quarantine (400); the record appended to the spool and 200 answered only once synced. Every
 refusal closes its connection, so nothing more is read from it. No input yields a 5xx; a spool that
 cannot be written answers 503, which the service retries. Time limits, and limits on headers and
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -109,6 +111,39 @@ class EveryLineFormatter(logging.Formatter):
         return "\n".join(f"{stamp} {line}" for line in super().format(record).split("\n"))
 
 
+@dataclass(frozen=True, slots=True)
+class Stored:
+    synced: asyncio.Future[None]  # the writer's: done once the record is on disk
+    event: str | None
+    notification_id: str
+
+
+class RecentDeliveries:
+    """The deliveries stored last, by secret and signature: the same signature under the same
+    secret is the same body. A replay of one is answered 200 once the first copy is on disk, and
+    not written again (one captured delivery sent 300 times used to leave 300 copies in the spool,
+    287 MB). Older ones are forgotten: a replay of those is written again, and `events load`
+    counts it as a redelivery."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self._stored: OrderedDict[tuple[int, bytes], Stored] = OrderedDict()
+
+    def get(self, key: tuple[int, bytes]) -> Stored | None:
+        stored = self._stored.get(key)
+        if stored is not None:
+            self._stored.move_to_end(key)
+        return stored
+
+    def add(self, key: tuple[int, bytes], stored: Stored) -> None:
+        self._stored[key] = stored
+        if len(self._stored) > self.size:
+            self._stored.popitem(last=False)
+
+    def forget(self, key: tuple[int, bytes]) -> None:
+        self._stored.pop(key, None)
+
+
 class Receiver:
     def __init__(self, writer: SpoolWriter, secrets: Sequence[str], limits: ReceiverLimits | None = None) -> None:
         check_secrets(list(secrets))
@@ -116,6 +151,7 @@ class Receiver:
         self.writer = writer
         self.secrets = list(secrets)
         self.limits = limits or ReceiverLimits()
+        self.recent = RecentDeliveries()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -150,17 +186,28 @@ class Receiver:
         index = verify(body, signature, self.secrets)
         if index is None:
             return self._unsigned()
+        key = (index, signature)
+        if (earlier := self.recent.get(key)) is not None:
+            return await self._stored(earlier, "a replay, stored once")
         notification = parse_notification(body)
         if isinstance(notification, str):
             return self._quarantine(body, notification)
-        # Only these two are kept while the record syncs: not the parsed document.
-        event, notification_id = notification.event, notification.id
-        del notification
+        stored = Stored(self.writer.append(encode_record(body, index)), notification.event, notification.id)
+        del notification  # not kept while the record syncs
+        self.recent.add(key, stored)
+        answer = await self._stored(stored, "stored")
+        if answer.status != 200:
+            self.recent.forget(key)  # a replay is written again, then
+        return answer
+
+    async def _stored(self, stored: Stored, outcome: str) -> Answer:
+        """200 once the record is on disk (shielded: a request that goes away cancels nothing of
+        the write another may be waiting on), 503 if it could not be written."""
         try:
-            await self.writer.append(encode_record(body, index))
+            await asyncio.shield(stored.synced)
         except OSError:
-            return Answer(503, {"error": "cannot store the delivery now"}, "spool write failed", event, notification_id)
-        return Answer(200, {"received": notification_id}, "stored", event, notification_id)
+            return Answer(503, {"error": "cannot store the delivery now"}, "spool write failed", stored.event, stored.notification_id)
+        return Answer(200, {"received": stored.notification_id}, outcome, stored.event, stored.notification_id)
 
     def _unsigned(self) -> Answer:
         return Answer(401, {"error": "missing or invalid signature"}, "bad signature")
