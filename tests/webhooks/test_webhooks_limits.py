@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -258,5 +259,5 @@ def test_the_slow_body_attack_leaves_real_deliveries_acknowledged(tmp_path: Path
             for body in bodies
         ]
         _, statuses, attack = uvloop.run(deliveries_under_attack(served.port, sources, 200, requests, 0.15))
-        assert min(attack.samples) >= 150  # the attack held its connections as the deliveries went
+        assert statistics.median(attack.samples) >= 150  # the attack kept its connections open as the deliveries went
         assert [status.split(b"\r")[0] for status in statuses] == [b"HTTP/1.1 200 OK"] * len(bodies)

@@ -138,6 +138,8 @@ class SpoolFolder:
         return sorted(found, key=lambda segment: (segment.modified, segment.name))
 
     def remove_archived(self, names: list[str]) -> None:
+        if not names:
+            return
         folder = open_subfolder(self.fd, "archive")
         try:
             for name in names:

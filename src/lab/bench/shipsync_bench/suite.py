@@ -98,8 +98,6 @@ BENCHMARKS: list[Benchmark] = [
             "burst: acknowledged",
             "spool lines",
             "under 1,000 trickling connections: deliveries acknowledged",
-            "receiver throughput",
-            "receiver p99",
         ),
     ),
     Benchmark(
