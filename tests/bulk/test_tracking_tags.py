@@ -4,6 +4,7 @@ previous version all end with them in `tracking_requests.tags`."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,9 @@ from shipsync.webhooks.load import load_events
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.views import tracking_request_view
 from support.sandboxes import K1, RunningSandbox, settings_for
+
+# Newer than anything the sandbox holds, and within the window events load trusts (up to two years ahead).
+NEWER = (datetime.now(UTC) + timedelta(days=365)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rows(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -52,8 +56,8 @@ def deliver(warehouse: Path, bodies: list[dict[str, Any]]) -> None:
 
 def test_the_event_loader_reads_shipment_tags(sandbox: RunningSandbox, warehouse: Path) -> None:
     request, view = tagged_request(sandbox)
-    view["attributes"]["updated_at"] = "2030-01-01T00:00:00Z"  # newer than anything: the event refreshes the row
-    deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], "2030-01-01T00:00:00Z")])
+    view["attributes"]["updated_at"] = NEWER  # the event refreshes the row
+    deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], NEWER)])
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
 
 
@@ -62,7 +66,7 @@ def test_a_warehouse_of_the_previous_version_gets_its_tags_back(sandbox: Running
     `ref_number` and fills those tags from the newest delivered copy, else from the shipment."""
     request, view = tagged_request(sandbox)
     other = next(tr for tr in sandbox.state.world.accounts[K1].tracking_requests.values() if tr["id"] != request["id"])
-    deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], "2030-01-01T00:00:00Z")])
+    deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], NEWER)])
     pull_tracking_requests(settings_for(sandbox, warehouse))
     shipment = sandbox.state.world.accounts[K1].resource("shipment", other["relationships"]["tracked_object"]["data"]["id"])
     assert shipment is not None
