@@ -80,6 +80,7 @@ BENCHMARKS: list[Benchmark] = [
         "webhooks",
         lambda: (
             webhook_bench.burst(10_000)
+            + webhook_bench.spool_alone(10_000)
             + webhook_bench.spool_lines()
             + webhook_abuse.slow_bodies(1_000, deliveries=200, seconds=20)
             + webhook_bench.receiver_throughput(10_000)
@@ -87,6 +88,7 @@ BENCHMARKS: list[Benchmark] = [
         ),
         lambda: (
             webhook_bench.burst(2_000, rounds=1)
+            + webhook_bench.spool_alone(2_000)
             + webhook_bench.spool_lines()
             + webhook_abuse.slow_bodies(1_000, deliveries=50, seconds=5)
             + webhook_bench.receiver_throughput(2_000, rounds=2)
@@ -96,6 +98,7 @@ BENCHMARKS: list[Benchmark] = [
         judged_at_quick_sizes=(
             "burst: acknowledgements per second",
             "burst: acknowledged",
+            "spool alone",
             "spool lines",
             "under 1,000 trickling connections: deliveries acknowledged",
         ),

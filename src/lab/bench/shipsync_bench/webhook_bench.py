@@ -31,6 +31,7 @@ from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import segments
+from shipsync.webhooks.writer import SpoolWriter
 from shipsync_bench.results import BenchResult, at_least, at_most, under
 
 SECRET = "whsec-bench-0001"
@@ -278,6 +279,36 @@ def burst(count: int = 10_000, per_second: float = 1_000, rounds: int = 2) -> li
             1.0,
         ),
     ]
+
+
+def spool_alone(count: int = 10_000, per_second: float = 1_000) -> list[BenchResult]:
+    """The burst's records appended straight to a writer in this process, at the same rate and
+    with the same latency clock, without HTTP: what the spool itself adds (on a busy machine the
+    HTTP side's share of the CPU, which the no-op handler pays too, weighs more)."""
+
+    async def appended(writer: SpoolWriter) -> list[float]:
+        loop = asyncio.get_running_loop()
+        await writer.append(encode_record(notification_body(-1), 0))  # the segment exists
+        start, latencies = loop.time() + 0.05, []
+
+        async def one(n: int) -> None:
+            due = start + n / per_second
+            await asyncio.sleep(due - loop.time())
+            await writer.append(encode_record(notification_body(n), 0))
+            latencies.append(loop.time() - due)
+
+        await asyncio.gather(*(one(n) for n in range(count)))
+        return latencies
+
+    with tempfile.TemporaryDirectory(prefix="shipsync-bench-", dir="/var/tmp") as tmp:
+        writer = SpoolWriter(Path(tmp) / "spool")
+        try:
+            latencies = uvloop.run(appended(writer))
+        finally:
+            writer.close()
+    median = percentile_ms(latencies, 0.5)
+    name = f"spool alone: {count:,} appends at {per_second:,.0f}/s, p99 until synced ({writer.fsyncs:,} fdatasyncs; p50 {median:.1f} ms)"
+    return [under(name, percentile_ms(latencies, 0.99), "ms", 100)]
 
 
 # The spool as it was before the plain writer: a sync-helper child process and group commit over
