@@ -20,6 +20,7 @@ import fcntl
 import os
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -94,11 +95,19 @@ class SpoolFolder:
         sync_folder(self.fd)
         return fd, self.path / name
 
+    @contextlib.contextmanager
+    def _subfolder(self, name: str) -> Iterator[int]:
+        """A descriptor of `quarantine/` or `archive/`, made 0700 if missing, never through a link."""
+        folder = open_subfolder(self.fd, name)
+        try:
+            yield folder
+        finally:
+            os.close(folder)
+
     def quarantine(self, body: bytes, reason: str) -> str:
         """Keep a signed body that is not a notification, with its reason; the name it got."""
-        folder = open_subfolder(self.fd, "quarantine")
-        try:
-            name = f"{time.time_ns():020d}-{os.getpid()}"
+        name = f"{time.time_ns():020d}-{os.getpid()}"
+        with self._subfolder("quarantine") as folder:
             for suffix, data in ((".bin", body), (".reason", reason.encode() + b"\n")):
                 fd = create_exclusive(name + suffix, folder=folder)
                 try:
@@ -107,46 +116,35 @@ class SpoolFolder:
                 finally:
                     os.close(fd)
             sync_folder(folder)
-        finally:
-            os.close(folder)
         return name + ".bin"
 
     def archive(self, names: list[str]) -> None:
         """Move segments into `archive/` (renames within the spool's file system)."""
         if not names:
             return
-        folder = open_subfolder(self.fd, "archive")
-        try:
+        with self._subfolder("archive") as folder:
             for name in names:
                 os.rename(name, name, src_dir_fd=self.fd, dst_dir_fd=folder)
             sync_folder(folder)
             sync_folder(self.fd)
-        finally:
-            os.close(folder)
 
     def archived(self) -> list[Archived]:
         """The segments in `archive/`, oldest first."""
-        folder = open_subfolder(self.fd, "archive")
-        try:
+        with self._subfolder("archive") as folder:
             found = [
                 Archived(entry.name, info.st_size, info.st_mtime)
                 for entry in os.scandir(folder)
                 if fnmatch(entry.name, SEGMENT_GLOB) and stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode)
             ]
-        finally:
-            os.close(folder)
         return sorted(found, key=lambda segment: (segment.modified, segment.name))
 
     def remove_archived(self, names: list[str]) -> None:
         if not names:
             return
-        folder = open_subfolder(self.fd, "archive")
-        try:
+        with self._subfolder("archive") as folder:
             for name in names:
                 os.unlink(name, dir_fd=folder)
             sync_folder(folder)
-        finally:
-            os.close(folder)
 
     def close(self) -> None:
         if self.fd >= 0:
