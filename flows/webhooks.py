@@ -10,6 +10,7 @@ from shipsync.orchestration.flow_settings import flow_settings
 from shipsync.orchestration.task_runner import runs_in_worker_thread
 from shipsync.webhooks.load import load_events as load_spool
 from shipsync.webhooks.registration import delete_webhook, register_webhook
+from shipsync.webhooks.spool import ArchiveRetention
 
 
 @flow(name="register_webhook", log_prints=True)
@@ -28,9 +29,11 @@ def delete(webhook_id: str) -> None:
 @runs_in_worker_thread
 def load_events(spool: str | None = None) -> int:
     settings = flow_settings()
-    report = load_spool(settings.lake, Path(spool) if spool else settings.spool_dir, flow_run_id=settings.flow_run_id)
+    retention = ArchiveRetention(settings.spool_archive_days, settings.spool_archive_mb)
+    report = load_spool(settings.lake, Path(spool) if spool else settings.spool_dir, retention=retention, flow_run_id=settings.flow_run_id)
     print(
         f"loaded {report.loaded}, duplicates {report.duplicates}, conflicts {report.conflicts}, "
-        f"dead-lettered {report.dead_letters} (see webhook_dead_letters), archived {len(report.archived)}"
+        f"dead-lettered {report.dead_letters} (see webhook_dead_letters), archived {len(report.archived)}, "
+        f"pruned {len(report.pruned)}"
     )
     return report.loaded

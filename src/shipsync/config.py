@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     # How far back time travel reaches: older snapshots are expired by the maintenance run.
     snapshot_retention_days: float = Field(default=30.0, gt=0, le=3650)
     spool: Path | None = None
+    # Loaded segments kept in the spool's archive/: past either, `events load` removes the oldest.
+    spool_archive_days: float = Field(default=30.0, ge=0)
+    spool_archive_mb: float = Field(default=2048.0, ge=0)
     rate_limit: str = "100/60"
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=30.0, gt=0)

@@ -4,6 +4,7 @@ deliveries carry them as `shipment_tags`; pulls and the event loader both end wi
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.views import tracking_request_view
 from support.lake import analyst, location
 from support.sandboxes import K1, RunningSandbox, settings_for
+
+# Newer than anything the sandbox holds, and within the window events load trusts (up to two years ahead).
+NEWER = (datetime.now(UTC) + timedelta(days=365)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rows(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
@@ -48,6 +52,6 @@ def deliver(warehouse: Path, bodies: list[dict[str, Any]]) -> None:
 
 def test_the_event_loader_reads_shipment_tags(sandbox: RunningSandbox, warehouse: Path) -> None:
     request, view = tagged_request(sandbox)
-    view["attributes"]["updated_at"] = "2030-01-01T00:00:00Z"  # newer than anything: the event refreshes the row
-    deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], "2030-01-01T00:00:00Z")])
+    view["attributes"]["updated_at"] = NEWER  # the event refreshes the row
+    deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], NEWER)])
     assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]

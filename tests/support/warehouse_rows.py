@@ -12,6 +12,7 @@ from shipsync.api.tracking_models import Container
 from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.warehouse.members import members_of
+from shipsync_sandbox.deliver import envelope
 from support.lake import Where, analyst, write_now
 
 
@@ -103,3 +104,16 @@ def load_deliveries(warehouse: Path, bodies: list[bytes]) -> None:
     spool.mkdir(parents=True, exist_ok=True, mode=0o700)
     (spool / "segment-1.spool").write_bytes(b"".join(encode_record(b, 0) for b in bodies))
     load_events(location(warehouse), spool)
+
+
+def container_updated(container_id: str, at: str, changeset: dict[str, Any], notification_id: str) -> bytes:
+    """A `container.updated` delivery with one changeset at `at`."""
+    reference = {
+        "id": f"cue-{notification_id}",
+        "type": "container_updated_event",
+        "attributes": {"timestamp": at, "changeset": changeset, "data_source": "terminal"},
+        "relationships": {"container": {"data": {"type": "container", "id": container_id}}},
+    }
+    document = envelope("w", "container.updated", reference, [reference], at)
+    document["data"]["id"] = notification_id
+    return orjson.dumps(document)

@@ -14,7 +14,7 @@ from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
 from support.sandboxes import RunningSandbox
-from support.warehouse_rows import assert_rows_hold, load_deliveries, rows, write_container
+from support.warehouse_rows import assert_rows_hold, container_updated, load_deliveries, rows, write_container
 
 TABLES = ("shipments", "containers", "transport_events", "estimated_events", "ports", "vessels")
 
@@ -62,27 +62,21 @@ def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_
     assert snapshot(second) == snapshot(first)
 
 
-def updated(container_id: str, at: str, changeset: dict[str, Any], notification_id: str) -> bytes:
-    reference = {
-        "id": f"cue-{notification_id}",
-        "type": "container_updated_event",
-        "attributes": {"timestamp": at, "changeset": changeset, "data_source": "terminal"},
-        "relationships": {"container": {"data": {"type": "container", "id": container_id}}},
-    }
-    document = envelope("w", "container.updated", reference, [reference], at)
-    document["data"]["id"] = notification_id
-    return orjson.dumps(document)
-
-
 def test_container_updated_changesets_apply_unless_older(warehouse: Path) -> None:
     write_container(warehouse, {"id": "c-1", "type": "container", "attributes": {"number": "MSKU1234565"}}, "2026-05-20T10:00:00Z")
     holds = [{"name": "customs", "status": "hold", "description": "exam"}]
     load_deliveries(
         warehouse,
         [
-            updated("c-1", "2026-05-21T10:00:00Z", {"available_for_pickup": [None, False], "holds_at_pod_terminal": [[], holds]}, "n-2"),
-            updated("c-1", "2026-05-19T10:00:00Z", {"available_for_pickup": [None, True], "pickup_lfd": [None, "2026-05-25"]}, "n-1"),
-            updated("c-1", "2026-05-22T10:00:00Z", {"pickup_lfd": [None, "2026-05-27T00:00:00Z"], "unknown_member": [1, 2]}, "n-3"),
+            container_updated(
+                "c-1", "2026-05-21T10:00:00Z", {"available_for_pickup": [None, False], "holds_at_pod_terminal": [[], holds]}, "n-2"
+            ),
+            container_updated(
+                "c-1", "2026-05-19T10:00:00Z", {"available_for_pickup": [None, True], "pickup_lfd": [None, "2026-05-25"]}, "n-1"
+            ),
+            container_updated(
+                "c-1", "2026-05-22T10:00:00Z", {"pickup_lfd": [None, "2026-05-27T00:00:00Z"], "unknown_member": [1, 2]}, "n-3"
+            ),
         ],
     )
     (row,) = rows(warehouse, "SELECT * FROM containers")

@@ -1,11 +1,15 @@
 """The receiver's HTTP limits over real sockets, through `shipsync webhooks serve` and its flags:
-idle and slow connections are closed, floods of them never lock a delivery out, oversized heads
-are cut off cheaply."""
+idle and slow connections are closed, and trickling cannot extend a deadline; floods of them, or
+the probe's slow-body attack, never lock a delivery out, from another peer or the same one; a
+peer's cap closes its own connections; oversized heads are cut off cheaply, and a body without a
+signature header is never read."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -17,9 +21,11 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+import uvloop
 
 from shipsync.serving import free_port, stop_process, wait_until_answers
 from shipsync.webhooks.signature import sign
+from shipsync_bench.webhook_abuse import deliveries_under_attack
 
 SECRET = "whsec-limits-test-0001"
 # Real `webhooks serve` processes, and timeouts waited out over real sockets.
@@ -40,8 +46,11 @@ class Served:
         headers = {"X-T49-Webhook-Signature": sign(SECRET, body)}
         return httpx.post(f"http://127.0.0.1:{self.port}/webhook", content=body, headers=headers, timeout=10).status_code
 
-    def connect(self) -> socket.socket:
-        return socket.create_connection(("127.0.0.1", self.port))
+    def connect(self, source: str = "127.0.0.1") -> socket.socket:
+        return socket.create_connection(("127.0.0.1", self.port), source_address=(source, 0))
+
+    def rss_mb(self) -> float:
+        return int(Path(f"/proc/{self.process.pid}/status").read_text().split("VmRSS:")[1].split()[0]) / 1024
 
 
 def serve(tmp: Path, *flags: str) -> Iterator[Served]:
@@ -65,6 +74,10 @@ def default_limits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]
 def tight_limits(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     flags = ["--header-timeout", "1", "--idle-timeout", "1", "--body-timeout", "1", "--max-connections", "50", "--max-headers", "20"]
     yield from serve(tmp_path_factory.mktemp("tight"), *flags, "--max-header-bytes", "4096")
+
+
+# A head that passes every check made before the body: a well-formed signature, a length.
+SIGNED_HEAD = b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-T49-Webhook-Signature: " + b"0" * 64 + b"\r\nContent-Length: %d\r\n\r\n"
 
 
 def answer(sock: socket.socket, wait_s: float = 5) -> bytes:
@@ -116,7 +129,7 @@ def test_300_idle_connections_never_lock_a_delivery_out(default_limits: Served, 
 def test_idle_and_slow_connections_are_closed(tight_limits: Served) -> None:
     silent, slow_head, slow_body = tight_limits.connect(), tight_limits.connect(), tight_limits.connect()
     slow_head.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\n")
-    slow_body.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+    slow_body.sendall(SIGNED_HEAD % 100 + b"{")
     started = time.monotonic()
     assert answer(silent) == b""  # nothing to answer: closed after the idle timeout
     assert answer(slow_head).startswith(b"HTTP/1.1 408")
@@ -165,3 +178,86 @@ def test_too_many_headers_and_too_long_a_head_are_431(tight_limits: Served) -> N
         )
         assert answer(sock).startswith(b"HTTP/1.1 200")
     assert tight_limits.deliver("after-the-refusals") == 200
+
+
+def test_a_trickle_of_bytes_does_not_extend_a_deadline(tight_limits: Served) -> None:
+    """One byte every 0.2 s: each deadline (1 s here) runs from the request's first byte, or from
+    the end of its head, and no byte moves it."""
+
+    def trickled(prefix: bytes, then: bytes) -> float:
+        with tight_limits.connect() as sock:
+            sock.sendall(prefix)
+            started = time.monotonic()
+            sock.settimeout(0.2)
+            for byte in then:
+                try:
+                    sock.sendall(bytes([byte]))
+                    if sock.recv(4096, socket.MSG_PEEK):
+                        break
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+            assert answer(sock).startswith(b"HTTP/1.1 408")
+            return time.monotonic() - started
+
+    assert trickled(b"P", b"OST /webhook HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"p" * 200) < 1.6
+    assert trickled(SIGNED_HEAD % 100, b"{" * 99) < 1.6
+
+
+def test_a_body_without_a_signature_header_is_never_read(default_limits: Served) -> None:
+    """Refused at the end of its head (401), the connection closed: nothing of the body is kept.
+    Before, 150 connections each holding a 1 MiB body not yet complete cost the receiver 148 MB."""
+    with default_limits.connect() as sock:
+        sock.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n")
+        started = time.monotonic()
+        assert answer(sock).startswith(b"HTTP/1.1 401") and time.monotonic() - started < 2
+    before = default_limits.rss_mb()
+
+    def unsigned_megabyte() -> None:
+        with default_limits.connect() as sock:
+            with contextlib.suppress(OSError):  # refused and closed before the body was all sent
+                sock.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1048577\r\n\r\n" + b"x" * 1048576)
+            answer(sock, wait_s=2)
+
+    senders = [threading.Thread(target=unsigned_megabyte) for _ in range(150)]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join()
+    assert default_limits.rss_mb() - before < 30
+    assert default_limits.deliver("after-the-unsigned-bodies") == 200
+
+
+def test_a_peer_past_its_cap_closes_its_own_longest_waiting_connections(tmp_path: Path) -> None:
+    for served in serve(tmp_path, "--max-connections-per-peer", "5", "--max-connections", "50"):
+        first = [served.connect("127.0.0.2") for _ in range(5)]
+        other = [served.connect("127.0.0.3") for _ in range(2)]
+        time.sleep(0.2)
+        more = [served.connect("127.0.0.2") for _ in range(3)]
+        time.sleep(0.2)
+        assert [closed(sock) for sock in first + other + more] == [True] * 3 + [False] * 7
+        assert served.deliver("a-peer-of-its-own") == 200
+        for sock in first + other + more:
+            sock.close()
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [["127.0.0.1"], ["127.0.0.2", "127.0.0.3"]],
+    ids=["from the deliveries' own address, as the probe did", "from other peers, filling the cap of all"],
+)
+def test_the_slow_body_attack_leaves_real_deliveries_acknowledged(tmp_path: Path, sources: list[str]) -> None:
+    """The probe's attack at a fifth of its size: 200 connections that send a signed-looking head,
+    `Content-Length: 100` and one byte, reopened whenever they are closed, against a cap of 200
+    (before, every delivery got 503). Deliveries over two body deadlines, each on a new connection."""
+    for served in serve(tmp_path, "--body-timeout", "2", "--max-connections", "200"):
+        bodies = [orjson.dumps({"data": {"id": f"under-attack-{n}", "type": "webhook_notification"}}) for n in range(30)]
+        requests = [
+            b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-T49-Webhook-Signature: %s\r\nContent-Length: %d\r\n\r\n%s"
+            % (sign(SECRET, body).encode(), len(body), body)
+            for body in bodies
+        ]
+        _, statuses, attack = uvloop.run(deliveries_under_attack(served.port, sources, 200, requests, 0.15))
+        assert statistics.median(attack.samples) >= 150  # the attack kept its connections open as the deliveries went
+        assert [status.split(b"\r")[0] for status in statuses] == [b"HTTP/1.1 200 OK"] * len(bodies)

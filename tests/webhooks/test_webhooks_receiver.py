@@ -1,8 +1,10 @@
-"""The receiver over real HTTP: signatures, every bad input, duplicates and concurrent copies."""
+"""The receiver over real HTTP: signatures, every bad input, request smuggling and framing
+variants, duplicates and concurrent copies."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import time
@@ -24,7 +26,7 @@ from shipsync.webhooks.signature import sign, verify
 from shipsync.webhooks.spool import segments
 from shipsync.webhooks.writer import SpoolWriter
 from support.http import HTTP
-from support.lake import analyst, location
+from support.lake import location
 
 SECRET, OTHER = "whsec-test-00001", "whsec-test-00002"
 
@@ -111,7 +113,7 @@ def test_bad_signatures_are_401_and_store_nothing(receiver, signature: str | Non
         (b"[1,2]", "no data"),
         (orjson.dumps({"data": {"type": "document", "id": "x"}}), "data.type"),
         (orjson.dumps({"data": {"type": "webhook_notification"}}), "data.id"),
-        (b"[" * 5000 + b"]" * 5000, "not JSON"),
+        (b"[" * 5000 + b"]" * 5000, "nested 5,000 levels deep"),
     ],
 )
 def test_signed_non_notifications_are_400_and_quarantined(receiver, body: bytes, reason: str) -> None:  # type: ignore[no-untyped-def]
@@ -123,13 +125,29 @@ def test_signed_non_notifications_are_400_and_quarantined(receiver, body: bytes,
     assert stored(writer) == []
 
 
+@pytest.mark.parametrize("signature", [None, b"F" * 64, b"0" * 63, b"sha256=" + b"0" * 64])
+def test_a_signature_that_cannot_match_is_refused_before_the_body(receiver, signature: bytes | None) -> None:  # type: ignore[no-untyped-def]
+    """401 and closed at the end of the head: the body (never sent here) is not waited for."""
+    server, writer = receiver
+    head = b"POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n"
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(head + (b"X-T49-Webhook-Signature: %s\r\n" % signature if signature else b"") + b"\r\n")
+        sock.settimeout(5)
+        started = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 401") and b"connection: close" in answer and time.monotonic() - started < 0.5
+    assert stored(writer) == []
+
+
 def test_oversized_and_slow_bodies(receiver) -> None:  # type: ignore[no-untyped-def]
     server, writer = receiver
     huge = notification(padding="x" * 200_000)
     assert post(server.url, huge).status_code == 413
     # Lying about the length, sending a little, then stalling: 408 after the body timeout.
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        sock.sendall(b'POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{"data":')
+        sock.sendall(_SIGNED + b'Content-Length: 500\r\n\r\n{"data":')
         sock.settimeout(5)
         started = time.monotonic()
         answer = sock.recv(1024)
@@ -145,7 +163,7 @@ def test_oversized_and_slow_bodies(receiver) -> None:  # type: ignore[no-untyped
     assert stored(writer) == []
 
 
-def test_duplicates_and_50_concurrent_copies_load_once(receiver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_50_concurrent_copies_are_stored_once_and_a_different_body_is_a_conflict(receiver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     server, writer = receiver
     body = notification("same-id")
 
@@ -155,15 +173,13 @@ def test_duplicates_and_50_concurrent_copies_load_once(receiver, tmp_path: Path)
             responses = await asyncio.gather(*(client.post(f"{server.url}/webhook", content=body, headers=headers) for _ in range(50)))
         return [r.status_code for r in responses]
 
-    assert asyncio.run(burst()) == [200] * 50
-    assert writer.fsyncs < 50  # group commit: copies arriving together share fsyncs
+    assert asyncio.run(burst()) == [200] * 50  # each once the one copy written was synced
     different = notification("same-id", event="container.transport.vessel_departed")
     assert post(server.url, different).status_code == 200
+    assert stored(writer) == [body, different] and writer.fsyncs == 2
     report = load_events(location(tmp_path / "w"), writer.spool)
-    assert (report.loaded, report.duplicates, report.conflicts) == (1, 49, 1)
-    with analyst(tmp_path / "w") as con:  # each retry counted for delivery health
-        assert con.execute("SELECT count(*), count(DISTINCT received_at) FROM webhook_redeliveries").fetchone() == (49, 49)
-    assert load_events(location(tmp_path / "w"), writer.spool).duplicates == 0  # a re-run reads nothing new
+    assert (report.loaded, report.duplicates, report.conflicts) == (1, 0, 1)
+    assert load_events(location(tmp_path / "w"), writer.spool).conflicts == 0  # a re-run reads nothing new
 
 
 def test_one_log_line_per_delivery_without_secrets(receiver, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
@@ -194,3 +210,51 @@ def test_a_10_mb_body_is_refused_while_reading_and_the_receiver_carries_on(tmp_p
         assert post(server.url, notification("after-the-big-ones")).status_code == 200
     writer.close()
     assert stored(writer) == [notification("after-the-big-ones")]
+
+
+_SIGNED = b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-T49-Webhook-Signature: " + b"0" * 64 + b"\r\n"
+_SMUGGLED = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+_CHUNKED = b"Transfer-Encoding: chunked\r\n"
+# Framings a proxy in front could read otherwise than the receiver, each followed by a second
+# request that would be smuggled in if the framing were taken.
+SMUGGLING = {
+    "Content-Length, then Transfer-Encoding": _SIGNED + b"Content-Length: 4\r\n" + _CHUNKED + b"\r\n0\r\n\r\n",
+    "Transfer-Encoding, then Content-Length": _SIGNED + _CHUNKED + b"Content-Length: 4\r\n\r\n0\r\n\r\n",
+    "two Content-Lengths that differ": _SIGNED + b"Content-Length: 4\r\nContent-Length: 40\r\n\r\nabcd",
+    "two Content-Lengths that agree": _SIGNED + b"Content-Length: 4\r\nContent-Length: 4\r\n\r\nabcd",
+    "a list in Content-Length": _SIGNED + b"Content-Length: 4, 4\r\n\r\nabcd",
+    "a sign in Content-Length": _SIGNED + b"Content-Length: +4\r\n\r\nabcd",
+    "a negative Content-Length": _SIGNED + b"Content-Length: -1\r\n\r\n",
+    "a hex Content-Length": _SIGNED + b"Content-Length: 0x4\r\n\r\nabcd",
+    "a space inside Content-Length": _SIGNED + b"Content-Length: 1 0\r\n\r\n0123456789",
+    "Transfer-Encoding: identity, chunked": _SIGNED + b"Transfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n",
+    "Transfer-Encoding: chunked, identity": _SIGNED + b"Transfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+    "Transfer-Encoding: xchunked": _SIGNED + b"Transfer-Encoding: xchunked\r\n\r\n0\r\n\r\n",
+    "Transfer-Encoding given twice": _SIGNED + _CHUNKED + b"Transfer-Encoding: identity\r\n\r\n0\r\n\r\n",
+    "Transfer-Encoding after a vertical tab": _SIGNED + b"Transfer-Encoding:\x0bchunked\r\n\r\n0\r\n\r\n",
+    "a space before the colon": _SIGNED + b"Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
+    "Transfer-Encoding folded onto a next line": _SIGNED + b"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+    "bare LF line ends": _SIGNED.replace(b"\r\n", b"\n") + b"Transfer-Encoding: chunked\n\n0\n\n",
+    "a chunk size that is not hex": _SIGNED + _CHUNKED + b"\r\n1g\r\nx\r\n0\r\n\r\n",
+    "a chunk size past 64 bits": _SIGNED + _CHUNKED + b"\r\nffffffffffffffffff1\r\nx\r\n0\r\n\r\n",
+    "a chunk longer than its size": _SIGNED + _CHUNKED + b"\r\n4\r\nabcdX\r\n0\r\n\r\n",
+    "a bare LF in a chunk extension": _SIGNED + _CHUNKED + b"\r\n4;a\nb\r\nabcd\r\n0\r\n\r\n",
+    "a NUL in a header value": _SIGNED + b"X-A: a\x00b\r\nContent-Length: 0\r\n\r\n",
+    "a space in a header name": _SIGNED + b"Content Length: 4\r\n\r\nabcd",
+    "a CR alone": _SIGNED + b"Content-Length: 0\rX-B: 1\r\n\r\n",
+    "HTTP/1.2": _SIGNED.replace(b"HTTP/1.1", b"HTTP/1.2") + b"Content-Length: 0\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", SMUGGLING)
+def test_smuggling_and_framing_variants_are_refused_and_nothing_follows(receiver, name: str) -> None:  # type: ignore[no-untyped-def]
+    server, writer = receiver
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(SMUGGLING[name] + _SMUGGLED)
+        sock.settimeout(3)
+        received = b""
+        with contextlib.suppress(TimeoutError, ConnectionResetError):
+            while chunk := sock.recv(65536):
+                received += chunk
+    assert [line for line in received.split(b"\r\n") if line.startswith(b"HTTP/")] == [b"HTTP/1.1 400 Bad Request"]
+    assert stored(writer) == []

@@ -1,17 +1,21 @@
 """The spool's own guarantees: framing that survives any bytes, torn and zero-filled tails, segment
-locks and lengths, rotation, and a writer whose fsync helper dies."""
+locks and lengths, group commit, rotation, and a failed write that leaves no torn record behind."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
-import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shipsync.errors import ConfigError
 from shipsync.safe_files import UnsafePathError
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import archive_consumed, load_events
@@ -64,86 +68,91 @@ def test_a_live_segment_is_locked_and_a_closed_one_ends_at_its_last_record(tmp_p
     writer = SpoolWriter(tmp_path)
     write(writer, [b"one", b"two"])
     (segment,) = segments(tmp_path)
-    assert segment.stat().st_size >= SpoolSizes().extent_bytes  # zeros written ahead
     assert not is_finished(segment)
     assert [r.body for r in read_records(segment)] == [b"one", b"two"]
+    assert segment.stat().st_size == list(read_records(segment))[-1].end_offset  # appended, nothing written ahead
     folder = SpoolFolder(tmp_path)
-    assert archive_consumed(folder, {segment.name: next(iter(reversed(list(read_records(segment))))).end_offset}) == []
+    assert archive_consumed(folder, {segment.name: segment.stat().st_size}) == []  # held by its writer
     writer.close()
     assert is_finished(segment)
-    assert segment.stat().st_size == list(read_records(segment))[-1].end_offset
     assert archive_consumed(folder, {segment.name: segment.stat().st_size}) == [segment.name]
     assert (tmp_path / "archive" / segment.name).is_file()
 
 
-def test_segments_rotate_and_extents_grow(tmp_path: Path) -> None:
-    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(segment_bytes=64 * 1024, extent_bytes=4096))
+def test_deliveries_arriving_together_share_a_sync(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path)
+    bodies = [b"%d" % n for n in range(500)]
+    write(writer, bodies)
+    writer.close()
+    assert writer.records == 500 and writer.fsyncs < 50
+    assert [r.body for p in segments(tmp_path) for r in read_records(p)] == bodies
+
+
+def test_segments_rotate(tmp_path: Path) -> None:
+    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(segment_bytes=64 * 1024))
     bodies = [b"x" * 1000 + str(n).encode() for n in range(300)]
     for start in range(0, 300, 30):
         write(writer, bodies[start : start + 30])
     writer.close()
     assert len(segments(tmp_path)) >= 4
+    assert all(p.stat().st_size <= 64 * 1024 for p in segments(tmp_path))
     assert [r.body for p in segments(tmp_path) for r in read_records(p)] == bodies
     assert all(is_finished(p) for p in segments(tmp_path))
     assert writer.records == 300
 
 
-def test_the_helper_zeroes_extents_ahead_and_records_never_land_in_its_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    inline: list[int] = []
-    extend = SpoolWriter._extend
-    monkeypatch.setattr(SpoolWriter, "_extend", lambda self, needed: (inline.append(needed), extend(self, needed)))
-    writer = SpoolWriter(tmp_path, sizes=SpoolSizes(extent_bytes=8192))
-    bodies = [b"%d-" % n + b"y" * 300 for n in range(1000)]
-    for start in range(0, 1000, 5):  # small batches: the helper keeps ahead, each in a new event loop
-        write(writer, bodies[start : start + 5])
-    (segment,) = segments(tmp_path)
-    assert inline == [0]  # only the segment's first extent was zeroed in the receiver
-    assert segment.stat().st_size >= 320_000
-    write(writer, [b"z" * 20_000] * 3)  # more than the headroom: waits for the helper, or zeroes inline
+FAILING_WRITES = textwrap.dedent(
+    """
+    import asyncio, resource, signal, sys
+    from pathlib import Path
+    from shipsync.webhooks.framing import encode_record
+    from shipsync.webhooks.writer import SpoolWriter
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, 10_000))
+    writer = SpoolWriter(Path(sys.argv[1]))
+
+    async def deliver(body: bytes) -> str:
+        try:
+            await writer.append(encode_record(body, 0))
+        except OSError as exc:
+            return f"{body.decode()[:7]} failed {exc.errno}"
+        return f"{body.decode()[:7]} stored"
+
+    async def go() -> None:
+        for n in range(4):
+            print(await deliver(b"small-%d" % n + b"s" * 2000))  # 2,030 bytes a record: four fit
+        print(await deliver(b"big-one" + b"b" * 3000))  # crosses the limit: written in part, then EFBIG
+        print(await deliver(b"after-1" + b"a" * 100))
+
+    asyncio.run(go())
     writer.close()
-    assert [r.body for p in segments(tmp_path) for r in read_records(p)] == bodies + [b"z" * 20_000] * 3
-    assert segment.stat().st_size == list(read_records(segment))[-1].end_offset
+    """
+)
 
 
-def test_when_the_fsync_helper_dies_the_writer_syncs_itself(tmp_path: Path) -> None:
-    writer = SpoolWriter(tmp_path)
-    write(writer, [b"before"])
-    assert writer._helper is not None
-    os.kill(writer._helper.process.pid, signal.SIGKILL)
-    writer._helper.process.wait()
-
-    async def go() -> list[BaseException | None]:
-        results = await asyncio.gather(
-            *(writer.append(encode_record(b, 0)) for b in [b"lost-ack-1", b"lost-ack-2"]), return_exceptions=True
-        )
-        await writer.append(encode_record(b"after", 0))  # inline from now on
-        return results
-
-    results = asyncio.run(go())
-    # Written but never confirmed synced: those requests get an error (503), and the service retries.
-    assert all(isinstance(r, OSError) or r is None for r in results)
-    assert writer._helper is None
-    assert [r.body for p in segments(tmp_path) for r in read_records(p)][-1] == b"after"
-    writer.close()
-
-
-def test_without_a_helper_the_writer_syncs_inline(tmp_path: Path) -> None:
-    writer = SpoolWriter(tmp_path, sync_helper=False)
-    write(writer, [b"a", b"b", b"c"])
-    assert writer.fsyncs >= 1 and writer.records == 3
-    writer.close()
-    assert [r.body for p in segments(tmp_path) for r in read_records(p)] == [b"a", b"b", b"c"]
+def test_a_failed_write_is_refused_cut_off_and_never_followed(tmp_path: Path) -> None:
+    """A real failed write (the file size limit): its delivery gets the error, the segment is cut
+    back to its last synced record, and the next delivery goes to a new segment, readable."""
+    result = subprocess.run([sys.executable, "-c", FAILING_WRITES, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert result.stdout.split("\n")[:6] == [*(f"small-{n} stored" for n in range(4)), f"big-one failed {errno.EFBIG}", "after-1 stored"]
+    first, second = segments(tmp_path)
+    assert first.stat().st_size == list(read_records(first))[-1].end_offset  # nothing of the failed record left
+    assert [r.body[:7] for p in (first, second) for r in read_records(p)] == [b"small-0", b"small-1", b"small-2", b"small-3", b"after-1"]
 
 
 def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Path) -> None:
-    writer = SpoolWriter(tmp_path / "new" / "spool", sync_helper=False)
+    writer = SpoolWriter(tmp_path / "spool")
+    writer.quarantine(b"not a notification", "no data object")
     writer.close()
-    assert (tmp_path / "new" / "spool").stat().st_mode & 0o777 == 0o700
+    load_events(location(tmp_path / "w"), tmp_path / "spool")  # makes archive/
+    for folder in ("spool", "spool/quarantine", "spool/archive"):
+        assert (tmp_path / folder).stat().st_mode & 0o777 == 0o700, folder
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     shared.chmod(0o777)  # anyone may plant a link here
     with pytest.raises(UnsafePathError, match="others may write"):
-        SpoolWriter(shared, sync_helper=False)
+        SpoolWriter(shared)
     with pytest.raises(UnsafePathError, match="others may write"):
         load_events(location(tmp_path / "w"), shared)
     if os.geteuid() == 0:  # only root can hand a folder to someone else here
@@ -151,13 +160,13 @@ def test_the_spool_is_created_private_and_an_unsafe_one_is_refused(tmp_path: Pat
         theirs.mkdir(mode=0o700)
         os.chown(theirs, 4321, -1)
         with pytest.raises(UnsafePathError, match="not by you"):
-            SpoolWriter(theirs, sync_helper=False)
+            SpoolWriter(theirs)
 
 
 def test_links_in_place_of_quarantine_and_archive_are_not_followed(tmp_path: Path) -> None:
     spool, elsewhere = tmp_path / "spool", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    writer = SpoolWriter(spool, sync_helper=False)
+    writer = SpoolWriter(spool)
     (spool / "quarantine").symlink_to(elsewhere)
     with pytest.raises(UnsafePathError):
         writer.quarantine(b"not a notification", "no data object")
@@ -179,3 +188,14 @@ def test_quarantined_bodies_keep_their_reason(tmp_path: Path) -> None:
     assert (tmp_path / "quarantine" / name.replace(".bin", ".reason")).read_text() == "body is not JSON\n"
     assert (tmp_path / "quarantine").stat().st_mode & 0o777 == 0o700
     folder.close()
+
+
+def test_the_receiver_never_creates_the_spools_parents(tmp_path: Path) -> None:
+    """By default the spool's parent is the warehouse's folder, which the warehouse makes 0700:
+    a receiver started first used to make it, 0755 (the umask's)."""
+    with pytest.raises(ConfigError, match=f"its folder {tmp_path / 'warehouse'} does not exist"):
+        SpoolWriter(tmp_path / "warehouse" / "spool")
+    env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(tmp_path / "new" / "w"), "SHIPSYNC_WEBHOOK_SECRETS": "whsec-folders-test-01"}
+    serve = subprocess.run([sys.executable, "-m", "shipsync", "webhooks", "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert serve.returncode == 1 and f"its folder {tmp_path / 'new' / 'w'} does not exist" in serve.stderr + serve.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

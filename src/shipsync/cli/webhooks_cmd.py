@@ -65,7 +65,10 @@ def serve(
     max_header_bytes: int = typer.Option(_LIMITS.max_header_bytes, min=256, help="Largest request head in bytes (431 beyond)."),
     max_headers: int = typer.Option(_LIMITS.max_headers, min=1, help="Most header fields in a request (431 beyond)."),
     max_connections: int = typer.Option(
-        _LIMITS.max_connections, min=1, help="Most open connections; at the limit a new one closes the longest-idle one."
+        _LIMITS.max_connections, min=1, help="Most open connections; past it a new one closes the one waiting longest for its request."
+    ),
+    max_connections_per_peer: int = typer.Option(
+        _LIMITS.max_connections_per_peer, min=1, help="Most open connections from one address; past it, as for --max-connections."
     ),
 ) -> None:
     """Receive deliveries at POST /webhook (health: GET /healthz); answer 200 only once stored on disk.
@@ -84,6 +87,7 @@ def serve(
         max_header_bytes=max_header_bytes,
         max_headers=max_headers,
         max_connections=max_connections,
+        max_connections_per_peer=max_connections_per_peer,
     )
     receiver = build_receiver(settings_from_env(), spool=spool, secrets=secret, limits=limits)
     console.print(
@@ -95,16 +99,19 @@ def serve(
 @events_app.command("load")
 @one_line_errors
 def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (default as for webhooks serve).")) -> None:
-    """Load new deliveries from the spool into webhook_events, exactly once."""
+    """Load new deliveries from the spool into webhook_events, exactly once; then archive the loaded
+    segments and prune the archive (SHIPSYNC_SPOOL_ARCHIVE_DAYS, SHIPSYNC_SPOOL_ARCHIVE_MB)."""
     from shipsync.webhooks.load import load_events
+    from shipsync.webhooks.spool import ArchiveRetention
 
     settings = settings_from_env()
-    report = load_events(settings.lake, spool or settings.spool_dir)
+    retention = ArchiveRetention(settings.spool_archive_days, settings.spool_archive_mb)
+    report = load_events(settings.lake, spool or settings.spool_dir, retention=retention)
     console.print(
         line(
             f"events load: {report.loaded} loaded, {report.duplicates} duplicates, {report.conflicts} conflicts, "
             f"{report.dead_letters} dead-lettered (see webhook_dead_letters), "
             f"{report.entities_refreshed} entities refreshed, {report.stale_ignored} older events ignored, "
-            f"{len(report.archived)} segment(s) archived"
+            f"{len(report.archived)} segment(s) archived, {len(report.pruned)} pruned from the archive"
         )
     )

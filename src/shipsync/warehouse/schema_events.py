@@ -53,12 +53,13 @@ class WebhookEventConflictRow(SQLModel, table=True):
 
 
 class WebhookRedeliveryRow(SQLModel, table=True):
-    """A repeat of a notification already loaded, with the same body (the service's retries): counted
-    here for delivery health; its body is the event log's."""
+    """A notification delivered again with the same body (the service's retries), once: when its
+    first repeat came. For delivery health; its body is the event log's, and how many copies came
+    is each load's `duplicates` count."""
 
     __tablename__ = "webhook_redeliveries"
     notification_id: str = Field(primary_key=True)
-    received_at: datetime | None = ts(primary_key=True)
+    received_at: datetime | None = ts()
     loaded_at: datetime | None = ts()
 
 

@@ -161,12 +161,14 @@ class EventLogStage:
             [commit.committed_at],
         )
         counts["webhook_event_conflicts"] = TableCounts(inserted=conflicts)
-        # A record read twice (a load re-run after a crash before its checkpoint) is one redelivery.
+        # One row per notification delivered again, at most: when it first came again. A row per copy
+        # let one captured delivery replayed 300 times make 299 rows; how many copies came is the
+        # run's `duplicates` count.
         redelivered = affected(
             con,
-            f"INSERT INTO webhook_redeliveries SELECT DISTINCT r.notification_id, r.received_at, ? FROM {judged} r "
+            f"INSERT INTO webhook_redeliveries SELECT r.notification_id, min(r.received_at), ? FROM {judged} r "
             "WHERE r.verdict = 'repeat' AND NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
-            "WHERE k.notification_id = r.notification_id AND k.received_at = r.received_at)",
+            "WHERE k.notification_id = r.notification_id) GROUP BY r.notification_id",
             [commit.committed_at],
         )
         repeats = int(verdicts.get("repeat", 0))

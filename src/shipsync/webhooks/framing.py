@@ -3,8 +3,8 @@
 A record is a header line `<received-at, ns since the epoch> <secret index> <body length> <crc32>`,
 then the raw body and a newline: framing, not encoding, so any bytes survive and a delivery costs
 no base64 or JSON work on the receiver's hot path. Readers stop at the first header that does not
-parse or a record whose checksum fails: the zeros written ahead of the last record, or a record
-cut by a crash, which was never acknowledged.
+parse or a record whose checksum fails: a record cut by a crash, which was never acknowledged (or
+the zeros that writers before this one wrote ahead of their records).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def read_records(path: Path, start: int = 0) -> Iterator[SpoolRecord]:
             try:
                 received_ns, secret_index, length, crc = (int(field) for field in header.split())
             except ValueError:
-                return  # zeros past the last record, or a header cut by a crash
+                return  # a header cut by a crash (or zeros past the last record)
             if length < 0:
                 return
             body = segment.read(length + 1)

@@ -19,9 +19,12 @@ class ReceiverLimits:
     idle_timeout_s: float = 5.0  # a connection with no request under way is closed after this
     max_header_bytes: int = 16 * 1024  # bytes of request line and headers (431 beyond)
     max_headers: int = 100  # header fields of one request (431 beyond)
-    # Open connections. At the limit a new connection closes the longest-idle one (no request
-    # under way), so idle or slow connections cannot lock deliveries out; 503 when none is idle.
+    # Open connections, in all and from one peer (address). Past either, a new connection closes
+    # the one that has waited longest for its next request to be all in (idle, or its head or body
+    # still arriving: `http_limits`), so idle or slow connections cannot lock deliveries out; 503
+    # when every connection is being served.
     max_connections: int = 1000
+    max_connections_per_peer: int = 100
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():

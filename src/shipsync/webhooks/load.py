@@ -9,7 +9,8 @@ Dead letters: a record that is not a notification, or that the warehouse would r
 `webhook_dead_letters` with the reason and its body as delivered, and the checkpoint moves past it.
 When a batch fails on its data, it is split in halves and each is staged on its own, down to the
 one record at fault: the records around it load as if it were not there. Consumed segments nobody
-holds any more are archived once the load is committed.
+holds any more are archived once the load is committed, and the archive is pruned by age and size
+(`ArchiveRetention`), of segments every record of which is loaded only.
 
 Checkpoints and dead letters name a segment by the spool's own id and the segment's name, so that
 receivers on several hosts, each with its own spool, load into one lake side by side.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +34,7 @@ from shipsync.warehouse_location import LakeLocation
 from shipsync.webhooks.event_log import EventLogStage
 from shipsync.webhooks.framing import SpoolRecord, read_records
 from shipsync.webhooks.load_steps import DeadLetter, parse_records
-from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
+from shipsync.webhooks.spool import ArchiveRetention, SpoolFolder, SpoolSizes, is_finished, segments
 
 log = logging.getLogger("shipsync.webhooks")
 # Failures of a record's data, not of the machine: the warehouse refusing a value, or a shape no
@@ -54,6 +56,7 @@ class LoadReport:
     stale_ignored: int = 0
     archived: list[str] = field(default_factory=list)
     snapshot_id: int | None = None
+    pruned: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, record: RunRecord) -> LoadReport:
@@ -121,7 +124,7 @@ def stage_batch(stage: EventLogStage, batch: Batch) -> None:
     """Stage a batch whole; on a data failure, its halves one by one, down to the one record at
     fault, which becomes a dead letter."""
     try:
-        parsed, dead = parse_records(batch.records)
+        parsed, dead = parse_records(batch.records, stage.loaded_at)
         stage.stage(parsed, dead, batch.progress)
     except DATA_ERRORS as error:
         if len(batch.records) > 1:
@@ -129,13 +132,20 @@ def stage_batch(stage: EventLogStage, batch: Batch) -> None:
                 stage_batch(stage, half)
             return
         record = batch.records[0]
-        parsed, _ = parse_records([record])
+        parsed, _ = parse_records([record], stage.loaded_at)
         reason = f"cannot be loaded: {type(error).__name__}: {error}"
         log.warning("events load: spool record %s@%d dead-lettered: %s", record.segment, record.end_offset, reason)
         stage.stage([], [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], batch.progress)
 
 
-def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = None, *, flow_run_id: str | None = None) -> LoadReport:
+def load_events(
+    location: LakeLocation,
+    spool: Path,
+    sizes: SpoolSizes | None = None,
+    *,
+    retention: ArchiveRetention | None = None,
+    flow_run_id: str | None = None,
+) -> LoadReport:
     """Load everything new in the spool as one run; safe to run at any time, and again after any crash."""
     if not spool.exists():
         return LoadReport()
@@ -162,20 +172,37 @@ def load_events(location: LakeLocation, spool: Path, sizes: SpoolSizes | None = 
                 checkpoints.update(batch.progress)
         report = LoadReport.of(record)
         report.archived = archive_consumed(folder, checkpoints)
+        report.pruned = prune_archive(folder, checkpoints, retention or ArchiveRetention(), time.time())
     finally:
         folder.close()
     return report
 
 
-def archive_consumed(folder: SpoolFolder, checkpoints: dict[str, int]) -> list[str]:
-    """Move loaded segments that no receiver holds any more to `archive/`.
+def consumed(path: Path, checkpoints: dict[str, int]) -> bool:
+    """Every complete record of the segment is loaded: anything past its checkpoint is a record
+    cut by a crash, never acknowledged."""
+    return not any(True for _ in read_records(path, checkpoints.get(path.name, 0)))
 
-    Loading read every complete record, so a finished segment is consumed; anything past its
-    checkpoint is the zero-filled tail or a record cut by a crash, never acknowledged."""
-    consumed = [
-        path.name
-        for path in segments(folder.path)
-        if is_finished(path) and not any(True for _ in read_records(path, checkpoints.get(path.name, 0)))
-    ]
-    folder.archive(consumed)
-    return consumed
+
+def archive_consumed(folder: SpoolFolder, checkpoints: dict[str, int]) -> list[str]:
+    """Move loaded segments that no receiver holds any more to `archive/`."""
+    done = [path.name for path in segments(folder.path) if is_finished(path) and consumed(path, checkpoints)]
+    folder.archive(done)
+    return done
+
+
+def prune_archive(folder: SpoolFolder, checkpoints: dict[str, int], retention: ArchiveRetention, now: float) -> list[str]:
+    """Remove archived segments older than the retention's days, then the oldest while the archive
+    holds more than its megabytes; never one with a record not yet loaded (none should be there:
+    this checks again)."""
+    archived = folder.archived()
+    left = sum(segment.size for segment in archived)
+    pruned = []
+    for segment in archived:  # oldest first
+        if now - segment.modified <= retention.days * 86_400 and left <= retention.megabytes * 1024 * 1024:
+            break
+        if consumed(folder.path / "archive" / segment.name, checkpoints):
+            pruned.append(segment.name)
+            left -= segment.size
+    folder.remove_archived(pruned)
+    return pruned

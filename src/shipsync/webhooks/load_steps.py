@@ -2,20 +2,23 @@
 its included resources, the resources that refresh a typed table), or as a dead letter with the
 reason it is not a notification. `event_log` stages and merges what this gives.
 
-Parsing keeps what the later steps need and lets the parsed document go, so a batch holds its
-bodies and their rows, never every parsed body at once (a 1 MiB body of `{}`s parses into ~37 MB
-of Python objects).
+Parsing refuses, as dead letters, what the receiver refuses (a body too deep, with too many values
+or a member given twice: `body_limits`) and stamps outside a sane window (`stamp_problem`), so
+that every step after it can write what it reads. It keeps what the later steps need and lets the
+parsed document go, so a batch holds its bodies and their rows, never every parsed body at once (a
+1 MiB body of `{}`s parses into ~37 MB of Python objects).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from shipsync.json_text import dumps
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.webhooks.framing import SpoolRecord
-from shipsync.webhooks.notification import JsonObject, parse_notification
+from shipsync.webhooks.notification import JsonObject, parse_notification, stamp_problem
 
 # Included resources that refresh a table: tracking requests, every declared type (shipments,
 # containers, events, places), and the changesets of `container.updated`.
@@ -47,14 +50,18 @@ class DeadLetter:
     notification_id: str | None = None
 
 
-def parse_records(records: Sequence[SpoolRecord]) -> tuple[list[Parsed], list[DeadLetter]]:
-    """Each record as its rows, or as a dead letter with the reason it is not a notification."""
+def parse_records(records: Sequence[SpoolRecord], now: datetime) -> tuple[list[Parsed], list[DeadLetter]]:
+    """Each record as its rows, or as a dead letter with the reason it is not a notification (the
+    receiver's reasons: `parse_notification`) or cannot be trusted (`stamp_problem`)."""
     parsed: list[Parsed] = []
     dead: list[DeadLetter] = []
     for record in records:
         notification = parse_notification(record.body)
         if isinstance(notification, str):
             dead.append(DeadLetter(record, notification))
+            continue
+        if problem := stamp_problem(notification, now):
+            dead.append(DeadLetter(record, problem, notification.id))
             continue
         webhook = notification.related("webhook")
         reference_type, reference_id = notification.related("reference_object")

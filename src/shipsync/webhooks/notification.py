@@ -1,25 +1,35 @@
 """What a webhook notification is: the one parser the receiver and the loader share.
 
-A body is a notification when it is JSON whose `data` is an object of type `webhook_notification`
-with a non-empty string `id`. The receiver answers 200 to a signed notification once it is spooled
+A body is a notification when it is JSON within the limits of `body_limits` (depth, values, no
+member given twice) whose `data` is an object of type `webhook_notification` with a non-empty
+string `id`. The receiver answers 200 to a signed notification once it is spooled
 (400 to any other signed body, kept in quarantine); the loader loads every notification it finds in
 the spool. Every other member is read tolerantly, because the service may one day send any member
 null, absent or of another type: a member of unexpected type reads as absent (an `event` that is an
 object, `attributes` that are a list, a relationship that is a list, `included` that is a number,
-a `created_at` that is not a time), never as an error, and the body is kept whole.
+a `created_at` that is not a time), never as an error, and the body is kept whole. What the loader
+takes as a freshness stamp must be a time in a sane window (`stamp_problem`): one far ahead would
+make its row newer than every later update.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
 from shipsync.api.jsonapi import linkage
 from shipsync.warehouse.coerce import utc_timestamp
+from shipsync.webhooks.body_limits import members_of, shape_of
 
 JsonObject = dict[str, Any]
+# Freshness stamps (a notification's `created_at`, a changeset's `timestamp`) must fall in this
+# window: a stamp far ahead (a year 9999, `infinity`, which DuckDB reads as a time) would be newer
+# than every later update, and freeze its row for good.
+EARLIEST_STAMP = datetime(1970, 1, 1, tzinfo=UTC)
+STAMP_HORIZON = timedelta(days=2 * 366)
 
 
 def _text(value: object) -> str | None:
@@ -79,11 +89,17 @@ class Notification:
 
 
 def parse_notification(body: bytes) -> Notification | str:
-    """The notification in `body`, or the reason it is not one."""
+    """The notification in `body`, or the reason it is not one (see `body_limits` for a body too
+    deep, too many values, or a member given twice: never parsed, or refused once parsed)."""
+    shape = shape_of(body)
+    if problem := shape.problem():
+        return f"body {problem}"
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
         return "body is not JSON"
+    if members_of(document) != shape.members:
+        return "a member is given twice in one object (read one way here, another in the warehouse)"
     data = document.get("data") if isinstance(document, dict) else None
     if not isinstance(data, dict):
         return "no data object"
@@ -93,3 +109,24 @@ def parse_notification(body: bytes) -> Notification | str:
     if not isinstance(notification_id, str) or not notification_id:
         return "no data.id"
     return Notification(notification_id, data, document)
+
+
+def stamp_problem(notification: Notification, now: datetime) -> str | None:
+    """Why a notification's freshness stamps cannot be trusted, or None. `created_at` is read
+    tolerantly (not a time: absent, which is older than any stamp) but a time outside the window
+    is refused; a changeset's `timestamp`, which goes into the containers as given, must be a time
+    inside the window (`infinity` is not one here)."""
+    window = f"between {EARLIEST_STAMP:%Y} and {now + STAMP_HORIZON:%Y-%m-%d}"
+    if notification.created_at is not None and not _within(notification.created_at, now):
+        return f"created_at {notification.attributes.get('created_at')!r:.60} is not a time {window}"
+    for resource in notification.included().values():
+        attributes = resource.get("attributes")
+        stamp = attributes.get("timestamp") if resource.get("type") == "container_updated_event" and isinstance(attributes, dict) else None
+        if isinstance(stamp, str) and not _within(utc_timestamp(stamp), now):
+            return f"changeset timestamp {stamp!r:.60} is not a time {window}"
+    return None
+
+
+def _within(stamp: str | None, now: datetime) -> bool:
+    """A UTC ISO stamp (as `utc_timestamp` gives) inside the window; None is not."""
+    return stamp is not None and EARLIEST_STAMP <= datetime.fromisoformat(stamp) <= now + STAMP_HORIZON

@@ -1,11 +1,16 @@
 """The webhook receiver: `POST /webhook` and `GET /healthz`, as a plain ASGI app.
 
-Order of work for a delivery: read the body under a size cap (413); verify
-the signature over the raw bytes before parsing (401, nothing stored); parse, and keep a signed
-body that is not a notification in quarantine (400); append to the spool and answer 200 only after
-the bytes are synced. No input yields a 5xx; a spool that cannot be written answers 503, which the
-service retries. Time limits, and limits on headers and connections, are the HTTP protocol's
-(`http_limits`): it sees bytes arrive, so only a request still incomplete costs a timer.
+Order of work for a delivery, refusing as early as it can: at the end of the headers (where the
+app starts), a signature header that cannot match (absent, or not 64 lowercase hex digits: 401)
+and a declared length over the cap (413) are answered before a byte of the body is read; then
+the body, under its size cap (413); the signature verified over the raw bytes before parsing
+(401, nothing stored); a replay of a delivery stored lately answered 200 without writing it again
+(`RecentDeliveries`); parsing, within `body_limits`, and a signed body that is not a notification
+kept in quarantine (400); the record appended to the spool and 200 answered only once synced. Every
+refusal closes its connection, so nothing more is read from it. No input yields a 5xx; a spool that
+cannot be written answers 503, which the service retries. Time limits, and limits on headers and
+connections, are the HTTP protocol's (`http_limits`): it sees bytes arrive, so only a request still
+incomplete costs a timer.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,12 +29,13 @@ from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.notification import parse_notification
 from shipsync.webhooks.secrets_store import check_secrets
-from shipsync.webhooks.signature import HEADER, verify
+from shipsync.webhooks.signature import HEADER, verify, well_formed
 from shipsync.webhooks.writer import SpoolWriter
 
 log = logging.getLogger("shipsync.webhooks")
 _SIGNATURE = HEADER.encode()
 _JSON = [(b"content-type", b"application/json")]
+_CLOSE = [(b"connection", b"close")]
 LOGGED_CHARACTERS = 120  # of an event kind or a notification id, in the delivery log
 
 
@@ -50,8 +57,11 @@ class Answer:
 
 
 async def _respond(send: Send, status: int, body: dict[str, object]) -> None:
+    """Answer with `body` as JSON; any answer but 200 closes the connection (nothing more of a
+    refused request, or of what follows it, is read)."""
     payload = orjson.dumps(body)
-    await send({"type": "http.response.start", "status": status, "headers": [*_JSON, (b"content-length", b"%d" % len(payload))]})
+    headers = [*_JSON, (b"content-length", b"%d" % len(payload)), *(_CLOSE if status != 200 else [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
 
@@ -101,6 +111,39 @@ class EveryLineFormatter(logging.Formatter):
         return "\n".join(f"{stamp} {line}" for line in super().format(record).split("\n"))
 
 
+@dataclass(frozen=True, slots=True)
+class Stored:
+    synced: asyncio.Future[None]  # the writer's: done once the record is on disk
+    event: str | None
+    notification_id: str
+
+
+class RecentDeliveries:
+    """The deliveries stored last, by secret and signature: the same signature under the same
+    secret is the same body. A replay of one is answered 200 once the first copy is on disk, and
+    not written again (one captured delivery sent 300 times used to leave 300 copies in the spool,
+    287 MB). Older ones are forgotten: a replay of those is written again, and `events load`
+    counts it as a redelivery."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self._stored: OrderedDict[tuple[int, bytes], Stored] = OrderedDict()
+
+    def get(self, key: tuple[int, bytes]) -> Stored | None:
+        stored = self._stored.get(key)
+        if stored is not None:
+            self._stored.move_to_end(key)
+        return stored
+
+    def add(self, key: tuple[int, bytes], stored: Stored) -> None:
+        self._stored[key] = stored
+        if len(self._stored) > self.size:
+            self._stored.popitem(last=False)
+
+    def forget(self, key: tuple[int, bytes]) -> None:
+        self._stored.pop(key, None)
+
+
 class Receiver:
     def __init__(self, writer: SpoolWriter, secrets: Sequence[str], limits: ReceiverLimits | None = None) -> None:
         check_secrets(list(secrets))
@@ -108,6 +151,7 @@ class Receiver:
         self.writer = writer
         self.secrets = list(secrets)
         self.limits = limits or ReceiverLimits()
+        self.recent = RecentDeliveries()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -127,6 +171,9 @@ class Receiver:
 
     async def _deliver(self, scope: Scope, receive: Receive) -> Answer:
         headers = dict(scope["headers"])
+        signature = headers.get(_SIGNATURE)
+        if not well_formed(signature):
+            return self._unsigned()
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body:
             return self._too_large()
@@ -136,18 +183,34 @@ class Receiver:
             return self._too_large()
         except ClientGone:
             return Answer(0, {}, "client went away")
-        index = verify(body, headers.get(_SIGNATURE), self.secrets)
+        index = verify(body, signature, self.secrets)
         if index is None:
-            return Answer(401, {"error": "missing or invalid signature"}, "bad signature")
+            return self._unsigned()
+        key = (index, signature)
+        if (earlier := self.recent.get(key)) is not None:
+            return await self._stored(earlier, "a replay, stored once")
         notification = parse_notification(body)
         if isinstance(notification, str):
             return self._quarantine(body, notification)
-        event, notification_id = notification.event, notification.id
+        stored = Stored(self.writer.append(encode_record(body, index)), notification.event, notification.id)
+        del notification  # not kept while the record syncs
+        self.recent.add(key, stored)
+        answer = await self._stored(stored, "stored")
+        if answer.status != 200:
+            self.recent.forget(key)  # a replay is written again, then
+        return answer
+
+    async def _stored(self, stored: Stored, outcome: str) -> Answer:
+        """200 once the record is on disk (shielded: a request that goes away cancels nothing of
+        the write another may be waiting on), 503 if it could not be written."""
         try:
-            await self.writer.append(encode_record(body, index))
+            await asyncio.shield(stored.synced)
         except OSError:
-            return Answer(503, {"error": "cannot store the delivery now"}, "spool write failed", event, notification_id)
-        return Answer(200, {"received": notification_id}, "stored", event, notification_id)
+            return Answer(503, {"error": "cannot store the delivery now"}, "spool write failed", stored.event, stored.notification_id)
+        return Answer(200, {"received": stored.notification_id}, outcome, stored.event, stored.notification_id)
+
+    def _unsigned(self) -> Answer:
+        return Answer(401, {"error": "missing or invalid signature"}, "bad signature")
 
     def _too_large(self) -> Answer:
         return Answer(413, {"error": f"body larger than {self.limits.max_body} bytes"}, "too large")

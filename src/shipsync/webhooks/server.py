@@ -50,7 +50,7 @@ def configure_delivery_log() -> None:
 
 
 def run_receiver(receiver: Receiver, *, host: str, port: int) -> None:
-    """Serve until SIGTERM or Ctrl-C, then cut the segment to its last record and stop the sync helper."""
+    """Serve until SIGTERM or Ctrl-C, then finish the disk work under way and close the segment."""
     import uvicorn
 
     setup_logging()

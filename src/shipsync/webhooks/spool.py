@@ -2,24 +2,31 @@
 
 Layout: `segment-<ns>-<pid>.spool` files of framed records (see `framing`), one writer each;
 `quarantine/` keeps signed bodies that are not notifications (`.bin`, with a `.reason`);
-`archive/` receives segments once loaded. A writer holds an exclusive `flock` on its segment; a
-segment nobody holds is finished (its receiver closed it or died), and a closed one is cut to its
-last record.
+`archive/` receives segments once loaded, kept for a while (`ArchiveRetention`). A writer holds an
+exclusive `flock` on its segment; a segment nobody holds is finished (its receiver closed it or
+died).
 
-The folder is created private (0700). An existing one must be owned by this user and writable by
-nobody else, and its sub-folders are opened without following links: otherwise anyone who can
-write there could plant a link and have deliveries written, or segments moved, where it points.
+The folder is created private (0700), and only it: its parent must exist (by default the
+warehouse's folder, which the warehouse creates, 0700; a receiver started first used to create it
+0755). An existing one must be owned by this user and writable by nobody else, and its sub-folders
+are made 0700 and opened without following links: otherwise anyone who can write there could
+plant a link and have deliveries written, or segments moved, where it points.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
-from shipsync.safe_files import create_exclusive, open_subfolder, private_folder, sync_folder, write_all
+from shipsync.errors import ConfigError
+from shipsync.safe_files import PRIVATE_FOLDER, check_own_folder, create_exclusive, open_subfolder, sync_folder, write_all
 
 SEGMENT_GLOB = "segment-*.spool"
 
@@ -29,9 +36,23 @@ class SpoolSizes:
     """Every size of the spool, writer and loader, in one place."""
 
     segment_bytes: int = 64 * 1024 * 1024  # a segment is closed and a new one opened past this
-    extent_bytes: int = 2 * 1024 * 1024  # zeros written ahead of the records, so syncs need no metadata
     load_records: int = 20_000  # `events load` commits a batch at this many records...
     load_bytes: int = 4 * 1024 * 1024  # ... or at this many bytes of bodies, whichever comes first
+
+
+@dataclass(frozen=True)
+class ArchiveRetention:
+    """How long loaded segments stay in `archive/`, and how much of them: past either, the oldest go."""
+
+    days: float = 30.0
+    megabytes: float = 2048.0
+
+
+@dataclass(frozen=True)
+class Archived:
+    name: str
+    size: int
+    modified: float  # seconds since the epoch: when its last record was written
 
 
 def segments(spool: Path) -> list[Path]:
@@ -54,7 +75,15 @@ class SpoolFolder:
     all made relative to descriptors of the folders, so no link below the spool is followed."""
 
     def __init__(self, path: Path) -> None:
-        self.path = private_folder(path)
+        if not path.parent.is_dir():
+            raise ConfigError(
+                f"{path}: its folder {path.parent} does not exist, and the receiver creates the spool only (the warehouse's "
+                "folder is made by the first sync or `webhooks register`); create it with mkdir -m 700, or set SHIPSYNC_SPOOL"
+            )
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=PRIVATE_FOLDER)
+        check_own_folder(path)
+        self.path = path
         self.fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
 
     def new_segment(self) -> tuple[int, Path]:
@@ -66,11 +95,19 @@ class SpoolFolder:
         sync_folder(self.fd)
         return fd, self.path / name
 
+    @contextlib.contextmanager
+    def _subfolder(self, name: str) -> Iterator[int]:
+        """A descriptor of `quarantine/` or `archive/`, made 0700 if missing, never through a link."""
+        folder = open_subfolder(self.fd, name)
+        try:
+            yield folder
+        finally:
+            os.close(folder)
+
     def quarantine(self, body: bytes, reason: str) -> str:
         """Keep a signed body that is not a notification, with its reason; the name it got."""
-        folder = open_subfolder(self.fd, "quarantine")
-        try:
-            name = f"{time.time_ns():020d}-{os.getpid()}"
+        name = f"{time.time_ns():020d}-{os.getpid()}"
+        with self._subfolder("quarantine") as folder:
             for suffix, data in ((".bin", body), (".reason", reason.encode() + b"\n")):
                 fd = create_exclusive(name + suffix, folder=folder)
                 try:
@@ -79,22 +116,35 @@ class SpoolFolder:
                 finally:
                     os.close(fd)
             sync_folder(folder)
-        finally:
-            os.close(folder)
         return name + ".bin"
 
     def archive(self, names: list[str]) -> None:
         """Move segments into `archive/` (renames within the spool's file system)."""
         if not names:
             return
-        folder = open_subfolder(self.fd, "archive")
-        try:
+        with self._subfolder("archive") as folder:
             for name in names:
                 os.rename(name, name, src_dir_fd=self.fd, dst_dir_fd=folder)
             sync_folder(folder)
             sync_folder(self.fd)
-        finally:
-            os.close(folder)
+
+    def archived(self) -> list[Archived]:
+        """The segments in `archive/`, oldest first."""
+        with self._subfolder("archive") as folder:
+            found = [
+                Archived(entry.name, info.st_size, info.st_mtime)
+                for entry in os.scandir(folder)
+                if fnmatch(entry.name, SEGMENT_GLOB) and stat.S_ISREG((info := entry.stat(follow_symlinks=False)).st_mode)
+            ]
+        return sorted(found, key=lambda segment: (segment.modified, segment.name))
+
+    def remove_archived(self, names: list[str]) -> None:
+        if not names:
+            return
+        with self._subfolder("archive") as folder:
+            for name in names:
+                os.unlink(name, dir_fd=folder)
+            sync_folder(folder)
 
     def close(self) -> None:
         if self.fd >= 0:

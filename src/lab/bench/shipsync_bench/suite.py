@@ -23,6 +23,7 @@ from shipsync_bench import (
     prefect_db_bench,
     report_bench,
     request_bounds,
+    webhook_abuse,
     webhook_bench,
 )
 from shipsync_bench.results import BenchResult, as_context
@@ -72,10 +73,30 @@ BENCHMARKS: list[Benchmark] = [
     ),
     Benchmark(
         "webhooks",
-        lambda: webhook_bench.receiver_throughput(10_000) + webhook_bench.events_load_rate(100_000),
-        lambda: webhook_bench.receiver_throughput(2_000, rounds=2) + webhook_bench.events_load_rate(20_000),
+        lambda: (
+            webhook_bench.burst(10_000)
+            + webhook_bench.spool_alone(10_000)
+            + webhook_bench.spool_lines()
+            + webhook_abuse.slow_bodies(1_000, deliveries=200, seconds=20)
+            + webhook_bench.receiver_throughput(10_000)
+            + webhook_bench.events_load_rate(100_000)
+        ),
+        lambda: (
+            webhook_bench.burst(2_000, rounds=1)
+            + webhook_bench.spool_alone(2_000)
+            + webhook_bench.spool_lines()
+            + webhook_abuse.slow_bodies(1_000, deliveries=50, seconds=5)
+            + webhook_bench.receiver_throughput(2_000, rounds=2)
+            + webhook_bench.events_load_rate(20_000)
+        ),
         # The events load rate is not judged: the warehouse's creation weighs more in 20,000 events.
-        judged_at_quick_sizes=("receiver throughput", "receiver p99"),
+        judged_at_quick_sizes=(
+            "burst: acknowledgements per second",
+            "burst: acknowledged",
+            "spool alone",
+            "spool lines",
+            "under 1,000 trickling connections: deliveries acknowledged",
+        ),
     ),
     Benchmark(
         "bulk",
