@@ -24,7 +24,7 @@ from shipsync.errors import InputError
 from shipsync.safe_files import UnsafePathError, make_folders, open_log, replacing, write_bytes
 from shipsync.values import FieldRules, ValueProblem, check_value
 from support.hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
-from support.lake import location
+from support.lake import location, write_now
 
 READ_IN_CHILD = """
 import re, sys
@@ -222,10 +222,11 @@ def test_no_writer_follows_a_link_planted_at_its_file_or_its_old_temporary_name(
 
 def test_folders_shipsync_creates_are_private_their_parents_too(tmp_path: Path) -> None:
     """`mkdir -p` gives the parents it makes the umask's mode: the receiver made the warehouse
-    folder 0755 on its way to the spool, the report its output folder."""
+    folder 0755 on its way to the spool (it makes the spool only now), the report its output folder."""
     from shipsync.report import build_report
     from shipsync.webhooks.writer import SpoolWriter
 
+    write_now(tmp_path / "warehouse", {"documents": {"id": ["d"]}})  # the first sync makes the lake's folder
     SpoolWriter(tmp_path / "warehouse" / "spool").close()
     build_report(location(tmp_path / "none"), tmp_path / "out" / "monthly" / "report.html", spool=tmp_path / "spool")
     with open_log(tmp_path / "state" / "logs" / "worker.log") as out:
