@@ -37,6 +37,9 @@ from shipsync.warehouse_location import LakeLocation
 
 # The old layout's own bookkeeping tables: not data.
 LEFT_BEHIND = frozenset({"_shipsync_schema", "_shipsync_views", "_shipsync_publication", "_shipsync_changes", "_shipsync_change_log"})
+# The ledger is not data: an import that failed (a malformed manifest) leaves its run's row, and the
+# import is run again into the same lake once the source is fixed.
+NOT_DATA = frozenset({"sync_runs"})
 # Columns the lake added, and how an old row gets them.
 DERIVED = {("webhook_events", "body_sha256"): "shipsync_body_key(CAST(payload AS VARCHAR))"}
 # Columns the lake retired, and the column that holds their values now: the last layout kept a
@@ -92,19 +95,39 @@ def _source(warehouse: Warehouse, old: Path) -> Iterator[tuple[str, dict[str, st
         raise InputError(
             f"{old}: neither a DuckDB file this shipsync can read nor a published warehouse (no {old.stem}.published/current.json)"
         )
+    described, relations = _published_relations(folder)
+    yield described, relations
+
+
+def _published_relations(folder: Path) -> tuple[str, dict[str, str]]:
+    """(what the publication is, table -> a relation reading its files) from `current.json`, a file
+    another account may have written: its shape is checked before anything of it is used, and
+    every file it names must lie inside the publication."""
+    manifest_path = folder / "current.json"
+
+    def refused(why: str) -> InputError:
+        return InputError(f"{manifest_path}: not a publication manifest ({why})")
+
     try:
-        manifest: dict[str, Any] = orjson.loads((folder / "current.json").read_bytes())
-        states: dict[str, Any] = manifest["tables"]
-        relations = {}
-        for name, state in states.items():
-            files = [str(folder / f["path"]) for f in state["files"]]
-            for file in files:
-                if not Path(file).resolve().is_relative_to(folder.resolve()):
-                    raise InputError(f"{folder / 'current.json'}: table {name!r} names a file outside the publication: {file}")
-            relations[str(name)] = f"read_parquet([{', '.join(literal(f) for f in files)}], union_by_name => true)"
-    except (OSError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
-        raise InputError(f"{folder / 'current.json'}: not a publication manifest ({type(exc).__name__}: {exc})") from None
-    yield f"{folder} (published generation {manifest.get('generation')})", relations
+        manifest = orjson.loads(manifest_path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise refused(f"{type(exc).__name__}: {exc}") from None
+    states = manifest.get("tables") if isinstance(manifest, dict) else None
+    if not isinstance(states, dict):
+        raise refused("no object of tables")
+    relations: dict[str, str] = {}
+    for name, state in states.items():
+        files = state.get("files") if isinstance(state, dict) else None
+        if not isinstance(files, list):
+            raise refused(f"table {name!r} has no list of files")
+        paths: list[str] = [f["path"] for f in files if isinstance(f, dict) and isinstance(f.get("path"), str)]
+        if len(paths) != len(files):
+            raise refused(f"a file of table {name!r} has no path")
+        for path in paths:
+            if not (folder / path).resolve().is_relative_to(folder.resolve()):
+                raise InputError(f"{manifest_path}: table {name!r} names a file outside the publication: {folder / path}")
+        relations[name] = f"read_parquet([{', '.join(literal(str(folder / p)) for p in paths)}], union_by_name => true)"
+    return f"{folder} (published generation {manifest.get('generation')!r})", relations
 
 
 def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> dict[str, str]:
@@ -133,7 +156,7 @@ def import_warehouse(location: LakeLocation, old: Path) -> ImportReport:
         filled = [
             t.name
             for t in tables()
-            if t.name not in LEFT_BEHIND and con.execute(f"SELECT count(*) FROM {ident(t.name)}").fetchone() != (0,)
+            if t.name not in LEFT_BEHIND | NOT_DATA and con.execute(f"SELECT count(*) FROM {ident(t.name)}").fetchone() != (0,)
         ]
         if filled:
             raise InputError(
