@@ -22,6 +22,8 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from shipsync.warehouse.identifiers import literal
+
 WEEKS_AHEAD = 4  # arrivals look this many weeks past `as_of`: what is still expected
 
 ClockName = Literal["fleet", "sync"]
@@ -29,10 +31,6 @@ ClockName = Literal["fleet", "sync"]
 
 def _timestamp(moment: datetime) -> str:
     return f"TIMESTAMPTZ '{moment.isoformat()}'"
-
-
-def _string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def minute(moment: datetime) -> str:
@@ -91,7 +89,7 @@ class Window:
             ("{until}", _timestamp(self.as_of)),
             ("{as_of}", _timestamp(self.as_of)),
             ("{now}", _timestamp(self.now)),
-            ("{quarantine}", _string(str(self.quarantine / "*.bin"))),
+            ("{quarantine}", literal(str(self.quarantine / "*.bin"))),
         ):
             text = text.replace(name, value)
         return text

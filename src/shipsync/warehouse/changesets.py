@@ -17,6 +17,7 @@ import pyarrow as pa
 from shipsync.api.jsonapi import linkage
 from shipsync.api.tracking_models import Container
 from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
+from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.members import MISFIT, Member, members_of
 from shipsync.warehouse.upsert import affected, staged
 
@@ -59,7 +60,7 @@ def _assignments(change: Changeset) -> tuple[list[str], list[Any]]:
             continue
         struct = member.sql_type.startswith("STRUCT")
         cast = f"CAST(CAST(? AS JSON) AS {member.sql_type})" if struct else f"CAST(? AS {member.sql_type})"
-        sets.append(f'"{member.column}" = {cast}')
+        sets.append(f"{ident(member.column)} = {cast}")
         values.append(value)
     return sets, values
 

@@ -24,6 +24,7 @@ from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
 from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, ContainerEvent, EstimatedEvent, Shipment, TransportEvent
+from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.members import LinkTable, members_of
 
 DECLARED: tuple[type[Declared], ...] = (
@@ -131,6 +132,6 @@ def refresh_derived_sql(table_name: str) -> str | None:
     declaration = DECLARED_BY_TABLE.get(table_name)
     if declaration is None or not declaration.derived:
         return None
-    sets = ", ".join(f'"{name}" = {d.expression}' for name, d in declaration.derived.items())
-    stale = " OR ".join(f'"{name}" IS DISTINCT FROM ({d.expression})' for name, d in declaration.derived.items())
-    return f'UPDATE "{table_name}" SET {sets} WHERE {stale}'
+    sets = ", ".join(f"{ident(name)} = {d.expression}" for name, d in declaration.derived.items())
+    stale = " OR ".join(f"{ident(name)} IS DISTINCT FROM ({d.expression})" for name, d in declaration.derived.items())
+    return f"UPDATE {ident(table_name)} SET {sets} WHERE {stale}"

@@ -28,6 +28,7 @@ from shipsync.api.transport import ClientStats
 from shipsync.errors import AuthenticationError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
+from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.unit_of_work import CommitContext, CommitMessage, Committed, Warehouse, open_warehouse
 from shipsync.warehouse.upsert import TableCounts, add_counts
 from shipsync.warehouse_location import LakeLocation
@@ -211,7 +212,7 @@ class WarehouseRun:
                     add_counts(record.counts, per_write[index])
             con.register("_shipsync_ledger", _ledger_rows(records, commit.snapshot_id, flow_run))
             try:
-                listed = ", ".join(f'"{c}"' for c in _LEDGER_COLUMNS)
+                listed = ", ".join(ident(c) for c in _LEDGER_COLUMNS)
                 con.execute(
                     f"INSERT INTO sync_runs ({listed}) SELECT run_id, flow, snapshot_id, prefect_flow_run_id, CAST(parameters AS JSON), "
                     "started_at, finished_at, status, requests, throttled, retries, CAST(table_counts AS JSON), not_found, errors "

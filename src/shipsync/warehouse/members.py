@@ -21,6 +21,7 @@ from shipsync.api.declared import Declared, Struct, field_marks
 from shipsync.api.models import Ref
 from shipsync.json_text import dumps
 from shipsync.warehouse.coerce import utc_timestamp
+from shipsync.warehouse.identifiers import ident
 
 Kind = Literal["text", "bool", "int", "float", "timestamp", "date", "texts", "struct", "structs", "json", "ref", "refs"]
 
@@ -128,7 +129,7 @@ def _texts(value: Any) -> Any:
 def _struct_of(model: type[BaseModel]) -> tuple[str, Callable[[Any], Any]]:
     """SQL STRUCT type and a coercion to a complete dict (every field present: DuckDB's JSON cast needs them)."""
     fields = [(name, _analyse(field.annotation)) for name, field in model.model_fields.items() if not field_marks(field).get("secret")]
-    sql = "STRUCT(" + ", ".join(f'"{name}" {sql_type}' for name, (_, sql_type, _) in fields) + ")"
+    sql = "STRUCT(" + ", ".join(f"{ident(name)} {sql_type}" for name, (_, sql_type, _) in fields) + ")"
 
     def coerce(value: Any) -> Any:
         if not isinstance(value, dict):

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from shipsync.cli.common import line
 from shipsync.warehouse.analyst import read_only
+from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from shipsync.warehouse_location import LakeLocation
 from shipsync_demo.embedded_prefect import FlowRunSeen
@@ -58,7 +59,8 @@ def show_flow_runs(runs: list[FlowRunSeen]) -> None:
 def show_query(title: str, warehouse: LakeLocation, sql: str | None) -> None:
     if sql is None:  # the row count of every table
         _, names = analyst_query(warehouse, TABLES)
-        sql = " UNION ALL ".join(f"SELECT '{name}' AS table, count(*) AS rows FROM \"{name}\"" for (name,) in names) + " ORDER BY 1"
+        counts = [f"SELECT {literal(name)} AS table, count(*) AS rows FROM {ident(name)}" for (name,) in names]
+        sql = " UNION ALL ".join(counts) + " ORDER BY 1"
     columns, rows = analyst_query(warehouse, sql)
     table = Table(*columns, title=title)
     for row in rows:
