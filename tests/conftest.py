@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-# Prefect must not phone home, and its home must exist before it starts (see README).
+# Prefect must not phone home, and its home must exist before it starts (see docs/development.md).
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 _prefect_home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-"))

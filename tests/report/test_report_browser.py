@@ -1,8 +1,8 @@
 """The report in a real browser (headless Chromium over CDP): no console errors, no request but the
 file itself, every chart drawn as a non-empty SVG, printable to PDF, and a screenshot of the top.
 
-`SHIPSYNC_REPORT_SCREENSHOT=docs/report-top.png uv run pytest tests/test_report_browser.py` also
-writes the screenshot the README shows.
+`SHIPSYNC_REPORT_SCREENSHOT=docs/report-top.png uv run pytest tests/report/test_report_browser.py` also
+writes the screenshot docs/report.md shows.
 """
 
 from __future__ import annotations
