@@ -33,6 +33,7 @@ def _post(url: str, secret: str, body: bytes) -> int:
 def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Settings:
     """Pull a sandbox into the lake `root/warehouse` and load `containers` journeys of deliveries."""
     sandbox = create_app(SandboxOptions(api_keys=(K1,), documents=documents, rate_limit=None, delivery_retry_base_s=0.05))
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)  # the receiver makes the spool only, not its folder
     writer = SpoolWriter(root / "spool")
     receiver = Receiver(writer, [])
     with BackgroundServer(sandbox) as service, BackgroundServer(receiver) as hooks:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,7 +28,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
 from support.http import HTTP
-from support.lake import location
+from support.lake import analyst, location
 from support.warehouse_rows import container_updated, load_deliveries, rows, write_container
 
 SECRET = "whsec-bodies-test-0001"
@@ -270,7 +269,7 @@ def test_property_no_payload_stops_events_load_and_every_record_is_loaded_or_dea
         segment.write_bytes(b"".join(encode_record(body, 0) for body in bodies))
         report = load_events(location(warehouse), spool)  # raising here is the failure this property looks for
         assert report.loaded + report.dead_letters == len(bodies), report
-        with duckdb.connect(str(warehouse), read_only=True) as con:
+        with analyst(warehouse) as con:
             (offset,) = con.execute('SELECT "offset" FROM webhook_spool_checkpoints WHERE segment = ?', [segment.name]).fetchone() or (0,)
             dead = con.execute("SELECT count(*) FROM webhook_dead_letters WHERE segment = ?", [segment.name]).fetchone()
         assert offset == list(read_records(spool / "archive" / segment.name))[-1].end_offset  # every record consumed
