@@ -68,6 +68,7 @@ def _refused(status: int) -> Exception:
         return exc
 
 
+@pytest.mark.slow
 async def test_a_busy_prefect_server_delays_a_request_and_does_not_fail_it() -> None:
     answers = [_refused(503), _refused(503), None]
     drawn: list[str] = []
@@ -85,6 +86,7 @@ async def test_a_busy_prefect_server_delays_a_request_and_does_not_fail_it() -> 
     assert drawn == ["shipsync-rate-x"] * 3 and clock.slept == [1.0, 2.0]
 
 
+@pytest.mark.slow
 async def test_a_refused_draw_fails_at_once_and_gives_back_the_local_slot() -> None:
     async def draw(name: str) -> None:
         raise _refused(422)

@@ -109,6 +109,7 @@ async def _writes(client: AsyncShipsyncClient, app: SandboxApp, n: int) -> None:
 answers = st.tuples(st.integers(0, 2**32 - 1), st.floats(0.05, 0.6), st.lists(st.sampled_from(MUTATIONS), min_size=1, unique=True))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(answers=answers)
 def test_no_read_fails_and_no_write_is_lost_through_the_client(answers: tuple[int, float, list[str]]) -> None:

@@ -68,6 +68,7 @@ def test_wide_file_tags_hundreds_of_containers_then_rerun_sends_nothing_then_und
         undo_run(settings, first.run_id)
 
 
+@pytest.mark.slow
 def test_mixed_errors_apply_good_rows_and_explain_bad_ones(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
     _, settings = pulled
     good, bad = container_numbers(settings.warehouse, 2)
@@ -111,6 +112,7 @@ def test_bad_header_writes_nothing(pulled: tuple[RunningSandbox, Settings], tmp_
     assert not (tmp_path / "bad.results.csv").exists()
 
 
+@pytest.mark.slow
 def test_unknown_outcomes_are_reconciled_without_duplicates(make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path) -> None:
     sandbox = make_sandbox(documents=60, seed=4)
     settings = settings_for(sandbox, warehouse, max_retries=8)
@@ -128,6 +130,7 @@ def test_unknown_outcomes_are_reconciled_without_duplicates(make_sandbox: Sandbo
     assert len(sandbox.state.world.accounts[K1].custom_fields) == 40  # never two values for one field
 
 
+@pytest.mark.slow
 def test_tracking_requests_edit_the_shipment_tags_and_the_request_ref_number(
     pulled: tuple[RunningSandbox, Settings], tmp_path: Path
 ) -> None:
@@ -173,6 +176,7 @@ def test_tracking_request_columns_the_api_cannot_change_reject_the_file(pulled: 
     assert not (tmp_path / "old.results.csv").exists()
 
 
+@pytest.mark.slow
 def test_definitions_with_options_then_values_using_them(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
     sandbox, settings = pulled
     rows = [

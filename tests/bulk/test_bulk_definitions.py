@@ -76,6 +76,7 @@ async def test_the_sandbox_takes_shipment_or_container_and_keeps_unknown_rules(s
         assert kept.validation == {"max_length": "twelve"}
 
 
+@pytest.mark.slow
 def test_definitions_and_options_are_edited_and_undone(sandbox: RunningSandbox, settings: Settings, tmp_path: Path) -> None:
     first = write_csv(
         tmp_path / "d1.csv", [HEADER, ["Container", "broker", "Broker", "enum", "Who clears it", "", "acme; globex; initech"]]
@@ -111,6 +112,7 @@ def test_definitions_and_options_are_edited_and_undone(sandbox: RunningSandbox, 
     assert world.definition_by_slug(world.accounts[K1], "broker") is None
 
 
+@pytest.mark.slow
 def test_odd_rule_values_never_crash_planning(make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path) -> None:
     sandbox = make_sandbox(documents=20)
     settings = settings_for(sandbox, warehouse)

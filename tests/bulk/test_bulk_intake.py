@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 
+import pytest
+
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.progress import Advance, RequestBudget
 from shipsync.config import Settings
@@ -38,6 +40,7 @@ class Stages:
             self.budgets[label] = requests
 
 
+@pytest.mark.slow
 def test_typed_xlsx_applies_values_as_typed(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
     sandbox, settings = pulled
     first, second = container_numbers(settings.warehouse, 2)

@@ -50,6 +50,7 @@ async def test_per_entity_routes(sandbox: RunningSandbox) -> None:
             await fields.delete_on_entity("container", container_id, "request_owner")
 
 
+@pytest.mark.slow
 def test_values_on_tracking_requests_by_request_number(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
     settings = settings_for(sandbox, warehouse)  # an empty warehouse: the numbers are resolved at the service
     account = sandbox.state.world.accounts[K1]
@@ -91,6 +92,7 @@ def test_a_create_refused_as_a_duplicate_finds_the_value_through_its_entity(sand
     assert [cf["attributes"]["value"] for cf in account.custom_fields.values()] == ["Ana"]
 
 
+@pytest.mark.slow
 def test_values_on_shipments_by_bill_of_lading(
     sandbox: RunningSandbox, warehouse: Path, tmp_path: Path, pulled_copies: PulledCopies
 ) -> None:

@@ -81,6 +81,7 @@ def _route(caplog: pytest.LogCaptureFixture) -> str:
     return next(r.getMessage() for r in caplog.records if r.name == "shipsync.bulk" and r.getMessage().startswith("reading "))
 
 
+@pytest.mark.slow
 def test_a_few_rows_on_a_busy_account_cost_a_read_per_entity_not_the_listing(
     busy: tuple[RunningSandbox, Settings, list[dict[str, object]]], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -101,6 +102,7 @@ def test_a_few_rows_on_a_busy_account_cost_a_read_per_entity_not_the_listing(
     assert again.writes == 0 and again.counts["unchanged"] == 15 and _value_reads(caplog) == 4
 
 
+@pytest.mark.slow
 def test_one_field_on_every_container_is_read_by_its_definition(
     busy: tuple[RunningSandbox, Settings, list[dict[str, object]]], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -115,6 +117,7 @@ def test_one_field_on_every_container_is_read_by_its_definition(
     assert all(_values(sandbox)[(str(c["id"]), "extra_7")] == f"new-{i}" for i, c in enumerate(containers))
 
 
+@pytest.mark.slow
 def test_a_small_account_is_read_whole_in_one_request(
     make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, pulled_copies: PulledCopies
 ) -> None:
@@ -127,6 +130,7 @@ def test_a_small_account_is_read_whole_in_one_request(
     assert _value_reads(caplog) == 1 and _route(caplog).startswith("reading the account's values")
 
 
+@pytest.mark.slow
 def test_writes_follow_what_the_service_has_now_not_what_the_last_run_saw(
     busy: tuple[RunningSandbox, Settings, list[dict[str, object]]], tmp_path: Path
 ) -> None:

@@ -85,6 +85,7 @@ def test_errors_are_one_line(env: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 1 and "bad.csv" in result.output and "no key column" in result.output
 
 
+@pytest.mark.slow
 def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandbox) -> None:
     writer = SpoolWriter(env / "spool")
     receiver = Receiver(writer, [])

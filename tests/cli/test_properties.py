@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def test_errors_and_relationships_never_raise(body: Any) -> None:
     assert len(IncludedIndex.of(body if isinstance(body, list) else [body])) <= 1 + (len(body) if isinstance(body, list) else 0)
 
 
+@pytest.mark.slow
 @given(st.lists(resources(), max_size=8), st.lists(resources(), max_size=30), st.lists(json_values, max_size=3))
 def test_well_formed_documents_keep_every_resource(data: list[dict[str, Any]], included: list[dict[str, Any]], junk: list[Any]) -> None:
     page = parse_page({"data": data, "included": [*included, *junk], "links": {"next": "/x?page=2"}})
@@ -74,6 +76,7 @@ rules_strategy = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(json_values, rules_strategy)
 @settings(max_examples=300)
 def test_check_value_returns_text_or_a_reason(value: Any, rules: FieldRules) -> None:

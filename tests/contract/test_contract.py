@@ -125,6 +125,7 @@ async def _tracking_reads(client: AsyncShipsyncClient, container_id: str, inland
             await failing
 
 
+@pytest.mark.slow
 def test_every_sandbox_answer_follows_the_schemas() -> None:
     app = create_app(SandboxOptions(api_keys=(K1, "other-key"), documents=12, rate_limit=None))
     transport = SandboxTransport(app)

@@ -169,6 +169,7 @@ def test_the_walk_asks_every_get_the_sandbox_serves(answers: list[Answer]) -> No
     assert {a.operation for a in answers} <= set(OPERATIONS)
 
 
+@pytest.mark.slow
 def test_every_get_answers_as_the_reference_says(answers: list[Answer]) -> None:
     table = figures(answers)
     lines = [f"{valid:4d}/{total:<4d} {valid / total:6.1%}  {name}" for name, (valid, total, _) in sorted(table.items())]

@@ -49,6 +49,7 @@ def expected_counts(account: Account) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow
 def test_pull_all_matches_the_sandbox_and_reruns_change_nothing(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     first = pull_all(settings)
@@ -70,6 +71,7 @@ def test_pull_all_matches_the_sandbox_and_reruns_change_nothing(sandbox: Running
     )
 
 
+@pytest.mark.slow
 def test_changed_document_is_updated(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     pull_documents(settings, all_documents=True)
@@ -80,6 +82,7 @@ def test_changed_document_is_updated(sandbox: RunningSandbox, warehouse: Path) -
     assert count(warehouse, "SELECT count(*) FROM documents WHERE name = 'Renamed invoice'") == 1
 
 
+@pytest.mark.slow
 def test_404_is_recorded_and_does_not_fail_the_batch(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
     ids = list(sandbox.state.world.accounts[K1].documents)[:3]
     ids_file = tmp_path / "ids.txt"
@@ -97,6 +100,7 @@ def test_401_stops_the_run_at_once(sandbox: RunningSandbox, warehouse: Path) -> 
     assert count(warehouse, "SELECT count(*) FROM documents") == 0
 
 
+@pytest.mark.slow
 def test_give_ups_are_listed_never_dropped(make_sandbox: SandboxFactory, warehouse: Path) -> None:
     sandbox = make_sandbox(fault_rate=0.5, seed=5)
     ids = list(sandbox.state.world.accounts[K1].documents)
@@ -110,6 +114,7 @@ def _age(warehouse: Path, sql: str) -> None:
     sql_now(warehouse, sql)
 
 
+@pytest.mark.slow
 def test_freshness_window_and_force(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     pull_documents(settings, all_documents=True)

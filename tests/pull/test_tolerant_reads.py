@@ -83,6 +83,7 @@ def test_a_metro_area_answered_without_its_code_is_kept_under_the_code_asked(tmp
     ]
 
 
+@pytest.mark.slow
 def test_an_unreadable_timestamp_is_left_empty_and_the_rest_loads(tmp_path: Path) -> None:
     app = create_app(SandboxOptions(api_keys=(K1,), documents=3, rate_limit=None))
 
@@ -102,6 +103,7 @@ def test_an_unreadable_timestamp_is_left_empty_and_the_rest_loads(tmp_path: Path
     assert rows(warehouse, "SELECT count(*), count(updated_at) FROM tracking_requests") == [(len(account.tracking_requests), 0)]
 
 
+@pytest.mark.slow
 def test_a_definition_listed_without_its_slug_does_not_stop_a_plan(tmp_path: Path) -> None:
     app = create_app(SandboxOptions(api_keys=(K1,), documents=2, rate_limit=None))
 

@@ -51,6 +51,7 @@ def shown_sql(page: str) -> dict[str, str]:
     return {key: html.unescape(sql) for key, sql in found}
 
 
+@pytest.mark.slow
 def test_every_chart_is_drawn_from_its_own_sql(fleet: Settings, tmp_path: Path) -> None:
     # The sandbox world starts now, its journeys departing over the 200 days before: a year up to now covers them and the runs.
     result = build_report(fleet.lake, tmp_path / "report.html", days=365, spool=fleet.spool_dir)
@@ -75,6 +76,7 @@ def test_every_chart_is_drawn_from_its_own_sql(fleet: Settings, tmp_path: Path) 
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
 
 
+@pytest.mark.slow
 def test_charts_count_what_the_warehouse_holds(fleet: Settings, tmp_path: Path) -> None:
     result = build_report(fleet.lake, tmp_path / "report.html", days=365, spool=fleet.spool_dir)
     page = result.path.read_text()
@@ -115,6 +117,7 @@ def newest(warehouse: Settings, sql: str) -> datetime:
 SYNC_CHARTS = {"events_per_day", "delivery_health", "runs_per_flow", "requests_per_day", "trouble_per_day", "freshness"}
 
 
+@pytest.mark.slow
 def test_an_old_warehouse_is_shown_as_of_its_own_newest_moments(fleet: Settings, tmp_path: Path) -> None:
     """Read months after its data, a warehouse's report shows its last days (the fleet's up to its
     newest transport event, the sync's up to its newest run) and says so, instead of empty charts."""
@@ -141,6 +144,7 @@ def test_an_old_warehouse_is_shown_as_of_its_own_newest_moments(fleet: Settings,
     assert fresh.windows["fleet"].why == "now" and fresh.windows["fleet"].as_of == event + timedelta(days=1)
 
 
+@pytest.mark.slow
 def test_as_of_moves_the_fleet_and_an_empty_chart_says_where_its_data_is(fleet: Settings, tmp_path: Path) -> None:
     """`--as-of` is the fleet's moment; the sync's charts stay on the machine's clock (they went
     empty when the fleet's as-of was months before the runs)."""
@@ -169,6 +173,7 @@ def test_as_of_moves_the_fleet_and_an_empty_chart_says_where_its_data_is(fleet: 
     assert next(o for o in days3.outcomes if o.chart.key == "dwell").state == "drawn"
 
 
+@pytest.mark.slow
 def test_values_from_data_are_plain_text_on_the_page(fleet: Settings, tmp_path: Path) -> None:
     """A status `$\\foo$` is a dollar sign, a backslash and a word (matplotlib parsed it as maths
     and raised, so no report was written), and NUL, BEL and a right-to-left override in a container
@@ -212,6 +217,7 @@ def test_an_empty_warehouse_names_the_command_that_fills_each_chart(tmp_path: Pa
         assert f"<code>{outcome.chart.query.filled_by}</code>" in page
 
 
+@pytest.mark.slow
 def test_the_page_replaces_the_previous_one_whole(fleet: Settings, tmp_path: Path) -> None:
     target = tmp_path / "report.html"
     target.write_text("an older report")
@@ -220,6 +226,7 @@ def test_the_page_replaces_the_previous_one_whole(fleet: Settings, tmp_path: Pat
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
 
 
+@pytest.mark.slow
 def test_cli_report(fleet: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHIPSYNC_WAREHOUSE", fleet.warehouse)
     runner = CliRunner()

@@ -186,6 +186,7 @@ def _manifest(old: Path) -> Path:
     return old.parent / "shipsync.published" / "current.json"
 
 
+@pytest.mark.slow
 def test_a_manifest_another_account_can_write_is_validated_before_use(canaries: Canaries, old: Path, tmp_path: Path) -> None:
     """Table names from the manifest never reach SQL unless they are the lake's own; a malformed
     manifest is one line naming the file; a file name with quotes in it is read as that file."""

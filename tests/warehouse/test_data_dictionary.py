@@ -69,6 +69,7 @@ def pulled(make_module_sandbox: SandboxFactory, module_env: Path) -> Path:
     return warehouse
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(example_queries())))
 def test_example_query(pulled: Path, index: int) -> None:
     con = analyst(pulled)

@@ -33,6 +33,7 @@ def published_rows(old: Path) -> dict[str, int]:
     return {name: state["rows"] for name, state in manifest["tables"].items()}
 
 
+@pytest.mark.slow
 def test_every_row_of_every_table_is_copied(old: Path, tmp_path: Path) -> None:
     report = import_warehouse(location(tmp_path / "lake"), old)
     expected = published_rows(old)
@@ -66,6 +67,7 @@ def test_a_manifest_that_names_files_outside_its_folder_is_refused(old: Path, tm
         import_warehouse(location(tmp_path / "lake"), old)
 
 
+@pytest.mark.slow
 def test_hostile_table_names_in_a_manifest_go_nowhere(old: Path, tmp_path: Path) -> None:
     manifest_path = old.parent / "shipsync.published" / "current.json"
     manifest = json.loads(manifest_path.read_text())
@@ -76,6 +78,7 @@ def test_hostile_table_names_in_a_manifest_go_nowhere(old: Path, tmp_path: Path)
     assert not Path("/tmp/owned").exists()
 
 
+@pytest.mark.slow
 def test_the_cli_imports_and_prints_each_table(old: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHIPSYNC_WAREHOUSE", str(tmp_path / "lake"))
     done = CliRunner().invoke(app, ["warehouse", "import", str(old)])
@@ -85,6 +88,7 @@ def test_the_cli_imports_and_prints_each_table(old: Path, tmp_path: Path, monkey
     assert again.exit_code == 1 and "already holds data" in again.output and "Traceback" not in again.output
 
 
+@pytest.mark.slow
 def test_an_edited_reference_number_joins_the_list_the_lake_keeps(old: Path, tmp_path: Path) -> None:
     """The last layout kept a tracking request's edited `ref_number` in a column of its own; the lake
     reflects an edit into `ref_numbers`, so an old edit joins that list (once), never dropped."""

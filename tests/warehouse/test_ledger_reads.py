@@ -9,6 +9,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import get_args
 
+import pytest
+
 from shipsync.json_text import dumps, dumps_or_null, loads
 from shipsync.warehouse.ledger import (
     APPLY_FLOWS,
@@ -37,6 +39,7 @@ def test_apply_flows_name_one_style() -> None:
     assert apply_flows("tracking-requests") == ("apply_tracking_requests",)
 
 
+@pytest.mark.slow
 def test_changed_since_reads_the_latest_success_of_any_flow_less_the_overlap(tmp_path: Path) -> None:
     warehouse = tmp_path / "w"
     flows = ("pull_tracking_requests", *apply_flows("tracking-requests"))

@@ -41,6 +41,7 @@ def leftovers(row: dict[str, Any]) -> Any:
     return orjson.loads(row["leftovers"]) if row["leftovers"] else None
 
 
+@pytest.mark.slow
 def test_a_port_sends_its_position_as_text(warehouse: Path) -> None:
     port = resource(
         "port",

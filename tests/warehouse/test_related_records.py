@@ -23,6 +23,7 @@ def query(warehouse: Path, sql: str) -> list[tuple[object, ...]]:
         con.close()
 
 
+@pytest.mark.slow
 def test_related_records_and_the_schemas_they_name(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     pull_documents(settings, all_documents=True)

@@ -59,6 +59,7 @@ def container(status: str, **attributes: Any) -> dict[str, Any]:
     return {"id": "c-1", "type": "container", "attributes": {"number": "MSKU1234565", "current_status": status, **attributes}}
 
 
+@pytest.mark.slow
 def test_older_data_never_rolls_a_row_back(warehouse: Path) -> None:
     write_container(warehouse, container("available"), "2026-05-20T10:00:00Z")
     late = write_container(warehouse, container("on_ship"), "2026-05-19T10:00:00+00:00")  # read earlier, arrives later
@@ -101,6 +102,7 @@ def test_odd_members_never_fail_a_load_and_are_kept(warehouse: Path) -> None:
     assert leftovers["relationships"] == {"shipment": {"data": [{"type": "shipment", "id": "s-1"}]}, "pod_terminal": "odd"}
 
 
+@pytest.mark.slow
 def test_fees_that_overflow_a_sum_give_no_total_rather_than_infinity(warehouse: Path) -> None:
     huge = [{"type": "demurrage", "amount": 1.79e308}, {"type": "storage", "amount": 1.79e308}]
     write_container(warehouse, container("available", fees_at_pod_terminal=huge), "2026-05-20T10:00:00Z")

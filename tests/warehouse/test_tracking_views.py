@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pytest
+
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from support.analyst_world import world
 from support.lake import analyst
 from support.warehouse_rows import rows
 
 
+@pytest.mark.slow
 def test_views_answer_the_analysts_questions(warehouse: Path) -> None:
     world(warehouse)
     status = {r["container_number"]: r for r in rows(warehouse, "SELECT * FROM container_status")}

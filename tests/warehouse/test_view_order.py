@@ -60,6 +60,7 @@ def test_views_reading_each_other_in_a_cycle_are_named() -> None:
         in_dependency_order(duckdb.connect(), cycle)
 
 
+@pytest.mark.slow
 def test_the_analyst_views_are_created_whatever_their_file_order(tmp_path: Path) -> None:
     """The shipped views, dropped and created again in reverse file order, all bind in one
     transaction of the lake (the schema's creation does the same in file order)."""

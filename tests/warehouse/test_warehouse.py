@@ -182,6 +182,7 @@ READER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_reader_in_another_process_never_waits_and_never_makes_a_writer_wait(warehouse: Path) -> None:
     write_now(warehouse, _docs(a="A"))
     reader = subprocess.Popen([sys.executable, "-c", READER, str(warehouse), "4"], stdout=subprocess.PIPE, text=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync_sandbox.deliver import envelope
@@ -35,6 +36,7 @@ def snapshot(warehouse: Path) -> dict[str, list[dict[str, Any]]]:
     return {t: [{k: v for k, v in r.items() if k not in ignore} for r in rows(warehouse, f"SELECT * FROM {t} ORDER BY id")] for t in TABLES}
 
 
+@pytest.mark.slow
 def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_path: Path) -> None:
     bodies = deliveries(sandbox, containers=4)
     first = tmp_path / "a" / "w"

@@ -140,6 +140,7 @@ def test_a_body_at_the_depth_limit_loads_and_is_written_again(tmp_path: Path) ->
     assert rows(warehouse, "SELECT count(*) AS n FROM webhook_event_resources") == [{"n": 1}]
 
 
+@pytest.mark.slow
 def test_a_stamp_outside_the_window_is_a_dead_letter_and_freezes_nothing(warehouse: Path) -> None:
     """A changeset at `infinity` (or a notification of the year 9999) used to become the container's
     freshness stamp: every later update was "older" and the container was frozen for good."""

@@ -161,6 +161,7 @@ def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) ->
     assert load_events(location(warehouse), spool).loaded == 0
 
 
+@pytest.mark.slow
 def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
     bodies = journey_notifications(4)
     states = []
@@ -183,6 +184,7 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
     assert final == {"empty_returned"}  # the newest event (empty_in) won, whatever the order
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:
     port, spool, warehouse = free_port(), tmp_path / "spool", tmp_path / "w"
     receiver = start_receiver(port, spool, warehouse)

@@ -36,6 +36,7 @@ def pipeline(tmp_path: Path) -> Iterator[Pipeline]:
     writer.close()
 
 
+@pytest.mark.slow
 def test_every_odd_shape_is_acknowledged_and_loaded_and_the_log_goes_on(pipeline: Pipeline) -> None:
     bodies = {**{name: shaped(name, f"n-{n}") for n, name in enumerate(CORPUS)}, **RAW_NOTIFICATIONS}
     for name, body in bodies.items():
@@ -60,6 +61,7 @@ def test_every_odd_shape_is_acknowledged_and_loaded_and_the_log_goes_on(pipeline
     assert pipeline.query(kept) == [("perhaps",)]  # the body is whole in the event log
 
 
+@pytest.mark.slow
 def test_signed_bodies_that_are_not_notifications_are_400_and_never_reach_the_spool(pipeline: Pipeline) -> None:
     for name, body in NOT_NOTIFICATIONS.items():
         assert pipeline.deliver(body) == 400, name

@@ -48,6 +48,7 @@ def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
+@pytest.mark.slow
 def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_path: Path) -> None:
     bodies = [notification("n-1"), b"not json at all", b'{"data": {"type": "webhook_notification"}}', notification("n-2")]
     spool, warehouse = spool_of(tmp_path, bodies), tmp_path / "w"

@@ -99,6 +99,7 @@ def archived_spool(tmp_path: Path, count: int) -> tuple[Path, Path]:
     return spool, warehouse
 
 
+@pytest.mark.slow
 def test_the_archive_is_pruned_by_age_then_by_size(tmp_path: Path) -> None:
     spool, warehouse = archived_spool(tmp_path, 10)  # 10 to 1 days old
     report = load_events(location(warehouse), spool, retention=ArchiveRetention(days=7.5, megabytes=1000))

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import orjson
+import pytest
 
 from shipsync.webhooks.framing import read_records
 from shipsync.webhooks.load import load_events
@@ -17,6 +18,7 @@ from support.lake import location
 from support.warehouse_rows import rows
 
 
+@pytest.mark.slow
 def test_a_year_of_journeys_spools_as_deliveries_and_loads_whole(tmp_path: Path) -> None:
     spool, warehouse = tmp_path / "spool", tmp_path / "w"
     year = SegmentWriter(spool, segment_bytes=1024 * 1024)
