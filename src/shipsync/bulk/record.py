@@ -14,10 +14,10 @@ import duckdb
 import pyarrow as pa
 
 from shipsync.bulk.cells import cell_text
-from shipsync.bulk.execute import as_undo
+from shipsync.bulk.kind import BulkKind
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
-from shipsync.bulk.reflect import reflect
+from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.results_cells import results_cell
 from shipsync.errors import InputError
 from shipsync.json_text import dumps
@@ -82,12 +82,14 @@ def result_rows(
 
 class ResultsLog:
     """A bulk run's `bulk_results` rows and before-images (`bulk_undo`), staged in its warehouse as
-    the run goes, with what the applied writes changed there (`reflect`): all committed with the run."""
+    the run goes, with what the applied writes changed there (`reflect`): all committed with the run.
+    `label` is what `bulk_results.kind` says: the kind's name, or `undo`."""
 
-    def __init__(self, warehouse: Warehouse, run_id: str, kind: str, sheet: Sheet | None) -> None:
+    def __init__(self, warehouse: Warehouse, run_id: str, kind: BulkKind, sheet: Sheet | None, label: str | None = None) -> None:
         self.warehouse = warehouse
         self.run_id = run_id
         self.kind = kind
+        self.label = label or kind.name
         self.sheet = sheet
         self._results = 0
         self._undo = 0
@@ -95,15 +97,24 @@ class ResultsLog:
     def store(self, changes: Sequence[Change], problems: Sequence[Problem], *, undo_of: str | None = None) -> None:
         """Results, before-images of what was applied, and the written values."""
         applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
-        rows = result_rows(self.run_id, self.kind, self.sheet, changes, problems, self._results)
+        rows = result_rows(self.run_id, self.label, self.sheet, changes, problems, self._results)
         self._results += len(rows)
         self.warehouse.append("bulk_results", _arrow(RESULT_COLUMNS, rows))
-        if undo_of is None and applied:
-            undo = [as_undo(c) for c in applied]
-            named = ("entity_type", "entity_id", "field", "action", "resource_id")
+        if undo_of is None and applied and self.kind.undoable:
             images = [
-                (self.run_id, self._undo + i, self.kind, *(u[k] for k in named), dumps(u["before"]), dumps(u["after"]))
-                for i, u in enumerate(undo)
+                (
+                    self.run_id,
+                    self._undo + i,
+                    self.label,
+                    c.entity_type,
+                    c.entity_id,
+                    c.field,
+                    c.action,
+                    c.resource_id,
+                    dumps(c.before),
+                    dumps(c.after),
+                )
+                for i, c in enumerate(applied)
             ]
             self._undo += len(images)
             self.warehouse.append("bulk_undo", _arrow(UNDO_COLUMNS, images))
@@ -114,7 +125,16 @@ class ResultsLog:
                 con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
 
             self.warehouse.defer(["bulk_undo"], undone)
-        reflect(self.warehouse, applied)
+        reflect(self.warehouse, self.kind, applied)
+
+
+def reflect(warehouse: Warehouse, kind: BulkKind, applied: Sequence[Change]) -> None:
+    """Stage what `applied` (writes of `kind` the service accepted) changed in the warehouse."""
+    if not applied:
+        return
+    reflection = Reflection()
+    kind.reflect(applied, reflection)
+    reflection.stage(warehouse)
 
 
 RESULT_COLUMNS = (

@@ -1,0 +1,17 @@
+"""Every kind of spreadsheet `shipsync apply` takes, by the name the command line uses."""
+
+from __future__ import annotations
+
+from shipsync.bulk.custom_fields import CustomFieldValues
+from shipsync.bulk.definitions import DefinitionEdits
+from shipsync.bulk.kind import BulkKind
+from shipsync.bulk.tracking_edits import TrackingRequestEdits
+from shipsync.errors import InputError
+
+KINDS: dict[str, BulkKind] = {kind.name: kind for kind in (TrackingRequestEdits(), DefinitionEdits(), CustomFieldValues())}
+
+
+def kind_for(name: str) -> BulkKind:
+    if name not in KINDS:
+        raise InputError(f"unknown kind {name!r}: use one of {', '.join(KINDS)}")
+    return KINDS[name]
