@@ -5,10 +5,11 @@ from __future__ import annotations
 from shipsync.bulk.custom_fields import CustomFieldValues
 from shipsync.bulk.definitions import DefinitionEdits
 from shipsync.bulk.kind import BulkKind
+from shipsync.bulk.new_tracking import NewTracking
 from shipsync.bulk.tracking_edits import TrackingRequestEdits
 from shipsync.errors import InputError
 
-KINDS: dict[str, BulkKind] = {kind.name: kind for kind in (TrackingRequestEdits(), DefinitionEdits(), CustomFieldValues())}
+KINDS: dict[str, BulkKind] = {kind.name: kind for kind in (TrackingRequestEdits(), DefinitionEdits(), CustomFieldValues(), NewTracking())}
 
 
 def kind_for(name: str) -> BulkKind:

@@ -102,7 +102,7 @@ def read_knowledge(con: duckdb.DuckDBPyConnection, *, entities: bool = False, tr
             known.shipments[shipment_id] = {"tags": _strings(tags), "ref_numbers": _strings(refs)}
             if bill:
                 known.shipments_by_bill[bill.upper()] = shipment_id
-        columns = ["id", "request_number", "ref_numbers", "tags", "tracked_object_id"]
+        columns = ["id", "request_number", "ref_numbers", "tags", "tracked_object_id", "status", "scac", "failed_reason"]
         for row in con.execute(f"SELECT {', '.join(columns)} FROM tracking_requests").fetchall():
             record = dict(zip(columns, row, strict=True))
             known.tracking_requests[record["id"]] = record

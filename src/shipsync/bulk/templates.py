@@ -56,6 +56,11 @@ TEMPLATES: dict[str, list[list[str]]] = {
         ["CSQU3054383", "PO-1001", "high", "no", "03/15/2026", "fragile; oversized"],
         ["MSKU9070323", "PO-1002", "normal", "yes", "2026-03-16", ""],
     ],
+    "new-tracking": [
+        ["request_type", "request_number", "scac", "ref_numbers", "shipment_tags"],
+        ["bill_of_lading", "MAEU240187365", "MAEU", "PO-2001; PO-2002", "priority"],
+        ["container", "MSKU9070323", "", "PO-2003", ""],
+    ],
 }
 
 

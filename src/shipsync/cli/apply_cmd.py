@@ -39,6 +39,7 @@ def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: st
 
 def print_report(report: object) -> None:
     from shipsync.bulk.apply import ApplyReport
+    from shipsync.bulk.kinds import kind_for
 
     assert isinstance(report, ApplyReport)
     counts = report.counts
@@ -60,7 +61,7 @@ def print_report(report: object) -> None:
         console.print(line("  ", styled(change.status, "yellow"), f" row {change.row} {change.field}: {change.detail}"))
     if report.results_file:
         console.print(line(f"  results: {report.results_file}"))
-    if not report.dry_run and counts["applied"] and report.kind != "undo":
+    if not report.dry_run and counts["applied"] and report.kind != "undo" and kind_for(report.kind).undoable:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
 
@@ -98,6 +99,16 @@ def custom_fields(
     _apply("custom-fields", file, dry_run, sheet, encoding, delimiter, clear_empty)
 
 
+@apply_app.command("new-tracking")
+@one_line_errors
+def new_tracking(
+    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+) -> None:
+    """Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier,
+    ref_numbers, shipment_tags, shipment.SLUG / container.SLUG custom field values). Numbers already tracked are skipped."""
+    _apply("new-tracking", file, dry_run, sheet, encoding, delimiter, False)
+
+
 @apply_app.command("undo")
 @one_line_errors
 def undo(run_id: str) -> None:
@@ -110,7 +121,7 @@ def undo(run_id: str) -> None:
 
 @one_line_errors
 def template(
-    kind: str = typer.Argument(..., help="tracking-requests, custom-field-definitions or custom-fields"),
+    kind: str = typer.Argument(..., help="tracking-requests, custom-field-definitions, custom-fields or new-tracking"),
     output: Path | None = typer.Option(None, "--output", help="Where to write (default: KIND.csv here)."),
 ) -> None:
     """Write a ready-to-fill example spreadsheet (CSV) with the headers and two rows."""
