@@ -80,12 +80,19 @@ def check_headers(sheet: Sheet, known: Knowledge) -> None:
         )
 
 
+def only_one(entity_type: str, key_name: str, key: str, ids: list[str]) -> str:
+    """The one record a natural key names; a key naming several (a container number on two trips,
+    a bill of lading on two shipments) is refused with the candidates, never resolved to one."""
+    if len(ids) == 1:
+        return ids[0]
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    raise ValueProblem(f"{len(ids)} {entity_type}s have the {key_name} {key} ({shown}): name one by its {entity_type}_id column instead")
+
+
 def _request(key: str, known: Knowledge) -> tuple[str, str]:
     ids = known.tracking_by_number.get(key.upper(), [])
-    if len(ids) == 1:
-        return "tracking_request", ids[0]
     if ids:
-        raise ValueProblem(f"{len(ids)} tracking requests have the number {key}; use tracking_request_id")
+        return "tracking_request", only_one("tracking_request", "request number", key, ids)
     raise ValueProblem(f"tracking request {key} is not known (checked the warehouse and the service)")
 
 
@@ -98,14 +105,14 @@ def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: s
         return _request(key, known)
     # A number the warehouse knows is valid by definition: look it up before checking its digits.
     if column in ("container_number", "entity") and hint in ("", "container") and upper in known.containers_by_number:
-        return "container", known.containers_by_number[upper]
+        return "container", only_one("container", "number", upper, known.containers_by_number[upper])
     if column == "container_number" or (column == "entity" and hint in ("", "container") and is_container_number(key)):
         if column == "container_number" and not is_container_number(key):
             raise ValueProblem(f"not a container number (ISO 6346: 4 letters, 6 digits, check digit): {key!r}")
         raise ValueProblem(f"container {upper} is not in the warehouse (pull the documents that name it first)")
     if column == "bill_of_lading" or (column == "entity" and hint in ("", "shipment") and upper in known.shipments_by_bill):
         if upper in known.shipments_by_bill:
-            return "shipment", known.shipments_by_bill[upper]
+            return "shipment", only_one("shipment", "bill of lading", upper, known.shipments_by_bill[upper])
         raise ValueProblem(f"bill of lading {upper} is not in the warehouse (pull the documents that name it first)")
     entity_type = ID_COLUMNS.get(column, hint)
     if entity_type in ("shipment", "container", "tracking_request"):

@@ -61,6 +61,16 @@ TEMPLATES: dict[str, list[list[str]]] = {
         ["bill_of_lading", "MAEU240187365", "MAEU", "PO-2001; PO-2002", "priority"],
         ["container", "MSKU9070323", "", "PO-2003", ""],
     ],
+    "stop-tracking": [
+        ["bill_of_lading", "request_number"],
+        ["MAEU240187365", ""],
+        ["", "MSKU9070323"],
+    ],
+    "resume-tracking": [
+        ["bill_of_lading", "request_number"],
+        ["MAEU240187365", ""],
+        ["", "MSKU9070323"],
+    ],
 }
 
 

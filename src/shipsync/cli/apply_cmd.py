@@ -109,6 +109,24 @@ def new_tracking(
     _apply("new-tracking", file, dry_run, sheet, encoding, delimiter, False)
 
 
+@apply_app.command("stop-tracking")
+@one_line_errors
+def stop_tracking(
+    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+) -> None:
+    """Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them)."""
+    _apply("stop-tracking", file, dry_run, sheet, encoding, delimiter, False)
+
+
+@apply_app.command("resume-tracking")
+@one_line_errors
+def resume_tracking(
+    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+) -> None:
+    """Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again)."""
+    _apply("resume-tracking", file, dry_run, sheet, encoding, delimiter, False)
+
+
 @apply_app.command("undo")
 @one_line_errors
 def undo(run_id: str) -> None:
@@ -121,7 +139,9 @@ def undo(run_id: str) -> None:
 
 @one_line_errors
 def template(
-    kind: str = typer.Argument(..., help="tracking-requests, custom-field-definitions, custom-fields or new-tracking"),
+    kind: str = typer.Argument(
+        ..., help="tracking-requests, custom-field-definitions, custom-fields, new-tracking, stop-tracking or resume-tracking"
+    ),
     output: Path | None = typer.Option(None, "--output", help="Where to write (default: KIND.csv here)."),
 ) -> None:
     """Write a ready-to-fill example spreadsheet (CSV) with the headers and two rows."""

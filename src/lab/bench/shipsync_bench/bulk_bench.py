@@ -49,7 +49,7 @@ def knowledge(rows: int) -> Knowledge:
             spec["api_slug"], spec["api_slug"], spec["entity_type"], spec["data_type"], attributes, options
         )
     for n in range(rows):
-        known.containers_by_number[_number(n)] = f"c{n}"
+        known.containers_by_number[_number(n)] = [f"c{n}"]
         if n % 2:  # half the containers already carry a PO number: some updates, some unchanged
             known.values[("container", f"c{n}", "po_number")] = (f"cf{n}", f"PO-{n}" if n % 4 == 1 else "OLD")
     return known
