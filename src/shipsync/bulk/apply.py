@@ -22,7 +22,7 @@ from shipsync.bulk.lookup import Knowledge, read_knowledge
 from shipsync.bulk.model import WRITE_ACTIONS, Change, Problem
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
-from shipsync.bulk.record import ResultsLog, summary, write_results_file
+from shipsync.bulk.record import ResultsLog, row_counts, summary, write_results_file
 from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
 from shipsync.warehouse.ledger import WarehouseRun, warehouse_run
@@ -44,7 +44,13 @@ class ApplyReport:
 
     @property
     def counts(self) -> Counter[str]:
+        """Cells (changes and problems) by status."""
         return summary(self.changes, self.problems)
+
+    @property
+    def row_counts(self) -> Counter[str]:
+        """Rows by status, as the results file shows them (a row holds one change per cell)."""
+        return row_counts(self.changes, self.problems)
 
     @property
     def writes(self) -> int:

@@ -118,7 +118,10 @@ class TrackingRequestEdits:
                 problems.append(Problem(number, key, key_text, "no such tracking request (checked the warehouse and the service)"))
                 continue
             if len(ids) > 1:
-                problems.append(Problem(number, key, key_text, f"{len(ids)} tracking requests have this number; use the id column"))
+                shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+                problems.append(
+                    Problem(number, key, key_text, f"{len(ids)} tracking requests have this number ({shown}); use the id column")
+                )
                 continue
             tr_id = ids[0]
             if tr_id in seen:

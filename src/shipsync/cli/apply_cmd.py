@@ -37,30 +37,39 @@ def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: st
     print_report(report)
 
 
+SHOWN_KINDS = 10  # kinds of problem printed; the results file holds every one
+
+
 def print_report(report: object) -> None:
+    """A line of counts (rows, then cells, then requests), then each kind of problem with its first
+    few cells: a file with 100,000 bad rows prints a few dozen lines, not 100,000."""
     from shipsync.bulk.apply import ApplyReport
     from shipsync.bulk.kinds import kind_for
+    from shipsync.bulk.record import problem_groups
 
     assert isinstance(report, ApplyReport)
-    counts = report.counts
+    counts, rows = report.counts, report.row_counts
     order = ["applied", "planned", "unchanged", "rejected", "failed", "unknown"]
+    row_order = ["applied", "partly applied", "planned", "partly planned", "unchanged", "rejected", "failed", "unknown"]
     title = "dry run" if report.dry_run else "applied"
+    row_text = ", ".join(f"{rows[s]:,} {s}" for s in row_order if rows[s])
+    cell_text = ", ".join(f"{counts[s]:,} {s}" for s in order if counts[s])
     console.print(
         line(
             styled(report.kind, "bold"),
-            f" {title}: "
-            + ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
-            + f"; {report.requests} requests  (run {report.run_id})",
+            f" {title}: rows: {row_text or 'none'}; cells: {cell_text or 'none'}; {report.requests:,} requests  (run {report.run_id})",
         )
     )
-    for problem in report.problems[:15]:
-        console.print(line("  ", styled("rejected", "red"), " ", problem.describe()))
-    if len(report.problems) > 15:
-        console.print(line(f"  ... and {len(report.problems) - 15} more rejected cells"))
-    for change in [c for c in report.changes if c.status in ("failed", "unknown")][:15]:
-        console.print(line("  ", styled(change.status, "yellow"), f" row {change.row} {change.field}: {change.detail}"))
+    groups = problem_groups(report.changes, report.problems)
+    for group in groups[:SHOWN_KINDS]:
+        colour = "red" if group.status == "rejected" else "yellow"
+        console.print(line("  ", styled(f"{group.count:,} {group.status}", colour), f" {group.column}: {group.reason}"))
+        for example in group.examples:
+            console.print(line(f"    {example}"))
+    if len(groups) > SHOWN_KINDS:
+        console.print(line(f"  ... and {len(groups) - SHOWN_KINDS} more kinds of problem"))
     if report.results_file:
-        console.print(line(f"  results: {report.results_file}"))
+        console.print(line(f"  results (every row): {report.results_file}"))
     if not report.dry_run and counts["applied"] and report.kind != "undo" and kind_for(report.kind).undoable:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
