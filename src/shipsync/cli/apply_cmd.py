@@ -74,23 +74,30 @@ def print_report(report: object) -> None:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
 
-@apply_app.command("tracking-requests")
-@one_line_errors
-def tracking_requests(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Edit tracking requests keyed by id or request_number: their shipment's tags and ref_numbers (with _add and
-    _remove columns, computed against the shipment's current lists), and the request's own ref_number."""
-    _apply("tracking-requests", file, dry_run, sheet, encoding, delimiter, False)
+# The kinds whose command takes the file and how to read it, with what each does (its help).
+KIND_HELP = {
+    "tracking-requests": "Edit tracking requests keyed by id or request_number: their shipment's tags and ref_numbers (with _add "
+    "and _remove columns, computed against the shipment's current lists), and the request's own ref_number.",
+    "custom-field-definitions": "Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or "
+    "remove options.",
+    "new-tracking": "Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier, "
+    "ref_numbers, shipment_tags, shipment.SLUG / container.SLUG custom field values). Numbers already tracked are skipped.",
+    "stop-tracking": "Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them).",
+    "resume-tracking": "Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again).",
+}
 
 
-@apply_app.command("custom-field-definitions")
-@one_line_errors
-def custom_field_definitions(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or remove options."""
-    _apply("custom-field-definitions", file, dry_run, sheet, encoding, delimiter, False)
+def _kind_command(kind: str) -> None:
+    @apply_app.command(kind, help=KIND_HELP[kind])
+    @one_line_errors
+    def command(
+        file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+    ) -> None:
+        _apply(kind, file, dry_run, sheet, encoding, delimiter, False)
+
+
+for _kind in KIND_HELP:
+    _kind_command(_kind)
 
 
 @apply_app.command("custom-fields")
@@ -106,34 +113,6 @@ def custom_fields(
     """Set custom field values on shipments, containers and tracking requests: wide (a column per api_slug) or long
     (entity, api_slug, value) files."""
     _apply("custom-fields", file, dry_run, sheet, encoding, delimiter, clear_empty)
-
-
-@apply_app.command("new-tracking")
-@one_line_errors
-def new_tracking(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier,
-    ref_numbers, shipment_tags, shipment.SLUG / container.SLUG custom field values). Numbers already tracked are skipped."""
-    _apply("new-tracking", file, dry_run, sheet, encoding, delimiter, False)
-
-
-@apply_app.command("stop-tracking")
-@one_line_errors
-def stop_tracking(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them)."""
-    _apply("stop-tracking", file, dry_run, sheet, encoding, delimiter, False)
-
-
-@apply_app.command("resume-tracking")
-@one_line_errors
-def resume_tracking(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again)."""
-    _apply("resume-tracking", file, dry_run, sheet, encoding, delimiter, False)
 
 
 @apply_app.command("undo")
