@@ -204,10 +204,10 @@ class ProblemGroup:
 
 def _kind_of(reason: str, value: str) -> str:
     shown = reason.replace(repr(value), "…").replace(value, "…") if value else reason
-    return _NUMBERS.sub("N", shown)
+    return _ROW_NUMBERS.sub(r"\1 N", shown)
 
 
-_NUMBERS = re.compile(r"\d+")
+_ROW_NUMBERS = re.compile(r"\b(rows?) \d+")  # `set in row 2`, `set in row 3`: one kind of problem
 
 
 def problem_groups(changes: Sequence[Change], problems: Sequence[Problem], first: int = 3) -> list[ProblemGroup]:
