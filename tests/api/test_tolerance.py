@@ -24,8 +24,11 @@ from hypothesis import strategies as st
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.api.webhooks import secret_of
+from shipsync.bulk.custom_fields import CustomFieldValues
+from shipsync.bulk.definitions import DefinitionEdits
 from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
+from shipsync.bulk.tracking_edits import TrackingRequestEdits
 from shipsync.config import load_settings
 from shipsync.errors import InputError
 from shipsync.webhooks.registration import register_webhook
@@ -148,14 +151,14 @@ def test_bulk_writes_and_registrations_keep_their_outcome(answers: tuple[int, fl
             "create",
             None,
             new_definition,
-            target="definition",
             payload={"options": [{"label": "A", "value": "a", "position": 0}]},
         ),
         Change(3, "container", container_id, "priority", "create", None, "high", payload={"definition_id": "x"}),
-        Change(4, "shipment", shipment_id, "tags", "update", [], ["hot"], shipment_id, target="shipment"),
-        Change(5, "tracking_request", tr_id, "ref_number", "update", None, "R-9", tr_id, target="tracking_request"),
+        Change(4, "shipment", shipment_id, "tags", "update", [], ["hot"], shipment_id),
+        Change(5, "tracking_request", tr_id, "ref_number", "update", None, "R-9", tr_id),
     ]
-    execute(settings_, changes, http_transport=transport)
+    for kind, of_kind in ((DefinitionEdits(), changes[:1]), (CustomFieldValues(), changes[1:2]), (TrackingRequestEdits(), changes[2:])):
+        execute(settings_, kind, of_kind, http_transport=transport)
     assert [c.status for c in changes] == ["applied"] * 4, [c.detail for c in changes]
     assert changes[0].resource_id in account.definitions and changes[1].resource_id in account.custom_fields
     assert [o["attributes"]["value"] for o in account.options[changes[0].resource_id or ""]] == ["a"]

@@ -32,7 +32,7 @@ def test_options_are_added_after_the_last_without_moving_the_others() -> None:
     current = definition(("low", "Low", 1), ("high", "High", 2))
     (create,) = option_changes(3, current, parse_options("low; high; urgent")[0])
     assert (create.action, create.field, create.after) == ("create", "urgent", {"label": "Urgent", "value": "urgent", "position": 3})
-    assert create.row == 3 and create.target == "option"
+    assert create.row == 3 and create.entity_type == "custom_field_option"
 
 
 def test_removed_relabelled_and_reordered_options() -> None:

@@ -9,14 +9,14 @@ import pytest
 from openpyxl import Workbook
 
 from shipsync.bulk.cells import Cell, cell_text, cell_value, parse_number, split_list
+from shipsync.bulk.definitions import DefinitionEdits
+from shipsync.bulk.kind import unresolved_numbers
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Problem
-from shipsync.bulk.plan_definitions import DefinitionsPlanner
-from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
-from shipsync.bulk.planner import unresolved_numbers
 from shipsync.bulk.progress import reporting_rows
 from shipsync.bulk.reader import read_sheet
 from shipsync.bulk.results_cells import safe_cell
+from shipsync.bulk.tracking_edits import TrackingRequestEdits
 from shipsync.errors import InputError
 from shipsync.values import FieldRules, ValueProblem
 from shipsync_bench.xlsx_file import write_xlsx
@@ -277,7 +277,7 @@ def test_typed_workbook_cells_reach_the_text_kinds_as_people_see_them(tmp_path: 
             ],
         )
     )
-    changes, problems = DefinitionsPlanner().plan(definitions, Knowledge())
+    changes, problems = DefinitionEdits().plan(definitions, Knowledge())
     assert not problems and changes[0].after["validation"] == {"required": True, "max_length": 40}
     known = Knowledge(
         tracking_requests={"tr1": {"id": "tr1", "request_number": "123456", "ref_number": None, "tracked_object_id": None}},
@@ -285,5 +285,5 @@ def test_typed_workbook_cells_reach_the_text_kinds_as_people_see_them(tmp_path: 
     )
     tracking = read_sheet(write_xlsx(tmp_path / "tracking.xlsx", [["request_number", "ref_number"], [123456, 98765]]))
     assert unresolved_numbers(tracking, "request_number", known) == []
-    changes, problems = TrackingRequestsPlanner().plan(tracking, known)
+    changes, problems = TrackingRequestEdits().plan(tracking, known)
     assert not problems and [(c.entity_id, c.field, c.after) for c in changes] == [("tr1", "ref_number", "98765")]

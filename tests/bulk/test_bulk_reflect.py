@@ -7,7 +7,8 @@ from pathlib import Path
 
 from shipsync.api.account_models import TrackingRequest
 from shipsync.bulk.model import Change
-from shipsync.bulk.reflect import reflect
+from shipsync.bulk.record import reflect
+from shipsync.bulk.tracking_edits import TrackingRequestEdits
 from shipsync.warehouse.declared_rows import declared_tables_batch
 from support.lake import write_now, written
 from support.warehouse_rows import rows
@@ -31,13 +32,11 @@ def test_a_delivery_from_before_the_write_does_not_undo_it(tmp_path: Path) -> No
     # The request's answer to `ref_number` REQ-2 shows it among its (its shipment's) reference numbers.
     answer = {"resource": {"id": "tr-1", "type": "tracking_request", "attributes": {"ref_numbers": ["REQ-1", "REQ-2"]}}}
     applied = [
-        Change(3, "shipment", "s-1", "tags", "update", ["a"], ["b"], resource_id="s-1", target="shipment"),
-        Change(
-            2, "tracking_request", "tr-1", "ref_number", "update", ["REQ-1"], "REQ-2", "tr-1", payload=answer, target="tracking_request"
-        ),
+        Change(3, "shipment", "s-1", "tags", "update", ["a"], ["b"], resource_id="s-1"),
+        Change(2, "tracking_request", "tr-1", "ref_number", "update", ["REQ-1"], "REQ-2", "tr-1", payload=answer),
     ]
     with written(warehouse) as lake:
-        reflect(lake, applied)
+        reflect(lake, TrackingRequestEdits(), applied)
     (row,) = rows(warehouse, "SELECT ref_numbers, tags, observed_at FROM tracking_requests")
     assert (row["ref_numbers"], row["tags"]) == (["REQ-1", "REQ-2"], ["b"]) and row["observed_at"].isoformat() > DELIVERED
 

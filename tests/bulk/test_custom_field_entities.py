@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from shipsync.bulk.apply import apply_file
+from shipsync.bulk.custom_fields import CustomFieldValues
 from shipsync.bulk.execute import execute
 from shipsync.bulk.model import Change
 from shipsync.bulk.undo import undo_run
@@ -87,7 +88,7 @@ def test_a_create_refused_as_a_duplicate_finds_the_value_through_its_entity(sand
 
     asyncio.run(earlier_create())
     change = Change(2, "tracking_request", request["id"], "request_owner", "create", None, "Ana")
-    execute(settings, [change])
+    execute(settings, CustomFieldValues(), [change])
     assert (change.status, change.action, change.before, change.detail) == ("applied", "update", "Someone", "existed already; updated")
     assert [cf["attributes"]["value"] for cf in account.custom_fields.values()] == ["Ana"]
 

@@ -166,11 +166,11 @@ def test_results_file_replaces_a_planted_symlink_and_never_writes_through_it(tmp
     source.write_text("container_number,po_number\nCSQU3054383,PO-1\n")
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
-    (tmp_path / "tags.results.csv").symlink_to(victim)
+    (tmp_path / "tags.csv.results.csv").symlink_to(victim)
     written = write_results_file(read_sheet(source), [], [])
     assert victim.read_text() == "precious"
     assert not written.is_symlink() and "status" in written.read_text(encoding="utf-8-sig")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tags.csv", "tags.results.csv", "victim.txt"]  # no temp left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tags.csv", "tags.csv.results.csv", "victim.txt"]  # no temp left behind
 
 
 def test_a_template_replaces_a_planted_symlink_too(tmp_path: Path) -> None:

@@ -85,6 +85,22 @@ def test_errors_are_one_line(env: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 1 and "bad.csv" in result.output and "no key column" in result.output
 
 
+def test_a_dry_run_of_many_bad_rows_prints_each_kind_of_problem_once(env: Path) -> None:
+    from shipsync.iso6346 import check_digit
+
+    numbers = [f"ZZZU{n:06d}" for n in range(200)]
+    rows = [f"{n}{check_digit(n)},PO-{i}" for i, n in enumerate(numbers)]
+    sheet = env / "boxes.csv"
+    sheet.write_text("container_number,po_number\n" + "\n".join(rows) + "\n")
+    output = ok("apply", "custom-fields", str(sheet), "--dry-run")
+    lines = output.strip().splitlines()
+    # One kind of problem, its count and first three cells; every row is in the results file.
+    assert "rows: 200 rejected; cells: 200 rejected" in lines[0]
+    assert len(lines) <= 8, output
+    assert "200 rejected container_number: container … is not in the warehouse" in output
+    assert (env / "boxes.csv.results.csv").read_text(encoding="utf-8-sig").count("rejected") == 200
+
+
 @pytest.mark.slow
 def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandbox) -> None:
     writer = SpoolWriter(env / "spool")

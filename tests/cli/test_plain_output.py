@@ -76,7 +76,7 @@ def test_an_apply_summary_shows_hostile_cells_as_typed(pulled: tuple[RunningSand
     env |= {"SHIPSYNC_WAREHOUSE": str(settings.warehouse), "SHIPSYNC_RATE_LIMIT": "0", "SHIPSYNC_SHARED_BUDGET": "off"}
     result = CliRunner().invoke(app, ["apply", "custom-fields", str(sheet), "--dry-run"], env=env)
     assert result.exit_code == 0, repr(result.exception)  # Rich raised MarkupError on `[/x]`
-    rejected = [row for row in result.output.splitlines() if row.startswith("  rejected row ")]
+    rejected = [row for row in result.output.splitlines() if row.startswith("    row ")]  # the kind's first cells
     assert len(rejected) == 2, result.output
     assert "[/x] [link=https://evil.example]click[/link] [bold red]loud" in rejected[0]
     assert "\\x1b]0;owned\\x07" in rejected[1] and "\\u202eexe.txt" in rejected[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,26 @@ def test_apply_and_undo_flows(prefect_harness: None, flow_env: Path, sandbox: Ru
     statuses = dict(con.execute("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", [run_id]).fetchall())
     con.close()
     assert statuses == {"applied": 3, "rejected": 1}
+
+
+@pytest.mark.slow
+def test_new_tracking_then_stop_tracking_flows(prefect_harness: None, flow_env: Path, sandbox: RunningSandbox, tmp_path: Path) -> None:
+    from flows.bulk import apply_spreadsheet, undo_apply
+
+    account = next(iter(sandbox.state.world.accounts.values()))
+    start = tmp_path / "start.csv"
+    start.write_text("request_type,request_number,scac\nbill_of_lading,MAEU987654321,MAEU\n")
+    asyncio.run(apply_spreadsheet(kind="new-tracking", file=str(start)))
+    made = [t for t in account.tracking_requests.values() if t["attributes"]["request_number"] == "MAEU987654321"]
+    assert len(made) == 1
+    deadline = time.monotonic() + 30
+    while made[0]["attributes"]["status"] == "pending" and time.monotonic() < deadline:
+        time.sleep(0.2)  # the sandbox settles a request a while after answering
+    shipment_id = made[0]["relationships"]["tracked_object"]["data"]["id"]
+
+    stop = tmp_path / "stop.csv"
+    stop.write_text("request_number\nMAEU987654321\n")
+    run_id = asyncio.run(apply_spreadsheet(kind="stop-tracking", file=str(stop)))
+    assert shipment_id in account.stopped
+    asyncio.run(undo_apply(run_id=run_id))
+    assert shipment_id not in account.stopped

@@ -55,3 +55,18 @@ class Shipments:
         body = resource_document("shipment", attributes)
         body["data"]["id"] = shipment_id
         return Shipment.from_resource(await self._t.write_one("PATCH", f"shipments/{quote(shipment_id, safe='')}", body))
+
+    async def stop_tracking(self, shipment_id: str) -> Shipment:
+        """`PATCH /shipments/{id}/stop_tracking` (no body): the service stops following it."""
+        return await self._tracking(shipment_id, "stop_tracking")
+
+    async def resume_tracking(self, shipment_id: str) -> Shipment:
+        """`PATCH /shipments/{id}/resume_tracking` (no body): the service follows it again."""
+        return await self._tracking(shipment_id, "resume_tracking")
+
+    async def _tracking(self, shipment_id: str, action: str) -> Shipment:
+        path = f"shipments/{quote(shipment_id, safe='')}/{action}"
+        page = await self._t.write("PATCH", path, None)
+        if page is None or not page.data:
+            return Shipment.from_resource({"id": shipment_id, "type": "shipment", "attributes": {}})
+        return Shipment.from_resource(page.data[0])

@@ -1,4 +1,5 @@
-"""Tracking requests: PATCH one (spec: only `ref_number` may change) and the list extension.
+"""Tracking requests: create one (`POST /tracking_requests`), ask what a number is
+(`infer_number`), PATCH one (spec: only `ref_number` may change) and the list extension.
 
 A tracking request's `tags` and `ref_numbers` belong to the shipment it tracks: they change through
 `Shipments.update`. Answers carry the shipment's tags as `tags` or `shipment_tags`, and no
@@ -18,6 +19,21 @@ from shipsync.api.transport import Transport
 class TrackingRequests:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
+
+    async def create(self, attributes: dict[str, Any]) -> TrackingRequest:
+        """Start tracking: `attributes` as api-facts lists them (`request_type`, `request_number`,
+        `scac` or `auto_detect_vocc_scac`, `ref_numbers`, `shipment_tags`, `initial_custom_fields`).
+        With carrier detection the answer is `pending`; it settles later."""
+        body = resource_document("tracking_request", attributes)
+        return TrackingRequest.from_resource(await self._t.write_one("POST", "tracking_requests", body))
+
+    async def infer_number(self, number: str) -> dict[str, Any]:
+        """The service's guess of what `number` is (`infer_number_results` attributes: `number_type`,
+        `validation`, `shipping_line` with its `decision` and `candidates`); a 422 if it is none."""
+        page = await self._t.write("POST", "tracking_requests/infer_number", {"number": number})
+        found = page.data[0] if page is not None and page.data else {}
+        attributes = found.get("attributes")
+        return attributes if isinstance(attributes, dict) else {}
 
     async def update(self, tracking_request_id: str, *, ref_number: str) -> TrackingRequest:
         """Set the request's reference number (the one attribute the reference lets a caller change)."""

@@ -1,6 +1,6 @@
 """`shipsync apply KIND FILE`: read, check the header, refresh, validate, diff, write, record.
 
-Each kind is a `Planner` (see `planner.py`); this module runs any of them the same way. Nothing is
+Each kind is a `BulkKind` (see `kind.py`); this module runs any of them the same way. Nothing is
 sent before the whole file has been validated; a bad header rejects the file before anything is
 written. The run is one snapshot: its refresh, results, before-images and what the writes changed
 are committed together when it ends. A run stopped mid-way (a crash, a kill) commits nothing: the
@@ -15,22 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shipsync.bulk.execute import WRITE_ACTIONS, execute
+from shipsync.bulk.execute import execute
+from shipsync.bulk.kind import BulkKind
+from shipsync.bulk.kinds import kind_for
 from shipsync.bulk.lookup import Knowledge, read_knowledge
-from shipsync.bulk.model import Change, Problem
-from shipsync.bulk.plan_custom_fields import CustomFieldsPlanner
-from shipsync.bulk.plan_definitions import DefinitionsPlanner
-from shipsync.bulk.plan_tracking import TrackingRequestsPlanner
-from shipsync.bulk.planner import Planner
+from shipsync.bulk.model import WRITE_ACTIONS, Change, Problem
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
-from shipsync.bulk.record import ResultsLog, summary, write_results_file
+from shipsync.bulk.record import ResultsLog, row_counts, summary, write_results_file
 from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
-from shipsync.errors import InputError
-from shipsync.warehouse.ledger import WarehouseRun, apply_flows, warehouse_run
+from shipsync.warehouse.ledger import WarehouseRun, warehouse_run
 
-PLANNERS: dict[str, Planner] = {p.kind: p for p in (TrackingRequestsPlanner(), DefinitionsPlanner(), CustomFieldsPlanner())}
 WRITE_CHUNK = 500
 MAX_REFRESH_ROUNDS = 4
 
@@ -48,39 +44,39 @@ class ApplyReport:
 
     @property
     def counts(self) -> Counter[str]:
+        """Cells (changes and problems) by status."""
         return summary(self.changes, self.problems)
+
+    @property
+    def row_counts(self) -> Counter[str]:
+        """Rows by status, as the results file shows them (a row holds one change per cell)."""
+        return row_counts(self.changes, self.problems)
 
     @property
     def writes(self) -> int:
         return sum(1 for c in self.changes if c.action in WRITE_ACTIONS)
 
 
-def planner_for(kind: str) -> Planner:
-    if kind not in PLANNERS:
-        raise InputError(f"unknown kind {kind!r}: use one of {', '.join(PLANNERS)}")
-    return PLANNERS[kind]
-
-
-def plan_without_gc_pauses(planner: Planner, table: Sheet, known: Knowledge, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
+def plan_without_gc_pauses(kind: BulkKind, table: Sheet, known: Knowledge, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
     """Plan with the cyclic garbage collector paused: a big file allocates a million small objects
     that form no cycles, and the collector's repeated passes over them cost a third of the time."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        changes, problems = planner.plan(table, known, clear_empty=clear_empty)
+        changes, problems = kind.plan(table, known, clear_empty=clear_empty)
     finally:
         if enabled:
             gc.enable()
     return changes, problems
 
 
-def _knowledge(settings: Settings, run: WarehouseRun, planner: Planner, table: Sheet, progress: Stage) -> Knowledge:
-    """What the plan reads: the warehouse, refreshed from the service in rounds until the planner
+def _knowledge(settings: Settings, run: WarehouseRun, kind: BulkKind, table: Sheet, progress: Stage) -> Knowledge:
+    """What the plan reads: the warehouse, refreshed from the service in rounds until the kind
     asks for nothing more (each round's reads see what the rounds before staged)."""
-    scope = planner.scope
+    scope = kind.scope
     known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking)
     for round_number in range(MAX_REFRESH_ROUNDS):
-        request = planner.refresh_request(run.con, table, known, round_number)
+        request = kind.refresh_request(run.con, table, known, round_number)
         if request is None:
             break
         run.records[0].add_stats(refresh(settings, run, request, progress=progress))
@@ -102,20 +98,20 @@ def apply_file(
     on_chunk: Callable[[int], None] | None = None,
     progress: Stage = no_progress,
 ) -> ApplyReport:
-    planner = planner_for(kind)
+    bulk_kind = kind_for(kind)
     settings.require_api_key()
     with progress(f"reading {path.name}", None) as advance:
         table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance)
-    planner.check_structure(table)
+    bulk_kind.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
-    flow = apply_flows(kind)[0]
+    flow = bulk_kind.flow
     with warehouse_run(settings.lake, flow, params, flow_run_id=settings.flow_run_id) as run, run.step(flow, params) as record:
-        known = _knowledge(settings, run, planner, table, progress)
-        planner.check_headers(table, known)
+        known = _knowledge(settings, run, bulk_kind, table, progress)
+        bulk_kind.check_headers(table, known)
         with progress("checking rows", len(table.rows)) as advance:
-            changes, problems = plan_without_gc_pauses(planner, reporting_rows(table, advance), known, clear_empty)
+            changes, problems = plan_without_gc_pauses(bulk_kind, reporting_rows(table, advance), known, clear_empty)
         report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems)
-        results = ResultsLog(run.warehouse, record.run_id, kind, table)
+        results = ResultsLog(run.warehouse, record.run_id, bulk_kind, table)
         results.store([c for c in changes if c.action == "skip"], problems)
         pending = [c for c in changes if c.action != "skip"]
         if dry_run:
@@ -124,7 +120,7 @@ def apply_file(
             with progress(f"writing {len(pending):,} changes", len(pending), RequestBudget(settings.rate)) as advance:
                 for start in range(0, len(pending), WRITE_CHUNK):
                     chunk = pending[start : start + WRITE_CHUNK]
-                    record.add_stats(execute(settings, chunk, on_written=advance))
+                    record.add_stats(execute(settings, bulk_kind, chunk, on_written=advance))
                     results.store(chunk, [])
                     if on_chunk:
                         on_chunk(len(chunk))

@@ -51,12 +51,14 @@ class Definition:
 class Knowledge:
     definitions: dict[str, Definition] = field(default_factory=dict)  # by api_slug
     values: dict[tuple[str, str, str], tuple[str, Any]] = field(default_factory=dict)  # (type, id, slug) -> (cf id, value)
-    containers_by_number: dict[str, str] = field(default_factory=dict)
-    shipments_by_bill: dict[str, str] = field(default_factory=dict)
+    # A natural key may name several records (a container number on two trips, a bill of lading on
+    # two shipments): each key keeps every id, and a plan refuses the ambiguous ones.
+    containers_by_number: dict[str, list[str]] = field(default_factory=dict)
+    shipments_by_bill: dict[str, list[str]] = field(default_factory=dict)
     known_entities: set[tuple[str, str]] = field(default_factory=set)
     tracking_requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
     tracking_by_number: dict[str, list[str]] = field(default_factory=dict)
-    shipments: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {tags, ref_numbers} as last read
+    shipments: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {bill, tags, ref_numbers, stopped_at, ...} as last read
 
 
 def _strings(value: Any) -> list[str] | None:
@@ -95,14 +97,23 @@ def read_knowledge(con: duckdb.DuckDBPyConnection, *, entities: bool = False, tr
         for container_id, number in con.execute("SELECT id, number FROM containers").fetchall():
             known.known_entities.add(("container", container_id))
             if number:
-                known.containers_by_number[number.upper()] = container_id
+                known.containers_by_number.setdefault(number.upper(), []).append(container_id)
     if entities or tracking:
-        for shipment_id, bill, tags, refs in con.execute("SELECT id, bill_of_lading_number, tags, ref_numbers FROM shipments").fetchall():
+        shipment_columns = "id, bill_of_lading_number, tags, ref_numbers, line_tracking_stopped_at, line_tracking_stopped_reason"
+        for shipment_id, bill, tags, refs, stopped_at, stopped_reason in con.execute(
+            f"SELECT {shipment_columns} FROM shipments"
+        ).fetchall():
             known.known_entities.add(("shipment", shipment_id))
-            known.shipments[shipment_id] = {"tags": _strings(tags), "ref_numbers": _strings(refs)}
+            known.shipments[shipment_id] = {
+                "bill": bill,
+                "tags": _strings(tags),
+                "ref_numbers": _strings(refs),
+                "stopped_at": stopped_at,
+                "stopped_reason": stopped_reason,
+            }
             if bill:
-                known.shipments_by_bill[bill.upper()] = shipment_id
-        columns = ["id", "request_number", "ref_numbers", "tags", "tracked_object_id"]
+                known.shipments_by_bill.setdefault(bill.upper(), []).append(shipment_id)
+        columns = ["id", "request_number", "ref_numbers", "tags", "tracked_object_id", "status", "scac", "failed_reason"]
         for row in con.execute(f"SELECT {', '.join(columns)} FROM tracking_requests").fetchall():
             record = dict(zip(columns, row, strict=True))
             known.tracking_requests[record["id"]] = record

@@ -1,4 +1,5 @@
-"""The vocabulary of a bulk run: problems found, changes planned, and their outcomes."""
+"""The vocabulary of a bulk run: problems found, changes planned, their outcomes, and the
+before-images an undo reverses."""
 
 from __future__ import annotations
 
@@ -11,14 +12,19 @@ from shipsync.bulk.cells import Cell, cell_text
 SHOWN_VALUE = 200  # characters of a cell quoted in a problem's description
 
 Action = Literal["create", "update", "delete", "skip"]
+WRITE_ACTIONS: tuple[Action, ...] = ("create", "update", "delete")
 # applied: written; unchanged: already so; rejected: invalid, never sent; failed: the service
 # refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run.
 Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned"]
-# What a change writes: a custom field value (on the entity named by entity_type/entity_id), a
-# shipment's tags or ref_numbers, a tracking request's ref_number, a definition, or an option.
-Target = Literal["custom_field", "shipment", "tracking_request", "definition", "option"]
 # What a spreadsheet holds, as `shipsync apply KIND` names it.
-Kind = Literal["tracking-requests", "custom-field-definitions", "custom-fields"]
+KindName = Literal[
+    "tracking-requests",
+    "custom-field-definitions",
+    "custom-fields",
+    "new-tracking",
+    "stop-tracking",
+    "resume-tracking",
+]
 
 
 @dataclass(slots=True)
@@ -40,7 +46,8 @@ class Problem:
 
 @dataclass(slots=True)
 class Change:
-    """One write decided from one row (one field of it, for custom fields)."""
+    """One write decided from one row (one field of it, for custom fields). What `entity_type`,
+    `field` and `payload` hold is the business of the kind that plans and writes it."""
 
     row: int
     entity_type: str
@@ -52,10 +59,23 @@ class Change:
     resource_id: str | None = None  # the custom field / shipment / tracking request / definition / option written
     status: Status = "planned"
     detail: str = ""
-    payload: dict[str, Any] = dataclass_field(default_factory=dict)  # what to send, beyond `after`
-    target: Target = "custom_field"
+    payload: dict[str, Any] = dataclass_field(default_factory=dict)  # what to send beyond `after`, and what the answer said
 
 
-def skipped(row: int, entity_type: str, entity_id: str, field: str, target: Target, resource_id: str | None = None) -> Change:
+def skipped(row: int, entity_type: str, entity_id: str, field: str, resource_id: str | None = None, detail: str = "") -> Change:
     """A row (or field) that asks for what is already so."""
-    return Change(row, entity_type, entity_id, field, "skip", resource_id=resource_id, status="unchanged", target=target)
+    return Change(row, entity_type, entity_id, field, "skip", resource_id=resource_id, status="unchanged", detail=detail)
+
+
+@dataclass(frozen=True)
+class UndoImage:
+    """One applied write as `bulk_undo` keeps it: what undo reverses (`before` and `after` parsed)."""
+
+    seq: int
+    entity_type: str
+    entity_id: str
+    field: str
+    action: Action
+    resource_id: str | None
+    before: Any
+    after: Any

@@ -75,17 +75,15 @@ def option_changes(row: int, definition: Definition, wanted: list[WantedOption])
     for option in definition.options:
         if option.value not in positions:
             before = {"label": option.label, "value": option.value, "position": option.position}
-            changes.append(
-                Change(row, "custom_field_option", definition.id, option.value, "delete", before, None, option.id, target="option")
-            )
+            changes.append(Change(row, "custom_field_option", definition.id, option.value, "delete", before, None, option.id))
     for w in wanted:
         have = current.get(w.value)
         if have is None:
             after = {"label": w.label or derived_label(w.value), "value": w.value, "position": positions[w.value]}
-            changes.append(Change(row, "custom_field_option", definition.id, w.value, "create", None, after, None, target="option"))
+            changes.append(Change(row, "custom_field_option", definition.id, w.value, "create", None, after, None))
             continue
         after = {"label": w.label or have.label, "position": positions[w.value]}
         before = {"label": have.label, "position": have.position}
         if after != before:
-            changes.append(Change(row, "custom_field_option", definition.id, w.value, "update", before, after, have.id, target="option"))
+            changes.append(Change(row, "custom_field_option", definition.id, w.value, "update", before, after, have.id))
     return changes

@@ -5,7 +5,7 @@ unknown) it opens a stage and hands back `advance(n)`. A stage whose items are r
 service says so with a `RequestBudget` (the configured rate), so whoever shows it can say how many
 requests are left and how long they take at that rate. Library code takes a Stage as a parameter
 (`no_progress` by default) and reports in chunks: the reader every 10,000 rows it shapes, the
-planner's rows every 10,000 rows it takes (`reporting_rows`), the writer each write it finishes.
+plan's rows every 10,000 rows it takes (`reporting_rows`), the writer each write it finishes.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class _ReportingRows(list[list[Cell]]):
 
 def reporting_rows(sheet: Sheet, advance: Advance) -> Sheet:
     """The same sheet (rows shared, not copied) whose rows report their progress to `advance` as a
-    planner walks them: planners stay free of progress code."""
+    kind plans them: kinds stay free of progress code."""
     rows = _ReportingRows()
     rows.advance = advance
     rows.extend(sheet.rows)

@@ -88,7 +88,7 @@ async def _of_entity(client: AsyncShipsyncClient, entity: tuple[str, str], advan
             advance(1)
             found.extend(page.data)
     except NotFoundError:
-        return []  # gone at the service: it has no values, and the planner cannot write to it either
+        return []  # gone at the service: it has no values, and no plan can write to it either
     for value in found:  # the route names the entity; an answer that leaves it out still means it
         relationships = value.setdefault("relationships", {})
         if isinstance(relationships, dict) and not (relationships.get("entity") or {}).get("data"):

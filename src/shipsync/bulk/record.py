@@ -1,12 +1,15 @@
 """Recording a bulk run: `bulk_results` and before-images in the warehouse (committed with the run,
-with the values written), and `NAME.results.csv` beside the input (created without following links,
+with the values written), and `NAME.EXT.results.csv` beside the input (created without following links,
 every cell formula-safe and capped: `results_cells`)."""
 
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,10 +17,10 @@ import duckdb
 import pyarrow as pa
 
 from shipsync.bulk.cells import cell_text
-from shipsync.bulk.execute import as_undo
+from shipsync.bulk.kind import BulkKind
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
-from shipsync.bulk.reflect import reflect
+from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.results_cells import results_cell
 from shipsync.errors import InputError
 from shipsync.json_text import dumps
@@ -82,12 +85,14 @@ def result_rows(
 
 class ResultsLog:
     """A bulk run's `bulk_results` rows and before-images (`bulk_undo`), staged in its warehouse as
-    the run goes, with what the applied writes changed there (`reflect`): all committed with the run."""
+    the run goes, with what the applied writes changed there (`reflect`): all committed with the run.
+    `label` is what `bulk_results.kind` says: the kind's name, or `undo`."""
 
-    def __init__(self, warehouse: Warehouse, run_id: str, kind: str, sheet: Sheet | None) -> None:
+    def __init__(self, warehouse: Warehouse, run_id: str, kind: BulkKind, sheet: Sheet | None, label: str | None = None) -> None:
         self.warehouse = warehouse
         self.run_id = run_id
         self.kind = kind
+        self.label = label or kind.name
         self.sheet = sheet
         self._results = 0
         self._undo = 0
@@ -95,15 +100,24 @@ class ResultsLog:
     def store(self, changes: Sequence[Change], problems: Sequence[Problem], *, undo_of: str | None = None) -> None:
         """Results, before-images of what was applied, and the written values."""
         applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
-        rows = result_rows(self.run_id, self.kind, self.sheet, changes, problems, self._results)
+        rows = result_rows(self.run_id, self.label, self.sheet, changes, problems, self._results)
         self._results += len(rows)
         self.warehouse.append("bulk_results", _arrow(RESULT_COLUMNS, rows))
-        if undo_of is None and applied:
-            undo = [as_undo(c) for c in applied]
-            named = ("entity_type", "entity_id", "field", "action", "resource_id")
+        if undo_of is None and applied and self.kind.undoable:
             images = [
-                (self.run_id, self._undo + i, self.kind, *(u[k] for k in named), dumps(u["before"]), dumps(u["after"]))
-                for i, u in enumerate(undo)
+                (
+                    self.run_id,
+                    self._undo + i,
+                    self.label,
+                    c.entity_type,
+                    c.entity_id,
+                    c.field,
+                    c.action,
+                    c.resource_id,
+                    dumps(c.before),
+                    dumps(c.after),
+                )
+                for i, c in enumerate(applied)
             ]
             self._undo += len(images)
             self.warehouse.append("bulk_undo", _arrow(UNDO_COLUMNS, images))
@@ -114,7 +128,16 @@ class ResultsLog:
                 con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
 
             self.warehouse.defer(["bulk_undo"], undone)
-        reflect(self.warehouse, applied)
+        reflect(self.warehouse, self.kind, applied)
+
+
+def reflect(warehouse: Warehouse, kind: BulkKind, applied: Sequence[Change]) -> None:
+    """Stage what `applied` (writes of `kind` the service accepted) changed in the warehouse."""
+    if not applied:
+        return
+    reflection = Reflection()
+    kind.reflect(applied, reflection)
+    reflection.stage(warehouse)
 
 
 RESULT_COLUMNS = (
@@ -133,24 +156,89 @@ def _arrow(names: Sequence[str], rows: Sequence[Sequence[object]]) -> pa.Table:
     )
 
 
+DONE = ("applied", "planned")  # a cell that was written (or, in a dry run, would be)
+NOT_DONE = ("rejected", "failed", "unknown")
+
+
 def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict[int, tuple[str, str]]:
-    outcomes: dict[int, tuple[str, list[str]]] = {}
+    """Each row's status and what happened to its cells. A row some of whose cells were written and
+    some not is `partly applied` (or `partly planned`), naming the cells that were not; otherwise
+    the row's status is its cells' (the worst, when they differ)."""
+    cells: dict[int, list[tuple[str, str, str]]] = {}  # row -> (column, status, note)
     for p in problems:
-        status, details = outcomes.get(p.row, ("unchanged", []))
-        outcomes[p.row] = ("rejected", [*details, f"{p.column}: {p.reason}"])
+        cells.setdefault(p.row, []).append((p.column, "rejected", f"{p.column}: {p.reason}"))
     for c in changes:
-        status, details = outcomes.get(c.row, ("unchanged", []))
-        if SEVERITY[c.status] > SEVERITY[status]:
-            status = c.status
         note = f"{c.field}: {c.action} {c.status}" + (f" ({c.detail})" if c.detail else "")
-        outcomes[c.row] = (status, [*details, note] if c.action != "skip" or c.detail else details)
-    return {row: (status, "; ".join(details)) for row, (status, details) in outcomes.items()}
+        cells.setdefault(c.row, []).append((c.field, c.status, note if c.action != "skip" or c.detail else ""))
+    outcomes: dict[int, tuple[str, str]] = {}
+    for row, found in cells.items():
+        statuses = {status for _, status, _ in found}
+        done = [s for s in DONE if s in statuses]
+        missed = [column for column, status, _ in found if status in NOT_DONE]
+        if done and missed:
+            status = f"partly {done[0]}"
+            prefix = f"not {done[0]}: {', '.join(dict.fromkeys(missed))}; "
+        else:
+            status = max(statuses, key=SEVERITY.__getitem__)
+            prefix = ""
+        outcomes[row] = (status, prefix + "; ".join(note for _, _, note in found if note))
+    return outcomes
+
+
+def row_counts(changes: Sequence[Change], problems: Sequence[Problem]) -> Counter[str]:
+    """Rows by their status (as the results file shows them)."""
+    return Counter(status for status, _ in row_outcomes(changes, problems).values())
+
+
+@dataclass
+class ProblemGroup:
+    """One kind of problem (a status, a column, a reason with its values and numbers left out),
+    how many cells have it, and the first few of them."""
+
+    status: str
+    column: str
+    reason: str
+    count: int = 0
+    examples: list[str] = dataclass_field(default_factory=list)
+
+
+def _kind_of(reason: str, value: str) -> str:
+    shown = reason.replace(repr(value), "…").replace(value, "…") if value else reason
+    return _ROW_NUMBERS.sub(r"\1 N", shown)
+
+
+_ROW_NUMBERS = re.compile(r"\b(rows?) \d+")  # `set in row 2`, `set in row 3`: one kind of problem
+
+
+def problem_groups(changes: Sequence[Change], problems: Sequence[Problem], first: int = 3) -> list[ProblemGroup]:
+    """Rejected, failed and unknown cells by kind of problem, largest first, each with its first
+    `first` cells: what a terminal shows instead of every one (the results file has them all)."""
+    groups: dict[tuple[str, str, str], ProblemGroup] = {}
+
+    def add(status: str, column: str, reason: str, value: str, example: str) -> None:
+        key = (status, column, _kind_of(reason, value))
+        group = groups.setdefault(key, ProblemGroup(*key))
+        group.count += 1
+        if len(group.examples) < first:
+            group.examples.append(example)
+
+    for p in problems:
+        add("rejected", p.column, p.reason, cell_text(p.value), p.describe())
+    for c in changes:
+        if c.status in NOT_DONE:
+            add(c.status, c.field, c.detail, "", f"row {c.row}, {c.field}: {c.detail}")
+    return sorted(groups.values(), key=lambda g: -g.count)
+
+
+def results_path(input_file: Path) -> Path:
+    """`NAME.EXT.results.csv` beside the input: `tags.xlsx` and `tags.csv` keep results of their own."""
+    return input_file.with_name(f"{input_file.name}.results.csv")
 
 
 def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem]) -> Path:
-    """NAME.results.csv beside the input: its rows plus `status` and `detail`, formula-safe, each
+    """NAME.EXT.results.csv beside the input: its rows plus `status` and `detail`, formula-safe, each
     cell capped; a link planted at that name is replaced, never followed."""
-    target = sheet.file.with_name(f"{sheet.file.stem}.results.csv")
+    target = results_path(sheet.file)
     outcomes = row_outcomes(changes, problems)
     try:
         with replacing_text(target, newline="", encoding="utf-8-sig") as out:

@@ -17,7 +17,7 @@ from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.account_models import CustomField, CustomFieldDefinition, TrackingRequest
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
-from shipsync.bulk.planner import RefreshRequest
+from shipsync.bulk.kind import RefreshRequest
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
@@ -70,7 +70,7 @@ async def _fetch_shipments(client: AsyncShipsyncClient, ids: Sequence[str]) -> l
         try:
             return (await client.shipments.get_page(shipment_id)).data[:1]
         except NotFoundError:
-            return []  # the planner says the shipment could not be read
+            return []  # the plan says the shipment could not be read
 
     return [r for group in await asyncio.gather(*(one(i) for i in ids)) for r in group]
 

@@ -1,4 +1,6 @@
-"""`shipsync template KIND`: a ready-to-fill example file with the headers and two rows."""
+"""`shipsync template KIND`: a ready-to-fill example file with the headers and two rows. The rows
+name records and fields the sandbox serves by default (`shipsync sandbox serve`, its first key), so a
+template's dry run against it plans without problems."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from shipsync.safe_files import replacing_text
 TEMPLATES: dict[str, list[list[str]]] = {
     "tracking-requests": [
         ["request_number", "tags", "tags_add", "tags_remove", "ref_numbers_add", "ref_number"],
-        ["MAEU123456789", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "REQ-77"],
-        ["MSCU987654321", "", "reviewed", "customs-hold", "", ""],
+        ["MSCU167822449", "priority; customs-hold", "", "", "PO-1001 | PO-1002", "REQ-77"],
+        ["ONEY905798299", "", "reviewed", "customs-hold", "", ""],
     ],
     "custom-field-definitions": [
         [
@@ -53,8 +55,23 @@ TEMPLATES: dict[str, list[list[str]]] = {
     ],
     "custom-fields": [
         ["container_number", "po_number", "priority", "hazardous", "customs_cleared_on", "handling_flags"],
-        ["CSQU3054383", "PO-1001", "high", "no", "03/15/2026", "fragile; oversized"],
-        ["MSKU9070323", "PO-1002", "normal", "yes", "2026-03-16", ""],
+        ["AKPU3545743", "PO-1001", "high", "no", "03/15/2026", "fragile; oversized"],
+        ["DQGU3453713", "PO-1002", "normal", "yes", "2026-03-16", ""],
+    ],
+    "new-tracking": [
+        ["request_type", "request_number", "scac", "ref_numbers", "shipment_tags"],
+        ["bill_of_lading", "MAEU240187365", "MAEU", "PO-2001; PO-2002", "priority"],
+        ["container", "MSKU9070323", "", "PO-2003", ""],
+    ],
+    "stop-tracking": [
+        ["request_number", "bill_of_lading"],
+        ["MSCU167822449", ""],
+        ["ONEY905798299", ""],
+    ],
+    "resume-tracking": [
+        ["request_number", "bill_of_lading"],
+        ["MSCU167822449", ""],
+        ["ONEY905798299", ""],
     ],
 }
 

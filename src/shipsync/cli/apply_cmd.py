@@ -37,50 +37,67 @@ def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: st
     print_report(report)
 
 
+SHOWN_KINDS = 10  # kinds of problem printed; the results file holds every one
+
+
 def print_report(report: object) -> None:
+    """A line of counts (rows, then cells, then requests), then each kind of problem with its first
+    few cells: a file with 100,000 bad rows prints a few dozen lines, not 100,000."""
     from shipsync.bulk.apply import ApplyReport
+    from shipsync.bulk.kinds import kind_for
+    from shipsync.bulk.record import problem_groups
 
     assert isinstance(report, ApplyReport)
-    counts = report.counts
+    counts, rows = report.counts, report.row_counts
     order = ["applied", "planned", "unchanged", "rejected", "failed", "unknown"]
+    row_order = ["applied", "partly applied", "planned", "partly planned", "unchanged", "rejected", "failed", "unknown"]
     title = "dry run" if report.dry_run else "applied"
+    row_text = ", ".join(f"{rows[s]:,} {s}" for s in row_order if rows[s])
+    cell_text = ", ".join(f"{counts[s]:,} {s}" for s in order if counts[s])
     console.print(
         line(
             styled(report.kind, "bold"),
-            f" {title}: "
-            + ", ".join(f"{counts[s]} {s}" for s in order if counts[s])
-            + f"; {report.requests} requests  (run {report.run_id})",
+            f" {title}: rows: {row_text or 'none'}; cells: {cell_text or 'none'}; {report.requests:,} requests  (run {report.run_id})",
         )
     )
-    for problem in report.problems[:15]:
-        console.print(line("  ", styled("rejected", "red"), " ", problem.describe()))
-    if len(report.problems) > 15:
-        console.print(line(f"  ... and {len(report.problems) - 15} more rejected cells"))
-    for change in [c for c in report.changes if c.status in ("failed", "unknown")][:15]:
-        console.print(line("  ", styled(change.status, "yellow"), f" row {change.row} {change.field}: {change.detail}"))
+    groups = problem_groups(report.changes, report.problems)
+    for group in groups[:SHOWN_KINDS]:
+        colour = "red" if group.status == "rejected" else "yellow"
+        console.print(line("  ", styled(f"{group.count:,} {group.status}", colour), f" {group.column}: {group.reason}"))
+        for example in group.examples:
+            console.print(line(f"    {example}"))
+    if len(groups) > SHOWN_KINDS:
+        console.print(line(f"  ... and {len(groups) - SHOWN_KINDS} more kinds of problem"))
     if report.results_file:
-        console.print(line(f"  results: {report.results_file}"))
-    if not report.dry_run and counts["applied"] and report.kind != "undo":
+        console.print(line(f"  results (every row): {report.results_file}"))
+    if not report.dry_run and counts["applied"] and report.kind != "undo" and kind_for(report.kind).undoable:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
 
-@apply_app.command("tracking-requests")
-@one_line_errors
-def tracking_requests(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Edit tracking requests keyed by id or request_number: their shipment's tags and ref_numbers (with _add and
-    _remove columns, computed against the shipment's current lists), and the request's own ref_number."""
-    _apply("tracking-requests", file, dry_run, sheet, encoding, delimiter, False)
+# The kinds whose command takes the file and how to read it, with what each does (its help).
+KIND_HELP = {
+    "tracking-requests": "Edit tracking requests keyed by id or request_number: their shipment's tags and ref_numbers (with _add "
+    "and _remove columns, computed against the shipment's current lists), and the request's own ref_number.",
+    "custom-field-definitions": "Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or "
+    "remove options.",
+    "new-tracking": "Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier, "
+    "ref_numbers, shipment_tags, shipment.SLUG / container.SLUG custom field values). Numbers already tracked are skipped.",
+    "stop-tracking": "Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them).",
+    "resume-tracking": "Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again).",
+}
 
 
-@apply_app.command("custom-field-definitions")
-@one_line_errors
-def custom_field_definitions(
-    file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
-) -> None:
-    """Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or remove options."""
-    _apply("custom-field-definitions", file, dry_run, sheet, encoding, delimiter, False)
+def _kind_command(kind: str) -> None:
+    @apply_app.command(kind, help=KIND_HELP[kind])
+    @one_line_errors
+    def command(
+        file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
+    ) -> None:
+        _apply(kind, file, dry_run, sheet, encoding, delimiter, False)
+
+
+for _kind in KIND_HELP:
+    _kind_command(_kind)
 
 
 @apply_app.command("custom-fields")
@@ -110,7 +127,9 @@ def undo(run_id: str) -> None:
 
 @one_line_errors
 def template(
-    kind: str = typer.Argument(..., help="tracking-requests, custom-field-definitions or custom-fields"),
+    kind: str = typer.Argument(
+        ..., help="tracking-requests, custom-field-definitions, custom-fields, new-tracking, stop-tracking or resume-tracking"
+    ),
     output: Path | None = typer.Option(None, "--output", help="Where to write (default: KIND.csv here)."),
 ) -> None:
     """Write a ready-to-fill example spreadsheet (CSV) with the headers and two rows."""

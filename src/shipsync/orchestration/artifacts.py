@@ -47,9 +47,16 @@ def run_counts(records: Sequence[RunRecord], key: str) -> None:
 
 
 def apply_results(report: ApplyReport, key: str) -> None:
-    """A table artifact of a spreadsheet run: rows by status, then the first problems."""
-    rows = [{"status": status, "count": count} for status, count in sorted(report.counts.items())]
-    rows += [{"status": "rejected", "count": 1, "detail": redact(p.describe())} for p in report.problems[:SHOWN]]
+    """A table artifact of a spreadsheet run: rows by status, cells by status, then each kind of
+    problem with its count and first cell (the results file holds every one)."""
+    from shipsync.bulk.record import problem_groups
+
+    rows = [{"counts": "rows", "status": status, "count": count, "detail": ""} for status, count in sorted(report.row_counts.items())]
+    rows += [{"counts": "cells", "status": status, "count": count, "detail": ""} for status, count in sorted(report.counts.items())]
+    rows += [
+        {"counts": "cells", "status": g.status, "count": g.count, "detail": redact(f"{g.column}: {g.reason} (first: {g.examples[0]})")}
+        for g in problem_groups(report.changes, report.problems, first=1)[:SHOWN]
+    ]
     create_table_artifact(key=key, table=rows, description=f"run {report.run_id}: {report.file}", _sync=True)  # type: ignore[call-arg]
 
 

@@ -48,6 +48,9 @@ FlowName = Literal[
     "apply_tracking_requests",
     "apply_custom_field_definitions",
     "apply_custom_fields",
+    "apply_new_tracking",
+    "apply_stop_tracking",
+    "apply_resume_tracking",
     "apply_undo",
     "refresh_definitions",
     "register_webhook",
@@ -60,6 +63,9 @@ APPLY_FLOWS: dict[str, FlowName] = {
     "tracking-requests": "apply_tracking_requests",
     "custom-field-definitions": "apply_custom_field_definitions",
     "custom-fields": "apply_custom_fields",
+    "new-tracking": "apply_new_tracking",
+    "stop-tracking": "apply_stop_tracking",
+    "resume-tracking": "apply_resume_tracking",
 }
 
 # completed_with_errors: some ids were not found or given up after every retry.
@@ -263,9 +269,9 @@ def warehouse_run(
 SINCE_OVERLAP = timedelta(minutes=5)
 
 
-def apply_flows(kind: str) -> tuple[FlowName, ...]:
-    """The ledger's names for a bulk apply of `kind`."""
-    return (APPLY_FLOWS[kind],)
+def apply_flows(*kinds: str) -> tuple[FlowName, ...]:
+    """The ledger's names for bulk applies of `kinds`."""
+    return tuple(APPLY_FLOWS[kind] for kind in kinds)
 
 
 def last_started(con: duckdb.DuckDBPyConnection, flows: Sequence[str], statuses: Sequence[RunStatus] | None = None) -> datetime | None:

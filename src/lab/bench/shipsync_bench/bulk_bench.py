@@ -49,7 +49,7 @@ def knowledge(rows: int) -> Knowledge:
             spec["api_slug"], spec["api_slug"], spec["entity_type"], spec["data_type"], attributes, options
         )
     for n in range(rows):
-        known.containers_by_number[_number(n)] = f"c{n}"
+        known.containers_by_number[_number(n)] = [f"c{n}"]
         if n % 2:  # half the containers already carry a PO number: some updates, some unchanged
             known.values[("container", f"c{n}", "po_number")] = (f"cf{n}", f"PO-{n}" if n % 4 == 1 else "OLD")
     return known
@@ -80,14 +80,15 @@ def validate_in_process(path: Path, rows: int) -> dict[str, object]:
     under pandas), after the others so that it cannot warm their caches."""
     from python_calamine import load_workbook
 
-    from shipsync.bulk.apply import plan_without_gc_pauses, planner_for
+    from shipsync.bulk.apply import plan_without_gc_pauses
+    from shipsync.bulk.kinds import kind_for
     from shipsync.bulk.reader import read_sheet
 
     known = knowledge(rows)
     started = time.perf_counter()
     sheet = read_sheet(path)
     read = time.perf_counter()
-    changes, problems = plan_without_gc_pauses(planner_for("custom-fields"), sheet, known, False)
+    changes, problems = plan_without_gc_pauses(kind_for("custom-fields"), sheet, known, False)
     planned = time.perf_counter()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     del sheet, changes

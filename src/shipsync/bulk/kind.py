@@ -1,6 +1,12 @@
-"""What every bulk kind provides (`Planner`), and what a planner may ask the service for before it
-plans (`RefreshRequest`). `apply.py` runs any planner the same way: check the header, refresh in
-rounds until the planner asks for nothing more, then plan against what the warehouse now knows."""
+"""What a kind of spreadsheet is (`BulkKind`): one type that plans its rows, writes its changes,
+reflects them into the warehouse and reverses them, and what a kind may ask the service for
+before it plans (`RefreshRequest`).
+
+The machinery every kind shares is written once: reading the file (`reader`), refreshing and
+planning in rounds, the dry run and the writes (`apply`, `execute`), the results log and file
+(`record`, `results_file`), the reflection (`reflect`) and the undo ledger (`undo`). A kind holds
+only what is its own.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +16,19 @@ from typing import Protocol
 
 import duckdb
 
+from shipsync.api import AsyncShipsyncClient
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Kind, Problem
+from shipsync.bulk.model import Change, KindName, Problem, UndoImage
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
-from shipsync.warehouse.ledger import apply_flows, changed_since
+from shipsync.bulk.reflect import Reflection
+from shipsync.warehouse.ledger import FlowName, apply_flows, changed_since
 
 
 @dataclass(frozen=True)
 class Scope:
-    """What of the warehouse a planner reads: entities by natural key, tracking requests and shipments."""
+    """What of the warehouse a kind reads: entities by natural key, tracking requests and shipments."""
 
     entities: bool = False
     tracking: bool = False
@@ -39,10 +47,13 @@ class RefreshRequest:
     shipment_ids: Sequence[str] = ()
 
 
-class Planner(Protocol):
-    kind: Kind
+class BulkKind(Protocol):
+    name: KindName
+    flow: FlowName  # the ledger's name of its runs
     scope: Scope
+    undoable: bool  # whether its applied writes keep before-images that `apply undo` reverses
 
+    # Planning.
     def check_structure(self, sheet: Sheet) -> None:
         """Header checks that need no service data (key columns, allowed columns): InputError if bad."""
 
@@ -56,10 +67,28 @@ class Planner(Protocol):
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
         """Every change the file asks for, and every reason a row or cell cannot be applied."""
 
+    # Writing.
+    def phase(self, change: Change) -> int:
+        """When the change is written: every change of phase 0 before any of phase 1, and so on."""
+
+    async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        """Send one change; what the service answered goes into `change.payload` for `reflect`.
+        An ApiError says it was refused (or its outcome is unknown)."""
+
+    # Reflecting.
+    def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
+        """What the applied changes (accepted by the service) changed in the warehouse's copy."""
+
+    # Reversing.
+    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+        """The changes that put back what `images` (newest first) record; each change's row is its
+        image's place in that order (from 1)."""
+
 
 def tracking_since(con: duckdb.DuckDBPyConnection) -> str | None:
-    """Tracking requests changed since the last read of them (a pull or an apply), with overlap."""
-    return changed_since(con, "pull_tracking_requests", *apply_flows("tracking-requests"))
+    """Tracking requests changed since the last complete read of them (a pull, or an apply that
+    reads them the same way), with overlap."""
+    return changed_since(con, "pull_tracking_requests", *apply_flows("tracking-requests", "new-tracking"))
 
 
 def unresolved_numbers(sheet: Sheet, column: str, known: Knowledge) -> list[str]:

@@ -10,23 +10,36 @@ Only the rules the service states are checked here: the four required members, t
 takes, `reference_type` for a `reference` definition, and what its PATCH may not change. Anything
 else (a slug's spelling, a data type it may have added, an enum without options, a rule's value) is
 sent, and a refusal is the service's 422, shown on the row with the member it points at.
+
+Definitions are written before options (a new option may belong to a definition the same run
+creates). Undo deletes what was created, patches back what was edited and creates again the options
+that were removed.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
 
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.account_models import CustomFieldDefinition
 from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
+from shipsync.bulk.kind import RefreshRequest, Scope, rows_of
 from shipsync.bulk.lookup import Definition, Knowledge
-from shipsync.bulk.model import Change, Kind, Problem, skipped
+from shipsync.bulk.model import Action, Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.plan_options import WantedOption, new_options, option_changes, parse_options
-from shipsync.bulk.planner import RefreshRequest, Scope, rows_of
 from shipsync.bulk.reader import Sheet
+from shipsync.bulk.reflect import Reflection, answered
 from shipsync.errors import InputError
+from shipsync.json_text import dumps_or_null
 from shipsync.values import whole_number
+from shipsync.warehouse.declared_rows import declared_tables_batch
+from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.ledger import FlowName
+from shipsync.warehouse.normalize import option_columns
 
 REQUIRED = ("entity_type", "api_slug", "display_name", "data_type")
 OPTIONAL = (
@@ -41,6 +54,10 @@ OPTIONAL = (
     "options",
 )
 EDITABLE = ("display_name", "description", "validation", "default_format", "default_value")
+# Definition attributes kept as JSON in the warehouse.
+JSON_ATTRIBUTES = ("validation", "default_value")
+DEFINITION, OPTION = "custom_field_definition", "custom_field_option"  # the entity types of this kind's changes
+UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 Found = list[tuple[str, str, str]]  # (column, value, reason)
 
 
@@ -116,10 +133,13 @@ def _same(a: Any, b: Any) -> bool:
     return a == b or (a is not None and b is not None and str(a) == str(b))
 
 
-class DefinitionsPlanner:
-    kind: Kind = "custom-field-definitions"
+class DefinitionEdits:
+    name: KindName = "custom-field-definitions"
+    flow: FlowName = "apply_custom_field_definitions"
     scope = Scope()
+    undoable = True
 
+    # Planning.
     def check_structure(self, sheet: Sheet) -> None:
         missing = [c for c in REQUIRED if c not in sheet.headers]
         unknown = [h for h in sheet.headers if h not in (*REQUIRED, *OPTIONAL)]
@@ -161,37 +181,115 @@ class DefinitionsPlanner:
     def _changes(number: int, wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None) -> list[Change]:
         if existing is None:
             payload = {"options": new_options(options or [])}
-            return [
-                Change(
-                    number,
-                    "custom_field_definition",
-                    wanted["api_slug"],
-                    "definition",
-                    "create",
-                    None,
-                    wanted,
-                    payload=payload,
-                    target="definition",
-                )
-            ]
+            return [Change(number, DEFINITION, wanted["api_slug"], "definition", "create", None, wanted, payload=payload)]
         differs = [n for n in EDITABLE if n in wanted and not _same(wanted[n], existing.attributes.get(n))]
         changes: list[Change] = []
         if differs:
             before = {n: existing.attributes.get(n) for n in differs}
             after = {n: wanted[n] for n in differs}
-            changes.append(
-                Change(
-                    number,
-                    "custom_field_definition",
-                    existing.id,
-                    ",".join(differs),
-                    "update",
-                    before,
-                    after,
-                    existing.id,
-                    target="definition",
-                )
-            )
+            changes.append(Change(number, DEFINITION, existing.id, ",".join(differs), "update", before, after, existing.id))
         if options is not None:
             changes.extend(option_changes(number, existing, options))
-        return changes or [skipped(number, "custom_field_definition", existing.id, "definition", "definition", existing.id)]
+        return changes or [skipped(number, DEFINITION, existing.id, "definition", existing.id)]
+
+    # Writing.
+    def phase(self, change: Change) -> int:
+        return 0 if change.entity_type == DEFINITION else 1
+
+    async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        if change.entity_type == DEFINITION:
+            await _write_definition(client, change)
+        else:
+            await _write_option(client, change)
+
+    # Reflecting.
+    def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
+        for change in applied:
+            resource = change.payload.get("resource")
+            if change.action == "delete" and change.resource_id:
+                if change.entity_type == DEFINITION:
+                    into.delete("custom_field_definitions", "id", [change.resource_id])
+                    into.delete("custom_field_options", "definition_id", [change.resource_id])
+                else:
+                    into.delete("custom_field_options", "id", [change.resource_id])
+            elif change.entity_type == DEFINITION and change.action == "create" and resource:
+                into.rows(declared_tables_batch(CustomFieldDefinition, [resource], observed_at=into.observed_at))
+                into.rows(option_columns(str(resource["id"]), change.payload.get("options_created", []), observed_at=into.observed_at))
+            elif change.entity_type == DEFINITION and change.action == "update":
+                for name, value in (change.after or {}).items():
+                    stored: Any = dumps_or_null(value) if name in JSON_ATTRIBUTES else value
+                    sql = f"UPDATE custom_field_definitions SET {ident(name)} = $value, $stamped WHERE id = $id"
+                    into.update("custom_field_definitions", sql, {"value": stored, "id": change.resource_id})
+            elif change.entity_type == OPTION and change.action == "create" and resource:
+                into.rows(option_columns(change.entity_id, [resource], observed_at=into.observed_at))
+            elif change.entity_type == OPTION and change.action == "update":
+                after = change.after or {}
+                sql = "UPDATE custom_field_options SET label = $label, position = $position, $stamped WHERE id = $id"
+                into.update("custom_field_options", sql, {"label": after["label"], "position": after["position"], "id": change.resource_id})
+
+    # Reversing: created ones deleted, edited ones patched back, removed options created again.
+    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+        changes: list[Change] = []
+        for row, image in enumerate(images, start=1):
+            action = UNDO_ACTION[image.action]
+            payload: dict[str, Any] = {"definition_id": image.entity_id} if image.entity_type == OPTION and action == "create" else {}
+            resource_id = None if action == "create" else image.resource_id
+            changes.append(
+                Change(
+                    row, image.entity_type, image.entity_id, image.field, action, image.after, image.before, resource_id, payload=payload
+                )
+            )
+        return changes
+
+
+async def _write_definition(client: AsyncShipsyncClient, change: Change) -> None:
+    definitions = client.custom_field_definitions
+    if change.action == "delete":
+        assert change.resource_id is not None
+        await definitions.delete(change.resource_id)
+        return
+    if change.action == "update":
+        assert change.resource_id is not None
+        updated = await definitions.update(change.resource_id, change.after)
+        change.payload["resource"] = answered(updated.raw, change.after)
+        return
+    attrs = change.after
+    created = await definitions.create(
+        entity_type=attrs["entity_type"],
+        api_slug=attrs["api_slug"],
+        display_name=attrs["display_name"],
+        data_type=attrs["data_type"],
+        description=attrs.get("description"),
+        validation=attrs.get("validation"),
+        default_format=attrs.get("default_format"),
+        default_value=attrs.get("default_value"),
+        reference_type=attrs.get("reference_type"),
+    )
+    change.resource_id = created.id
+    change.payload["resource"] = answered(created.raw, attrs)
+    options = []
+    for option in change.payload.get("options", []):
+        made = await definitions.create_option(created.id, label=option["label"], value=option["value"], position=option["position"])
+        options.append(answered(made.raw, option))
+    change.payload["options_created"] = options
+
+
+async def _write_option(client: AsyncShipsyncClient, change: Change) -> None:
+    definitions = client.custom_field_definitions
+    definition_id = change.entity_id
+    if change.action == "delete":
+        assert change.resource_id is not None
+        await definitions.delete_option(definition_id, change.resource_id)
+        return
+    if change.action == "update":
+        assert change.resource_id is not None
+        updated = await definitions.update_option(
+            definition_id, change.resource_id, label=change.after["label"], position=change.after["position"]
+        )
+        change.payload["resource"] = answered(updated.raw, {"value": change.field, **change.after})
+        return
+    made = await definitions.create_option(
+        definition_id, label=change.after["label"], value=change.after["value"], position=change.after.get("position")
+    )
+    change.resource_id = made.id
+    change.payload["resource"] = answered(made.raw, change.after)

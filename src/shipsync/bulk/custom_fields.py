@@ -1,31 +1,45 @@
 """The custom-fields kind: values on shipments, containers and tracking requests, from a wide file (a
 column per api_slug) or a long one (`entity, api_slug, value`), against the values the warehouse
 knows. Keys: `container_number`, `bill_of_lading`, `request_number`, or `container_id`,
-`shipment_id`, `tracking_request_id`."""
+`shipment_id`, `tracking_request_id`.
+
+A value is created, updated or deleted, reconciling with what the service has: a create the service
+refuses as a duplicate (a value exists already for that entity and slug, perhaps from a create whose
+answer was lost) is found through the entity's own custom-field route and updated instead. The value
+written goes to the warehouse as sent, with what the answer adds. Undo deletes what was created,
+patches back what was changed and creates again what was removed.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.account_models import CustomField
+from shipsync.api.jsonapi import JsonObject
 from shipsync.bulk.cells import Cell, cell_text, cell_value
+from shipsync.bulk.kind import RefreshRequest, Scope, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Definition, Knowledge
-from shipsync.bulk.model import Action, Change, Kind, Problem
-from shipsync.bulk.planner import RefreshRequest, Scope, tracking_since, unresolved_numbers
+from shipsync.bulk.model import Action, Change, KindName, Problem, UndoImage
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
+from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.refresh import definitions_fresh
-from shipsync.errors import InputError
+from shipsync.errors import InputError, NotFoundError, ValidationError
 from shipsync.iso6346 import is_container_number
 from shipsync.values import ValueProblem
+from shipsync.warehouse.declared_rows import declared_tables_batch
+from shipsync.warehouse.ledger import FlowName
 
 ENTITY_COLUMNS = ("shipment_id", "container_id", "tracking_request_id", "bill_of_lading", "container_number", "request_number")
 LONG_COLUMNS = ("entity", "entity_type", "api_slug", "value")
 ID_COLUMNS = {"shipment_id": "shipment", "container_id": "container", "tracking_request_id": "tracking_request"}
 ENTITY_HINTS = {"shipment": "shipment", "container": "container", "cargo": "container", "tracking_request": "tracking_request"}
+UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
 
 @dataclass
@@ -66,12 +80,19 @@ def check_headers(sheet: Sheet, known: Knowledge) -> None:
         )
 
 
+def only_one(entity_type: str, key_name: str, key: str, ids: list[str]) -> str:
+    """The one record a natural key names; a key naming several (a container number on two trips,
+    a bill of lading on two shipments) is refused with the candidates, never resolved to one."""
+    if len(ids) == 1:
+        return ids[0]
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    raise ValueProblem(f"{len(ids)} {entity_type}s have the {key_name} {key} ({shown}): name one by its {entity_type}_id column instead")
+
+
 def _request(key: str, known: Knowledge) -> tuple[str, str]:
     ids = known.tracking_by_number.get(key.upper(), [])
-    if len(ids) == 1:
-        return "tracking_request", ids[0]
     if ids:
-        raise ValueProblem(f"{len(ids)} tracking requests have the number {key}; use tracking_request_id")
+        return "tracking_request", only_one("tracking_request", "request number", key, ids)
     raise ValueProblem(f"tracking request {key} is not known (checked the warehouse and the service)")
 
 
@@ -84,14 +105,14 @@ def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: s
         return _request(key, known)
     # A number the warehouse knows is valid by definition: look it up before checking its digits.
     if column in ("container_number", "entity") and hint in ("", "container") and upper in known.containers_by_number:
-        return "container", known.containers_by_number[upper]
+        return "container", only_one("container", "number", upper, known.containers_by_number[upper])
     if column == "container_number" or (column == "entity" and hint in ("", "container") and is_container_number(key)):
         if column == "container_number" and not is_container_number(key):
             raise ValueProblem(f"not a container number (ISO 6346: 4 letters, 6 digits, check digit): {key!r}")
         raise ValueProblem(f"container {upper} is not in the warehouse (pull the documents that name it first)")
     if column == "bill_of_lading" or (column == "entity" and hint in ("", "shipment") and upper in known.shipments_by_bill):
         if upper in known.shipments_by_bill:
-            return "shipment", known.shipments_by_bill[upper]
+            return "shipment", only_one("shipment", "bill of lading", upper, known.shipments_by_bill[upper])
         raise ValueProblem(f"bill of lading {upper} is not in the warehouse (pull the documents that name it first)")
     entity_type = ID_COLUMNS.get(column, hint)
     if entity_type in ("shipment", "container", "tracking_request"):
@@ -136,10 +157,13 @@ def _long_file_request_numbers(sheet: Sheet, known: Knowledge) -> list[str]:
     return sorted(numbers)
 
 
-class CustomFieldsPlanner:
-    kind: Kind = "custom-fields"
+class CustomFieldValues:
+    name: KindName = "custom-fields"
+    flow: FlowName = "apply_custom_fields"
     scope = Scope(entities=True, tracking=True)
+    undoable = True
 
+    # Planning.
     def check_structure(self, sheet: Sheet) -> None:
         layout_of(sheet)
 
@@ -169,6 +193,36 @@ class CustomFieldsPlanner:
 
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
         return plan(sheet, known, clear_empty=clear_empty)
+
+    # Writing.
+    def phase(self, change: Change) -> int:
+        return 0
+
+    async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        await _write_value(client, change)
+
+    # Reflecting.
+    def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
+        written = [r for c in applied if c.action != "delete" and (r := c.payload.get("resource"))]
+        if written:
+            into.rows(declared_tables_batch(CustomField, written, observed_at=into.observed_at))
+        into.delete("custom_fields", "id", [c.resource_id for c in applied if c.action == "delete" and c.resource_id])
+
+    # Reversing.
+    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+        return [
+            Change(
+                row,
+                image.entity_type,
+                image.entity_id,
+                image.field,
+                UNDO_ACTION[image.action],
+                image.after,
+                image.before,
+                None if image.action == "delete" else image.resource_id,
+            )
+            for row, image in enumerate(images, start=1)
+        ]
 
 
 def _entity_rows(sheet: Sheet, known: Knowledge, layout: Layout, problems: list[Problem]) -> Iterator[tuple[int, list[Cell], str, str]]:
@@ -289,3 +343,60 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
             payload = {"definition_id": definition.id}
             changes.append(Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload=payload))
     return changes, problems
+
+
+def resource_of(value: CustomField, change: Change) -> JsonObject:
+    """The value as the warehouse keeps it: the answer's members, and where the answer left one
+    out (or null), what was sent. A write that happened is never recorded as something else."""
+    entity = value.entity.model_dump() if value.entity else {"type": change.entity_type, "id": change.entity_id}
+    definition_id = value.definition.id if value.definition else change.payload.get("definition_id")
+    relationships: dict[str, Any] = {"entity": {"data": entity}}
+    if definition_id:
+        relationships["definition"] = {"data": {"type": "custom_field_definition", "id": definition_id}}
+    return {
+        "id": value.id,
+        "type": "custom_field",
+        "links": {"self": value.self_link} if value.self_link else {},
+        "attributes": {
+            "api_slug": value.api_slug or change.field,
+            "value": value.value if value.value is not None else change.after,
+            "display_value": value.display_value,
+        },
+        "relationships": relationships,
+    }
+
+
+async def _recover_duplicate(client: AsyncShipsyncClient, change: Change) -> CustomField:
+    existing = [cf for cf in await client.custom_fields.of_entity(change.entity_type, change.entity_id) if cf.api_slug == change.field]
+    if not existing:
+        raise ValidationError("the service refused the value as a duplicate but none was found", errors=())
+    change.action, change.before, change.resource_id = "update", existing[0].value, existing[0].id
+    change.detail = "existed already; updated"
+    if existing[0].value == change.after:
+        return existing[0]
+    return await client.custom_fields.update(existing[0].id, change.after)
+
+
+async def _write_value(client: AsyncShipsyncClient, change: Change) -> None:
+    fields = client.custom_fields
+    if change.action == "delete":
+        assert change.resource_id is not None
+        await fields.delete(change.resource_id)
+        return
+    value: CustomField | None = None
+    if change.action == "update" and change.resource_id:
+        try:
+            value = await fields.update(change.resource_id, change.after)
+        except NotFoundError:
+            change.action, change.before, change.resource_id = "create", None, None  # deleted meanwhile
+    if value is None:
+        try:
+            value = await fields.create(
+                entity_type=change.entity_type, entity_id=change.entity_id, api_slug=change.field, value=change.after
+            )
+            change.resource_id = value.id
+        except ValidationError as exc:
+            if not any(e.pointer == "/data/attributes/api_slug" for e in exc.errors):
+                raise
+            value = await _recover_duplicate(client, change)
+    change.payload["resource"] = resource_of(value, change)

@@ -1,24 +1,33 @@
-"""The tracking-requests kind: key `id` or `request_number`.
+"""The tracking-requests kind: edits of tracking requests, keyed by `id` or `request_number`.
 
 A tracking request's tags and reference numbers belong to the shipment it tracks, so `tags`,
 `ref_numbers` and their `_add`/`_remove` columns become `PATCH /shipments/{id}`, computed against
 the shipment's tags as just read from the service (never overwriting tags someone else set); the
 request's own `ref_number` is the one attribute `PATCH /tracking_requests/{id}` takes, sent only
 when the request's `ref_numbers` (its answers carry no `ref_number`) lack it.
+
+Undo takes out of a shipment's lists what the run added and puts back what it removed, against the
+lists as they are now (what others changed since stays). A request's `ref_number` (which the
+service adds to its shipment's reference numbers and cannot clear) is undone by taking the number
+out of the shipment's `ref_numbers`, the same way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import duckdb
 
+from shipsync.api import AsyncShipsyncClient
 from shipsync.bulk.cells import cell_text, split_list
+from shipsync.bulk.kind import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, Kind, Problem, skipped
-from shipsync.bulk.planner import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
+from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.reader import Sheet
-from shipsync.errors import InputError
+from shipsync.bulk.reflect import Reflection, answered
+from shipsync.errors import ApiError, InputError
+from shipsync.warehouse.ledger import FlowName
 
 LIST_FIELDS = ("tags", "ref_numbers")
 LIST_COLUMNS = ("tags", "tags_add", "tags_remove", "ref_numbers", "ref_numbers_add", "ref_numbers_remove")
@@ -35,10 +44,22 @@ def key_column(sheet: Sheet) -> str:
     raise InputError(f"{sheet.file}: no key column; add `id` or `request_number`")
 
 
-class TrackingRequestsPlanner:
-    kind: Kind = "tracking-requests"
-    scope = Scope(tracking=True)
+def reverse_delta(current: list[str], applied: list[str], restored: list[str]) -> list[str]:
+    """Undo of a list edit against the list as it is now: take out what the edit added, put back
+    what it removed, and leave alone whatever someone else changed since."""
+    added = [v for v in applied if v not in restored]
+    removed = [v for v in restored if v not in applied]
+    kept = [v for v in current if v not in added]
+    return kept + [v for v in removed if v not in kept]
 
+
+class TrackingRequestEdits:
+    name: KindName = "tracking-requests"
+    flow: FlowName = "apply_tracking_requests"
+    scope = Scope(tracking=True)
+    undoable = True
+
+    # Planning.
     def check_structure(self, sheet: Sheet) -> None:
         key = key_column(sheet)
         fixed = [h for h in sheet.headers if h != key and h in NOT_EDITABLE]
@@ -97,7 +118,10 @@ class TrackingRequestsPlanner:
                 problems.append(Problem(number, key, key_text, "no such tracking request (checked the warehouse and the service)"))
                 continue
             if len(ids) > 1:
-                problems.append(Problem(number, key, key_text, f"{len(ids)} tracking requests have this number; use the id column"))
+                shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+                problems.append(
+                    Problem(number, key, key_text, f"{len(ids)} tracking requests have this number ({shown}); use the id column")
+                )
                 continue
             tr_id = ids[0]
             if tr_id in seen:
@@ -107,8 +131,78 @@ class TrackingRequestsPlanner:
             row_changes, row_problems = _row_changes(number, row, known.tracking_requests[tr_id], known, shipments_seen)
             problems.extend(row_problems)
             if not row_problems:
-                changes.extend(row_changes or [skipped(number, "tracking_request", tr_id, "(none)", "tracking_request", tr_id)])
+                changes.extend(row_changes or [skipped(number, "tracking_request", tr_id, "(none)", tr_id)])
         return changes, problems
+
+    # Writing: a request's `ref_number` joins its shipment's reference numbers, so it is written
+    # after the shipment's own lists, or a list written after it would take it out again.
+    def phase(self, change: Change) -> int:
+        return 1 if change.entity_type == "tracking_request" else 0
+
+    async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        if change.entity_type == "shipment":
+            await _write_shipment_list(client, change)
+            return
+        updated = await client.tracking_requests.update(change.entity_id, ref_number=change.after)
+        # The answer shows the number in `ref_numbers`; where it is silent, what was there and the number.
+        shown = updated.ref_numbers if updated.ref_numbers is not None else [*(change.before or []), change.after]
+        change.payload["resource"] = answered(updated.raw, {"ref_numbers": shown})
+
+    # Reflecting: the shipment's list, shown by the requests that track it too; a request's
+    # reference numbers as its answer showed them, on the request and its shipment.
+    def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
+        for change in applied:
+            if change.entity_type == "shipment":
+                values = {"values": list(change.after or []), "id": change.entity_id}
+                column = "tags" if change.field == "tags" else "ref_numbers"
+                into.update("shipments", f"UPDATE shipments SET {column} = $values, $stamped WHERE id = $id", values)
+                sql = f"UPDATE tracking_requests SET {column} = $values, $stamped WHERE tracked_object_id = $id"
+                into.update("tracking_requests", sql, values)
+                continue
+            shown = ((change.payload.get("resource") or {}).get("attributes") or {}).get("ref_numbers")
+            if not isinstance(shown, list):
+                continue
+            values = {"values": list(shown), "id": change.entity_id}
+            into.update("tracking_requests", "UPDATE tracking_requests SET ref_numbers = $values, $stamped WHERE id = $id", values)
+            of_request = "(SELECT tracked_object_id FROM tracking_requests WHERE id = $id)"
+            shipment = f"UPDATE shipments SET ref_numbers = $values, $stamped WHERE id = {of_request}"
+            into.update("shipments", shipment, values)
+
+    # Reversing.
+    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+        shipments: dict[str, str | None] = dict(con.execute("SELECT id, tracked_object_id FROM tracking_requests").fetchall())
+        changes: list[Change] = []
+        for row, image in enumerate(images, start=1):
+            if image.entity_type == "tracking_request" and isinstance(image.after, str):
+                changes.append(_reference_number_undo(row, shipments.get(image.entity_id), image.before, image.after, image.entity_id))
+                continue
+            delta = {"delta": True}
+            changes.append(
+                Change(row, "shipment", image.entity_id, image.field, "update", image.after, image.before, image.resource_id, payload=delta)
+            )
+        return changes
+
+
+async def _write_shipment_list(client: AsyncShipsyncClient, change: Change) -> None:
+    wanted: list[str] = list(change.after or [])
+    if change.payload.get("delta"):  # an undo: against the shipment's list as it is now
+        current = getattr(await client.shipments.get(change.entity_id), change.field)
+        if current is None:
+            raise ApiError(f"the service did not say the shipment's current {change.field}; not changed")
+        wanted = reverse_delta(current, list(change.before or []), wanted)
+        change.after = wanted
+    shipment = await client.shipments.update(change.entity_id, **{change.field: wanted})
+    change.payload["resource"] = answered(shipment.raw, {change.field: wanted})
+
+
+def _reference_number_undo(row: int, shipment_id: str | None, shown: Any, number: str, tr_id: str) -> Change:
+    """Undo of a request's `ref_number`: take the number out of its shipment's reference numbers."""
+    if not shipment_id:
+        detail = "the request tracks no shipment whose reference numbers could be changed back; left as it is"
+        return Change(row, "tracking_request", tr_id, "ref_number", "skip", status="failed", detail=detail)
+    before = [str(n) for n in shown] if isinstance(shown, list) else []
+    applied = before if number in before else [*before, number]
+    return Change(row, "shipment", shipment_id, "ref_numbers", "update", applied, before, shipment_id, payload={"delta": True})
 
 
 def _wanted_list(row: dict[str, str], name: str, current: list[str]) -> list[str]:
@@ -147,23 +241,10 @@ def _row_changes(
                     continue
                 wanted = _wanted_list(row, name, current)
                 if wanted != current:
-                    changes.append(
-                        Change(
-                            number,
-                            "shipment",
-                            shipment_id,
-                            name,
-                            "update",
-                            current,
-                            wanted,
-                            shipment_id,
-                            target="shipment",
-                            payload={"tracking_request_id": tr_id},
-                        )
-                    )
+                    payload = {"tracking_request_id": tr_id}
+                    changes.append(Change(number, "shipment", shipment_id, name, "update", current, wanted, shipment_id, payload=payload))
     wanted_ref = row.get("ref_number", "").strip()
     shown = list(request.get("ref_numbers") or [])
     if wanted_ref and wanted_ref not in shown:
-        edit = Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id, target="tracking_request")
-        changes.append(edit)
+        changes.append(Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id))
     return changes, problems

@@ -1,0 +1,241 @@
+"""The new-tracking kind: start tracking the numbers a spreadsheet lists (`POST /tracking_requests`).
+
+A row names what the number is (`request_type`: bill of lading, booking or container), the number
+(`request_number`) and its carrier (`scac`; empty asks the service to detect it,
+`auto_detect_vocc_scac`), with optional `ref_numbers` and `shipment_tags` (lists in one cell) and
+custom field values staged for the shipment and its containers before they exist
+(`initial_custom_fields`): a column `shipment.SLUG` or `container.SLUG` per field, each slug checked
+against the account's definitions before anything is sent.
+
+A number the account already tracks (a request pending, awaiting its manifest or created) is not
+sent again, nor one whose request with the same carrier (or detection) failed, so a re-run of the
+same file creates nothing new. A row the service refuses shows the
+service's message with the member it points at, and what the service reads the number as
+(`POST /tracking_requests/infer_number`). A request whose carrier is being detected is answered
+`pending`; a pull or a webhook delivery settles it to `created` or `failed` in `tracking_requests`,
+which `bulk_results.entity_id` (the new request's id) joins, and a re-run of the file says which.
+
+Starting to track is not undone by `apply undo`: stopping is its own spreadsheet (`stop-tracking`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from shipsync.api import AsyncShipsyncClient
+from shipsync.api.account_models import TrackingRequest
+from shipsync.bulk.cells import cell_text, cell_value, split_list
+from shipsync.bulk.execute import refused
+from shipsync.bulk.kind import RefreshRequest, Scope, tracking_since
+from shipsync.bulk.lookup import Definition, Knowledge
+from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
+from shipsync.bulk.reader import Sheet
+from shipsync.bulk.reflect import Reflection
+from shipsync.bulk.refresh import definitions_fresh
+from shipsync.errors import ApiError, AuthenticationError, InputError, OutcomeUnknownError
+from shipsync.values import ValueProblem
+from shipsync.warehouse.declared_rows import declared_tables_batch
+from shipsync.warehouse.ledger import FlowName
+
+REQUEST_TYPES = ("bill_of_lading", "booking_number", "container")
+# What people write for a request type, as the service names it.
+TYPE_ALIASES = {"bl": "bill_of_lading", "bol": "bill_of_lading", "mbl": "bill_of_lading", "booking": "booking_number"}
+# A request in one of these is tracking its number (the service refuses a second as a duplicate).
+ACTIVE = ("pending", "awaiting_manifest", "created")
+PLAIN_COLUMNS = ("request_type", "request_number", "scac", "ref_numbers", "shipment_tags")
+FIELD_PARTS = {"shipment": ("shipment", "shipment"), "container": ("containers", "container")}  # prefix -> (part, entity)
+
+
+def request_type_of(text: str) -> str | None:
+    """`Bill of lading`, `bill-of-lading`, `BL` ... -> `bill_of_lading`; None if it is none of them."""
+    name = "_".join(text.strip().lower().replace("-", " ").split())
+    name = TYPE_ALIASES.get(name, name)
+    return name if name in REQUEST_TYPES else None
+
+
+def field_columns(sheet: Sheet) -> list[tuple[str, str, str]]:
+    """(column, prefix, api_slug) of each `shipment.SLUG` / `container.SLUG` column."""
+    found = []
+    for header in sheet.headers:
+        prefix, dot, slug = header.partition(".")
+        if dot and prefix in FIELD_PARTS and slug:
+            found.append((header, prefix, slug))
+    return found
+
+
+def _settled(request: dict[str, Any]) -> str:
+    status = request.get("status") or "unknown"
+    reason = f": {request['failed_reason']}" if request.get("failed_reason") else ""
+    return f"{status}{reason}"
+
+
+class NewTracking:
+    name: KindName = "new-tracking"
+    flow: FlowName = "apply_new_tracking"
+    scope = Scope(tracking=True)
+    undoable = False
+
+    # Planning.
+    def check_structure(self, sheet: Sheet) -> None:
+        missing = [c for c in ("request_type", "request_number") if c not in sheet.headers]
+        if missing:
+            raise InputError(f"{sheet.file}: missing column(s) {', '.join(missing)}")
+        fields = {column for column, _, _ in field_columns(sheet)}
+        unknown = [h for h in sheet.headers if h not in PLAIN_COLUMNS and h not in fields]
+        if unknown:
+            raise InputError(
+                f"{sheet.file}: unknown column(s) {', '.join(unknown)}; new tracking takes {', '.join(PLAIN_COLUMNS)} "
+                "and shipment.SLUG / container.SLUG for custom field values"
+            )
+
+    def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
+        for column, prefix, slug in field_columns(sheet):
+            definition = known.definitions.get(slug)
+            entity = FIELD_PARTS[prefix][1]
+            if definition is None:
+                raise InputError(f"{sheet.file}: column {column}: the account has no custom field definition {slug!r}")
+            if definition.applies_to != entity:
+                raise InputError(f"{sheet.file}: column {column}: {slug!r} is a field of the {definition.applies_to}, not the {entity}")
+
+    def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number > 0:
+            return None
+        index = sheet.headers.index("request_number")
+        numbers = sorted({cell_text(row[index]).strip() for row in sheet.rows if index < len(row)} - {""})
+        stale_definitions = bool(field_columns(sheet)) and not definitions_fresh(con)
+        # Every listed number as the service has it now: tracked already, and how it settled.
+        return RefreshRequest(
+            definitions=stale_definitions, tracking_requests=True, tracking_since=tracking_since(con), request_numbers=numbers
+        )
+
+    def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
+        index = {h: i for i, h in enumerate(sheet.headers)}
+        fields = [(column, FIELD_PARTS[prefix][0], known.definitions[slug]) for column, prefix, slug in field_columns(sheet)]
+        changes: list[Change] = []
+        problems: list[Problem] = []
+        seen: dict[str, int] = {}
+        for cells, number in zip(sheet.rows, sheet.row_numbers, strict=True):
+            if number in sheet.ragged:
+                problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
+                continue
+            row = {h: cell_text(cells[i]).strip() for h, i in index.items()}
+            request, row_problems = _request(number, row, cells, index, fields)
+            if row_problems:
+                problems.extend(row_problems)
+                continue
+            request_number = row["request_number"].upper()
+            if request_number in seen:
+                problems.append(
+                    Problem(number, "request_number", row["request_number"], f"the same number is in row {seen[request_number]}")
+                )
+                continue
+            seen[request_number] = number
+            tracking = [known.tracking_requests[i] for i in known.tracking_by_number.get(request_number, [])]
+            active = [t for t in tracking if (t.get("status") or "pending") in ACTIVE]
+            if active:
+                first = active[0]
+                detail = f"already tracked by tracking request {first['id']} ({_settled(first)})"
+                changes.append(skipped(number, "tracking_request", first["id"], "request", first["id"], detail))
+                continue
+            # The same ask as one that failed fails again: a re-run of the file sends it no more.
+            same = [t for t in tracking if (t.get("scac") or "") == request.get("scac", "")]
+            if same:
+                reason = f"tracking request {same[0]['id']} for this number failed ({_settled(same[0])}); give another scac to try again"
+                problems.append(Problem(number, "request_number", row["request_number"], reason))
+                continue
+            earlier = f"an earlier request with scac {tracking[0].get('scac')} failed ({_settled(tracking[0])})" if tracking else ""
+            changes.append(Change(number, "tracking_request", request_number, "request", "create", None, request, detail=earlier))
+        return changes, problems
+
+    # Writing.
+    def phase(self, change: Change) -> int:
+        return 0
+
+    async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        try:
+            created = await client.tracking_requests.create(change.after)
+        except (AuthenticationError, OutcomeUnknownError):
+            raise
+        except ApiError as exc:
+            raise ApiError(refused(exc) + await _number_hint(client, change.after["request_number"])) from None
+        change.entity_id = change.resource_id = created.id
+        change.payload["resource"] = created.raw
+        status = created.status or "unknown"
+        change.detail = (
+            f"tracking request {created.id}: {status}; the carrier is being detected: a pull or webhook says if created or failed"
+            if status == "pending"
+            else f"tracking request {created.id}: {status}"
+        )
+
+    # Reflecting: the new request as the service answered it.
+    def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
+        resources = [c.payload["resource"] for c in applied if c.payload.get("resource")]
+        if resources:
+            into.rows(declared_tables_batch(TrackingRequest, resources, observed_at=into.observed_at))
+
+    # Reversing.
+    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+        raise InputError("starting to track is not undone: stop tracking with `shipsync apply stop-tracking`")
+
+
+def _request(
+    number: int, row: dict[str, str], cells: Sequence[Any], index: dict[str, int], fields: Sequence[tuple[str, str, Definition]]
+) -> tuple[dict[str, Any], list[Problem]]:
+    """The create's attributes for one row, or why the row cannot be sent."""
+    problems: list[Problem] = []
+    request_type = request_type_of(row["request_type"])
+    if request_type is None:
+        problems.append(Problem(number, "request_type", row["request_type"], f"use one of {', '.join(REQUEST_TYPES)}"))
+    if not row["request_number"]:
+        problems.append(Problem(number, "request_number", "", "the number is empty"))
+    scac = row.get("scac", "").upper()
+    if scac and (len(scac) != 4 or not scac.isalpha()):
+        problems.append(Problem(number, "scac", row["scac"], "a SCAC is 4 letters (leave it empty to have the service detect the carrier)"))
+    attributes: dict[str, Any] = {"request_type": request_type, "request_number": row["request_number"]}
+    attributes.update({"scac": scac} if scac else {"auto_detect_vocc_scac": True})
+    for name in ("ref_numbers", "shipment_tags"):
+        if row.get(name):
+            attributes[name] = split_list(row[name])
+    staged: dict[str, list[dict[str, Any]]] = {}
+    for column, part, definition in fields:
+        cell = cells[index[column]]
+        if not cell_text(cell).strip():
+            continue
+        try:
+            value = cell_value(cell, definition.rules, definition.labels)
+        except ValueProblem as exc:
+            problems.append(Problem(number, column, cell, str(exc)))
+            continue
+        staged.setdefault(part, []).append({"api_slug": definition.api_slug, "value": value})
+    if staged:
+        attributes["initial_custom_fields"] = staged
+    return attributes, problems
+
+
+async def _number_hint(client: AsyncShipsyncClient, number: str) -> str:
+    """What the service reads a refused row's number as, to say why it could not place it."""
+    try:
+        guess = await client.tracking_requests.infer_number(number)
+    except (AuthenticationError, OutcomeUnknownError):
+        raise
+    except ApiError as exc:
+        return f" (the service does not read {number!r} as a number it tracks: {refused(exc)})"
+    validation = _object(guess.get("validation"))
+    line = _object(guess.get("shipping_line"))
+    parts = [f"the service reads {number!r} as a {str(guess.get('number_type') or 'number').replace('_', ' ')}"]
+    if validation.get("is_valid") is False:
+        parts.append(f"not valid ({validation.get('reason') or 'no reason given'})")
+    selected = _object(line.get("selected")).get("scac")
+    candidates = [str(c["scac"]) for c in line.get("candidates") or [] if isinstance(c, dict) and c.get("scac")]
+    if selected:
+        parts.append(f"carrier {selected}")
+    elif candidates:
+        parts.append(f"carrier one of {', '.join(candidates)}")
+    return f" ({'; '.join(parts)})"
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
