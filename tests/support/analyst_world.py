@@ -31,6 +31,16 @@ def box(id_: str, number: str, **attributes: Any) -> dict[str, Any]:
     }
 
 
+def estimate(id_: str, event: str, *, arrival: str, made: str) -> dict[str, Any]:
+    """An estimate of shipment s-1's arrival, made at `made`."""
+    return {
+        "id": id_,
+        "type": "estimated_event",
+        "attributes": {"event": event, "estimated_timestamp": arrival, "created_at": made},
+        "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}},
+    }
+
+
 def world(warehouse: Path) -> None:
     hold = [{"name": "customs", "status": "hold", "description": None}]
     resources = [
@@ -100,28 +110,9 @@ def world(warehouse: Path) -> None:
             "attributes": {"event": "container.transport.vessel_discharged", "timestamp": day(-5), "location_locode": "USLAX"},
             "relationships": {"container": {"data": {"type": "container", "id": "c-1"}}},
         },
-        {
-            "id": "ee-1",
-            "type": "estimated_event",
-            "attributes": {"event": "shipment.estimated.arrival", "estimated_timestamp": day(-10), "created_at": day(-20)},
-            "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}},
-        },
+        estimate("ee-1", "shipment.estimated.arrival", arrival=day(-10), made=day(-20)),
         # The same estimate, repeated by a container: one estimate.
-        {
-            "id": "ee-2",
-            "type": "estimated_event",
-            "attributes": {
-                "event": "container.transport.estimated.vessel_arrived",
-                "estimated_timestamp": day(-10),
-                "created_at": day(-20),
-            },
-            "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}},
-        },
-        {
-            "id": "ee-3",
-            "type": "estimated_event",
-            "attributes": {"event": "shipment.estimated.arrival", "estimated_timestamp": day(-9), "created_at": day(-15)},
-            "relationships": {"shipment": {"data": {"type": "shipment", "id": "s-1"}}},
-        },
+        estimate("ee-2", "container.transport.estimated.vessel_arrived", arrival=day(-10), made=day(-20)),
+        estimate("ee-3", "shipment.estimated.arrival", arrival=day(-9), made=day(-15)),
     ]
     write_now(warehouse, declared_batch(resources, observed_at=day(0)))
