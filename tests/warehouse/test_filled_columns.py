@@ -118,6 +118,7 @@ def world_columns() -> list[Any]:
     return [pytest.param(n, marks=pytest.mark.skip(reason=NOT_IN_THE_WORLD[n]) if n in NOT_IN_THE_WORLD else (), id=n) for n in names]
 
 
+@pytest.mark.slow  # a seeded account pulled whole and twelve journeys delivered: ~40 s for the module
 @pytest.mark.parametrize("column", world_columns())
 def test_the_sandboxs_world_fills_the_column(world_filled: set[str], column: str) -> None:
     assert column in world_filled, f"{column} is empty in every row the pull and the deliveries wrote"
