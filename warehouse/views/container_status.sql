@@ -1,10 +1,22 @@
 -- One row per container: where it is and what stands between it and pickup. Number, bill of lading,
--- carrier, status, port of discharge (and its metro area) and terminal, ETA, arrival, discharge,
--- availability, last free day and days until it, holds, fees, and the last milestone and when.
+-- carrier, status, port of discharge (and its metro area) and terminal, where it is picked up (the
+-- terminal, or the inland rail terminal for a box that goes on by rail), ETA, arrival, discharge,
+-- availability, last free day there and days until it, holds in force (at the terminal or at the
+-- inland facility), fees, and the last milestone.
+-- Days count from today, or from the day in the variable `as_of` (`SET VARIABLE as_of = DATE '...'`).
 CREATE OR REPLACE VIEW container_status AS
 WITH last_milestone AS (
     SELECT container_id, arg_max(event, timestamp) AS event, max(timestamp) AS at
     FROM transport_events WHERE timestamp IS NOT NULL GROUP BY container_id
+), boxes AS (
+    SELECT c.*,
+           -- A box that goes on by rail is picked up (and held, and charged) at the inland facility.
+           (c.pod_rail_carrier_scac IS NOT NULL OR c.pod_rail_loaded_at IS NOT NULL OR c.ind_rail_unloaded_at IS NOT NULL
+            OR c.ind_facility_lfd_on IS NOT NULL OR c.current_status IN ('awaiting_inland_transfer', 'on_rail')) AS by_rail,
+           coalesce(CAST(c.pickup_lfd AS DATE), c.ind_facility_lfd_on) AS last_free_day,
+           CASE WHEN c.holds_at_pod_terminal IS NOT NULL OR c.ind_facility_holds IS NOT NULL
+                THEN list_concat(coalesce(c.holds_at_pod_terminal, []), coalesce(c.ind_facility_holds, [])) END AS listed_holds
+    FROM containers c
 )
 SELECT
     c.id AS container_id,
@@ -17,22 +29,32 @@ SELECT
     coalesce(p.name, s.port_of_discharge_name) AS pod_name,
     m.name AS pod_metro_area,
     t.name AS pod_terminal,
+    coalesce(f.name, CASE WHEN c.by_rail AND s.destination_terminal_type = 'rail_terminal' THEN d.name END, t.name) AS pickup_facility,
     s.pod_eta_at,
     c.pod_arrived_at,
     c.pod_discharged_at,
     c.availability_known,
     c.available_for_pickup,
     c.pickup_lfd,
-    date_diff('day', current_date, CAST(c.pickup_lfd AS DATE)) AS days_until_lfd,
+    c.ind_facility_lfd_on,
+    c.last_free_day,
+    date_diff('day', coalesce(CAST(getvariable('as_of') AS DATE), current_date), c.last_free_day) AS days_until_lfd,
     c.pod_full_out_at,
-    c.has_holds,
-    [h.name FOR h IN c.holds_at_pod_terminal IF h.status = 'hold'] AS holds,
-    c.fee_total,
+    c.final_destination_full_out_at,
+    -- NULL when neither the terminal nor the facility sent a list.
+    CASE WHEN c.listed_holds IS NOT NULL THEN coalesce(list_bool_or([h.status = 'hold' FOR h IN c.listed_holds]), false) END AS has_holds,
+    [h.name FOR h IN coalesce(c.listed_holds, []) IF h.status = 'hold'] AS holds,
+    -- The terminal's total, else the inland facility's (its `total` line, else the sum of its lines).
+    coalesce(c.fee_total,
+             list_sum([f.amount FOR f IN c.ind_facility_fees IF f.type = 'total']),
+             list_sum([f.amount FOR f IN c.ind_facility_fees IF f.type IS DISTINCT FROM 'total'])) AS fee_total,
     l.event AS last_milestone,
     l.at AS last_milestone_at
-FROM containers c
+FROM boxes c
 LEFT JOIN shipments s ON s.id = c.shipment_id
 LEFT JOIN ports p ON p.id = s.port_of_discharge_id
 LEFT JOIN metro_areas m ON m.code = s.port_of_discharge_locode
 LEFT JOIN terminals t ON t.id = c.pod_terminal_id
+LEFT JOIN terminals f ON f.id = c.pickup_facility_id
+LEFT JOIN terminals d ON d.id = s.destination_terminal_id
 LEFT JOIN last_milestone l ON l.container_id = c.id;

@@ -1,14 +1,21 @@
 -- How far each shipment's arrival slipped: the original ETA at the port of discharge against the
 -- current one (or the actual arrival), the estimates of that arrival the service sent (the
 -- shipment's and its containers' estimated events of the vessel's arrival: one estimate however many
--- copies, counted by when it was made) and the container changesets that moved an ETA.
+-- containers repeat it, oldest made first) and the container changesets that moved an ETA.
 CREATE OR REPLACE VIEW eta_changes AS
-WITH estimates AS (
-    SELECT shipment_id, count(DISTINCT created_at) AS estimates, min(estimated_timestamp) AS earliest_estimate,
-           max(estimated_timestamp) AS latest_estimate, arg_max(estimated_timestamp, created_at) AS last_estimate,
-           max(created_at) AS last_estimate_made_at
+WITH made AS (
+    SELECT DISTINCT shipment_id, created_at AS made_at, estimated_timestamp AS estimated_arrival
     FROM estimated_events
     WHERE event IN ('shipment.estimated.arrival', 'container.transport.estimated.vessel_arrived')
+), estimates AS (
+    SELECT shipment_id,
+           list({'made_at': made_at, 'estimated_arrival': estimated_arrival} ORDER BY made_at NULLS FIRST, estimated_arrival) AS estimates,
+           count(*) AS estimate_count,
+           min(estimated_arrival) AS earliest_estimated_arrival,
+           max(estimated_arrival) AS latest_estimated_arrival,
+           arg_max(estimated_arrival, made_at) AS last_estimate,
+           max(made_at) AS last_estimate_made_at
+    FROM made
     GROUP BY shipment_id
 ), changesets AS (
     SELECT c.shipment_id, count(*) AS eta_changesets
@@ -24,9 +31,10 @@ SELECT
     s.pod_eta_at,
     s.pod_ata_at,
     round(epoch(coalesce(s.pod_ata_at, s.pod_eta_at) - s.pod_original_eta_at) / 86400, 2) AS slip_days,
-    coalesce(e.estimates, 0) AS estimates,
-    e.earliest_estimate,
-    e.latest_estimate,
+    coalesce(e.estimates, []) AS estimates,
+    coalesce(e.estimate_count, 0) AS estimate_count,
+    e.earliest_estimated_arrival,
+    e.latest_estimated_arrival,
     e.last_estimate,
     e.last_estimate_made_at,
     coalesce(ch.eta_changesets, 0) AS eta_changesets

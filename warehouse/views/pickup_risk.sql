@@ -1,7 +1,8 @@
 -- Containers at risk of demurrage. `containers_awaiting_pickup`: every container discharged or
--- available and not picked up, with its last free day, holds and why it may be at risk. `pickup_risk`: those on hold
--- or with a last free day passed or within 3 days (for another horizon, filter `containers_awaiting_pickup`:
--- `WHERE days_until_lfd <= 7 OR has_holds`). Plain views, so the published copy has them too.
+-- available and not picked up (nor waiting to go on by rail), with its last free day where it is
+-- picked up, holds and why it may be at risk. `pickup_risk`: those on hold or with a last free day
+-- passed or within 3 days (for another horizon, filter `containers_awaiting_pickup`:
+-- `WHERE days_until_lfd <= 7 OR has_holds`). Days count from today, or from the variable `as_of`.
 CREATE OR REPLACE VIEW containers_awaiting_pickup AS
 SELECT
     container_number,
@@ -9,9 +10,11 @@ SELECT
     carrier,
     pod_locode,
     pod_terminal,
+    pickup_facility,
     current_status,
     available_for_pickup,
     pickup_lfd,
+    last_free_day,
     days_until_lfd,
     has_holds,
     holds,
@@ -22,8 +25,8 @@ SELECT
         CASE WHEN has_holds THEN 'on hold: ' || array_to_string(holds, ', ') END) AS risk
 FROM container_status
 WHERE (pod_discharged_at IS NOT NULL OR available_for_pickup)
-  AND pod_full_out_at IS NULL
-  AND coalesce(current_status, '') NOT IN ('picked_up', 'delivered', 'empty_returned', 'off_dock', 'on_rail', 'dropped');
+  AND pod_full_out_at IS NULL AND final_destination_full_out_at IS NULL
+  AND coalesce(current_status, '') NOT IN ('picked_up', 'delivered', 'empty_returned', 'off_dock', 'on_rail', 'dropped', 'awaiting_inland_transfer');
 
 CREATE OR REPLACE VIEW pickup_risk AS
 SELECT * FROM containers_awaiting_pickup

@@ -37,6 +37,8 @@ class TrackingRequest(Declared):
     retry_count: int | None = None
     tracked_object: Ref | None = polymorphic("shipment")
     customer: Ref | None = None
+    # Who made the request (the reference's examples name one; null when the service does not say).
+    user: Ref | None = None
 
 
 class CustomFieldDefinition(Declared):
@@ -106,3 +108,4 @@ class Webhook(Declared):
     secret: str | None = secret()
     # The service answers `headers: null` when none were set.
     headers: list[WebhookHeader] = Field(default_factory=list)
+    created_at: datetime | None = None

@@ -226,6 +226,7 @@ class ContainerEvent(Declared):
     timezone: str | None = None
     data_source: DataSource | None = None
     container: Ref | None = None
+    shipment: Ref | None = None
     terminal: Ref | None = polymorphic("terminal", "rail_terminal")
 
 

@@ -209,13 +209,14 @@ ORDER BY week, measure
 )
 
 # The pickup_risk view's rows, with the days left counted to the report's as-of rather than to
-# today: a warehouse of last year is at risk as of its own days.
+# today: a warehouse of last year is at risk as of its own days. A box that went on by rail is due
+# at its inland facility (`last_free_day`, `pickup_facility`).
 PICKUP_RISK = ReportQuery(
     "pickup_risk",
     """
-SELECT container_number, bill_of_lading, carrier, pod_locode AS port, pod_terminal AS terminal, current_status AS status,
-       CAST(pickup_lfd AS DATE) AS "last free day",
-       date_diff('day', CAST(timezone('UTC', {as_of}) AS DATE), CAST(pickup_lfd AS DATE)) AS "days left", holds, fee_total AS fees
+SELECT container_number, bill_of_lading, carrier, pod_locode AS port, pickup_facility AS terminal, current_status AS status,
+       last_free_day AS "last free day",
+       date_diff('day', CAST(timezone('UTC', {as_of}) AS DATE), last_free_day) AS "days left", holds, fee_total AS fees
 FROM containers_awaiting_pickup
 WHERE "days left" <= 3 OR has_holds
 ORDER BY "days left" NULLS LAST, container_number

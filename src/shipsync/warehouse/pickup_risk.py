@@ -9,7 +9,7 @@ import duckdb
 def pickup_risk_lines(con: duckdb.DuckDBPyConnection, *, days: int = 3, limit: int = 10) -> list[str]:
     """One line per container at risk within `days` (most urgent first), or one line saying none is."""
     rows = con.execute(
-        "SELECT container_number, bill_of_lading, pod_locode, pod_terminal, strftime(pickup_lfd, '%Y-%m-%d'), risk, fee_total "
+        "SELECT container_number, bill_of_lading, pod_locode, pickup_facility, strftime(last_free_day, '%Y-%m-%d'), risk, fee_total "
         "FROM containers_awaiting_pickup WHERE days_until_lfd <= ? OR has_holds "
         "ORDER BY days_until_lfd NULLS LAST, container_number LIMIT ?",
         [days, limit],

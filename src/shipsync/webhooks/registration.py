@@ -105,6 +105,7 @@ def register_webhook(
                 "active": webhook.active if webhook.active is not None else active,
                 "events": webhook.events or kinds,
                 "headers": [h.model_dump() for h in webhook.headers],
+                "created_at": webhook.created_at.isoformat() if webhook.created_at else None,
             },
         }
         write_batch(run.warehouse, webhook_columns([resource], observed_at=observed_now()))

@@ -54,8 +54,10 @@ def shipping_line_resource(scac: str) -> Resource:
             "container_number_tracking_support": container,
             # What the line reports of a container, as the real service says (`_notes` beside each).
             "provided_data": {"seal_number": bl, "seal_number_notes": "", "weight_in_lbs": booking, "weight_in_lbs_notes": ""},
-            "tracking_url": None,
-            "contact_url": None,
+            # The line's own pages (made-up addresses): tracking with the number in place of `${BLNUM}`
+            # where the line tracks bills of lading, and how to reach it.
+            "tracking_url": f"https://{scac.lower()}.line.test/track/${{BLNUM}}" if bl else None,
+            "contact_url": f"https://{scac.lower()}.line.test/contact",
         },
         "links": {"self": f"/v2/shipping_lines/{line_id}"},
     }

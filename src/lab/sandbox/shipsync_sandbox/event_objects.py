@@ -63,8 +63,11 @@ def estimated_event(shipment: ShipmentPlan, kind: str, made_at: datetime, estima
     }
 
 
-def record_event(kind: str, container_id: str, at: datetime, locode: str, terminal: tuple[str, str] | None, **attributes: Any) -> Resource:
-    """A change of the container's record (`container.updated` passes its `changeset`)."""
+def record_event(
+    kind: str, container_id: str, shipment_id: str, at: datetime, locode: str, terminal: tuple[str, str] | None, **attributes: Any
+) -> Resource:
+    """A change of the container's record (`container.updated` passes its `changeset`); it names the
+    container, its shipment and the terminal."""
     type_ = RECORD_EVENT_TYPES[kind]
     return {
         "id": stable_id(type_, container_id, iso(at)),
@@ -72,6 +75,7 @@ def record_event(kind: str, container_id: str, at: datetime, locode: str, termin
         "attributes": {**attributes, "timestamp": iso(at), "timezone": place_time_zone(locode), "data_source": "terminal"},
         "relationships": {
             "container": _ref("container", container_id),
+            "shipment": _ref("shipment", shipment_id),
             "terminal": _ref(terminal[0], terminal[1]) if terminal else _ref("terminal", None),
         },
     }

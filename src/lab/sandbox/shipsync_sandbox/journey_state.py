@@ -1,6 +1,11 @@
 """A shipment or container as the service shows it at one instant of its planned journey: every
-member of `docs/tracking-model.md` (32 shipment attributes, 37 container attributes), its
-relationships, and the container's past transport events."""
+member of `docs/tracking-model.md` (32 shipment attributes, 37 container attributes) and those the
+real service sends beyond it, its relationships, and the container's past transport events (each
+read from a raw event of the carrier or terminal, named by the event and listed by the container).
+
+A box that goes inland by rail is held (in bond) and charged at its inland facility, not at the
+port: its holds and fees are the facility's (`ind_facility_holds`, `ind_facility_fees`), from its
+unloading there; a box picked up at the port has them at the terminal."""
 
 from __future__ import annotations
 
@@ -145,6 +150,9 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
     if rail and status == "not_available" and "container.transport.rail_loaded" not in seen:
         status = "awaiting_inland_transfer"
     holding = bool(plan.holds) and discharged and (plan.released_at is None or now < plan.released_at)
+    # At the inland facility once unloaded there; held until the box is available (released in bond).
+    at_facility = bool(rail) and "container.transport.rail_unloaded" in seen
+    held_at_facility = bool(plan.holds) and now < plan.available_at
     destination_tz = place_time_zone(shipment.destination)
     attributes = {
         "seal_number": plan.seal_number,
@@ -163,7 +171,7 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         if discharged and not picked_up and not rail
         else None,
         "terminal_checked_at": iso(_hour(min(now, plan.steps[-1].at))) if shipment.ata <= now else None,
-        "holds_at_pod_terminal": [dict(h) for h in plan.holds] if holding else [],
+        "holds_at_pod_terminal": [dict(h) for h in plan.holds] if holding and not rail else [],
         "fees_at_pod_terminal": _fees(plan, lfd, now) if lfd and not rail else [],
         "pod_timezone": place_time_zone(shipment.pod),
         "pod_rail_carrier_scac": rail[0] if rail and discharged else None,
@@ -175,14 +183,15 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         "ind_rail_unloaded_at": _iso(seen.get("container.transport.rail_unloaded")),
         # The real service sends this day as the instant that starts it.
         "ind_facility_lfd_on": _iso(lfd) if rail and lfd and "container.transport.rail_unloaded" in seen else None,
-        "ind_facility_holds": None,
-        "ind_facility_fees": None,
+        "ind_facility_holds": ([dict(h) for h in plan.holds] if held_at_facility else []) if at_facility else None,
+        "ind_facility_fees": _fees(plan, lfd, now) if at_facility and lfd else None,
         "pol_full_in_at": _iso(seen.get("container.transport.full_in")),
         "pol_vessel_loaded_at": _iso(seen.get("container.transport.vessel_loaded")),
         "pol_vessel_departed_at": _iso(seen.get("container.transport.vessel_departed")),
-        "delivered_at": None,
-        "empty_out_at": None,
-        "ssl_lfd": None,
+        "delivered_at": _iso(seen.get("container.transport.delivered")),
+        "empty_out_at": _iso(seen.get("container.transport.empty_out")),
+        # The line's last free day: the deadline `import_deadlines.pickup_lfd_line` names too.
+        "ssl_lfd": _iso(lfd + 2 * DAY) if lfd else None,
         "final_destination_full_out_at": _when(plan.full_out_at, now) if rail else None,
         "final_destination_timezone": destination_tz if rail else None,
         "empty_terminated_at": _iso(seen.get("container.transport.empty_in")),
@@ -205,7 +214,7 @@ def container_state(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) 
         # destination terminal).
         "pickup_facility": {"data": None if rail else {"type": "terminal", "id": pod_terminal}},
         "transport_events": {"data": [{"type": "transport_event", "id": event_id(plan, s)} for s in past if is_transport(s)]},
-        "raw_events": {"data": []},
+        "raw_events": {"data": [{"type": "raw_event", "id": raw_event_id(plan, s)} for s in past if is_transport(s)]},
     }
     return attributes, relationships
 
@@ -219,6 +228,11 @@ def event_id(plan: ContainerPlan, step: Step, kind: str | None = None) -> str:
     step, so a world started on another day names its events the same)."""
     moment = int((step.at - plan.steps[0].at).total_seconds())
     return stable_id("transport_event", plan.container_id, kind or step.kind, moment)
+
+
+def raw_event_id(plan: ContainerPlan, step: Step) -> str:
+    """The id of the carrier's or terminal's message a transport event was read from."""
+    return stable_id("raw_event", event_id(plan, step))
 
 
 def location_of(locode: str) -> dict[str, str]:
@@ -236,7 +250,8 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
         "location": {"data": location_of(step.locode)},
         "terminal": {"data": {"type": step.terminal[0], "id": step.terminal[1]} if step.terminal else None},
         "vessel": {"data": {"type": "vessel", "id": vessel_id(step.vessel)} if step.vessel else None},
-        "source_event": {"data": None},
+        # A last-free-day change is the service's own reading of the record: no message of its own.
+        "source_event": {"data": None if kind else {"type": "raw_event", "id": raw_event_id(plan, step)}},
         "previous_version": {"data": None},
     }
     return {

@@ -59,7 +59,8 @@ def record_events(plan: ShipmentPlan, box: ContainerPlan) -> list[tuple[str, dat
         events += [(kind, lfd_known + 2 * SECOND) for kind in lfd_kinds]
     if box.extended_lfd:
         events += [(kind, box.extended_lfd[0]) for kind in lfd_kinds] + [("container.updated", box.extended_lfd[0] + SECOND)]
-    if box.released_at and box.released_at != box.available_at:
+    # A box going inland is released at its inland facility, as it becomes available there.
+    if box.released_at and box.released_at != box.available_at and not box.rail:
         events.append(("container.updated", box.released_at + SECOND))
     if box.appointment_at is not None:
         events.append(("container.pickup_appointment.changed", box.available_at + 2 * SECOND))
@@ -96,12 +97,13 @@ def _record_event(account: Account, container: Resource, plan: ShipmentPlan, kin
     places = [p for p in _places(step) if p["type"] != "vessel"]
     if kind == "container.pod_terminal_changed":
         terminal = ("terminal", plan.pod_terminal_id)
-        reference = record_event(kind, container["id"], at, plan.pod, terminal)
+        reference = record_event(kind, container["id"], plan.shipment_id, at, plan.pod, terminal)
         places = [p for p in (catalog().get("port", port_id(plan.pod)), catalog().get(*terminal)) if p is not None]
     elif kind == "container.updated":
-        reference = record_event(kind, container["id"], at, step.locode, step.terminal, changeset=changeset(account, container, at))
+        changes = changeset(account, container, at)
+        reference = record_event(kind, container["id"], plan.shipment_id, at, step.locode, step.terminal, changeset=changes)
     elif kind in RECORD_EVENT_TYPES:
-        reference = record_event(kind, container["id"], at, step.locode, step.terminal)
+        reference = record_event(kind, container["id"], plan.shipment_id, at, step.locode, step.terminal)
     else:  # the last-free-day changes: a transport event of their own kind, with the new day as its value
         attributes, _ = container_state(plan, box, at)
         member = kind.removeprefix("container.").removesuffix(".changed")

@@ -137,6 +137,12 @@ def current_schema(document_type: str) -> tuple[str, dict[str, str]]:
     return public_schema_version(date), fields
 
 
+def _schema_notes(draft: bool, extra: str | None) -> str | None:
+    """A version's notes: that a draft may change, and the field it adds (a first version has none)."""
+    notes = "; ".join([*(["draft: fields may change"] if draft else []), *([f"adds {extra}"] if extra else [])])
+    return notes[:1].upper() + notes[1:] or None
+
+
 def document_schema_resources() -> list[dict[str, Any]]:
     resources = []
     for doc_type, label, date, current, draft, extra in SCHEMA_VERSIONS:
@@ -157,7 +163,7 @@ def document_schema_resources() -> list[dict[str, Any]]:
                     "draft": draft,
                     "active_at": None if draft else f"{date}T00:00:00Z",
                     "schema_format": "json_schema",
-                    "description": "Draft: fields may change" if draft else None,
+                    "description": _schema_notes(draft, extra),
                     "schema_payload": _fields_schema(label, fields, list(BASE_FIELDS[doc_type])[:2]),
                     "created_at": f"{date}T00:00:00Z",
                     "updated_at": f"{date}T12:00:00Z",

@@ -19,11 +19,11 @@ from shipsync_sandbox.related import related_of
 from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_read import found, includes_of
 from shipsync_sandbox.state import SandboxState, account_of, state_of
+from shipsync_sandbox.timeline import now_iso
 from shipsync_sandbox.tracking_start import (
     add_reference_number,
     checked_request,
     duplicate_of,
-    now_iso,
     open_request,
     refuse_duplicate,
     settle,

@@ -17,6 +17,7 @@ from shipsync_sandbox.jsonapi_http import paged, read_document, single, unproces
 from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.routes_read import found
 from shipsync_sandbox.state import account_of
+from shipsync_sandbox.timeline import now_iso
 from shipsync_sandbox.views import webhook_view
 from shipsync_sandbox.world import Account
 
@@ -88,7 +89,7 @@ async def create_webhook(request: Request) -> Response:
     webhook = {
         "id": webhook_id,
         "type": "webhook",
-        "attributes": {**attributes, "secret": secrets.token_hex(32)},
+        "attributes": {**attributes, "secret": secrets.token_hex(32), "created_at": now_iso()},
         "links": {"self": f"/v2/webhooks/{webhook_id}"},
     }
     account.webhooks[webhook_id] = webhook

@@ -128,7 +128,7 @@ def build_account(index: int, *, seed: int, size: AccountSize, start: datetime) 
     account.documents = DocumentStore(account, source, size.documents)
     tr_rng = random.Random(f"{seed}/{index}/tracking_requests")
     for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
-        tracking_request = tracking_request_resource(tr_rng, account.epoch, seed, index, t, shipment)
+        tracking_request = tracking_request_resource(tr_rng, account.epoch, seed, index, t, shipment, users[t % len(users)]["id"])
         account.tracking_requests[tracking_request["id"]] = tracking_request
         if t % 2:
             shipment["attributes"]["tags"] = ["seeded"]
@@ -144,9 +144,9 @@ def new_account(index: int, seed: int, start: datetime) -> tuple[Account, list[R
     account_id = stable_id("account", seed, index)
     account = Account(id=account_id, company_name=COMPANY_NAMES[index % len(COMPANY_NAMES)], clock=start, epoch=epoch_of(start))
     account.add_related({"id": account_id, "type": "account", "attributes": {"company_name": account.company_name}})
-    users = []
+    users: list[Resource] = []
     for u in range(3):
-        user = {
+        user: Resource = {
             "id": stable_id("user", seed, index, u),
             "type": "user",
             "attributes": {"first_name": ("Ana", "Ben", "Chen")[u], "last_name": "Ops", "email": f"ops{u}@example.com"},
@@ -154,6 +154,7 @@ def new_account(index: int, seed: int, start: datetime) -> tuple[Account, list[R
         }
         users.append(user)
         account.add_related(user)
+    account.key_user_id = str(users[0]["id"])
     return account, users
 
 
@@ -253,12 +254,15 @@ def container_resource(rng: random.Random, seed: int, account: int, shipment: Re
     length = rng.choice((20, 40, 40, 45))
     height = rng.choice(("standard", "high_cube"))
     weight = rng.randint(8_000, 52_000)
+    shipped = shipment["attributes"]
+    # A customer's boxes carry its references, one per box (derived, not drawn: the draws stay the same).
+    references = [f"{ref}-{n + 1}" for ref in shipped["ref_numbers"]] if shipped["customer_name"] else []
     return {
         "id": stable_id("container", seed, account, shipment["id"], n),
         "type": "container",
         "attributes": {
             "number": number,
-            "ref_numbers": [],
+            "ref_numbers": references,
             "created_at": shipment["attributes"]["created_at"],
             "equipment_type": EQUIPMENT_TYPES.get(equipment, equipment),
             "equipment_length": length,
@@ -275,8 +279,11 @@ def container_resource(rng: random.Random, seed: int, account: int, shipment: Re
     }
 
 
-def tracking_request_resource(rng: random.Random, epoch: datetime, seed: int, index: int, n: int, shipment: Resource) -> Resource:
-    """A tracking request as stored; `views.tracking_request_view` adds its shipment's tags and numbers."""
+def tracking_request_resource(
+    rng: random.Random, epoch: datetime, seed: int, index: int, n: int, shipment: Resource, user_id: str | None = None
+) -> Resource:
+    """A tracking request (made by the user `user_id`, when known) as stored;
+    `views.tracking_request_view` adds its shipment's tags and numbers."""
     created = epoch + timedelta(days=n % 90, hours=rng.randint(0, 23))
     status, failed_reason, retrying, retries = [
         ("pending", None, False, 0),
@@ -302,6 +309,7 @@ def tracking_request_resource(rng: random.Random, epoch: datetime, seed: int, in
         "relationships": {
             "tracked_object": {"data": {"type": "shipment", "id": shipment["id"]}},
             "customer": {"data": {"type": "party", "id": stable_id("party", seed, index, n % 5)}},
+            "user": {"data": {"type": "user", "id": user_id} if user_id else None},
         },
         "links": {"self": f"/v2/tracking_requests/{tr_id}"},
     }

@@ -38,6 +38,11 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def now_iso() -> str:
+    """The machine's current instant, as the service writes it (records made by a request)."""
+    return iso(datetime.now(UTC))
+
+
 def parse(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from shipsync_sandbox.carriers import line_of, tracks
@@ -32,7 +32,7 @@ from shipsync_sandbox.number_inference import NotANumber, guess
 from shipsync_sandbox.reference import INLAND_LOCODES, ORIGIN_LOCODES, US_PORT_LOCODES
 from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.seed import Route, add_shipments, shipment_of
-from shipsync_sandbox.timeline import iso
+from shipsync_sandbox.timeline import now_iso
 from shipsync_sandbox.value_rules import ValueRefused
 from shipsync_sandbox.world import Account, Staged, World
 
@@ -159,10 +159,6 @@ def refuse_duplicate(new: NewRequest, existing: Resource) -> ApiProblem:
     return ApiProblem(422, "Unprocessable Entity", detail, pointer="/data/attributes/request_number", code="duplicate")
 
 
-def now_iso() -> str:
-    return iso(datetime.now(UTC))
-
-
 def open_request(account: Account, new: NewRequest) -> Resource:
     """The request as created: pending, its carrier null while it is being detected."""
     # Drawn from what it asks for and how many came before: the same calls make the same world.
@@ -182,7 +178,11 @@ def open_request(account: Account, new: NewRequest) -> Resource:
             "is_retrying": False,
             "retry_count": 0,
         },
-        "relationships": {"tracked_object": {"data": None}, "customer": {"data": new.customer}},
+        "relationships": {
+            "tracked_object": {"data": None},
+            "customer": {"data": new.customer},
+            "user": {"data": {"type": "user", "id": account.key_user_id} if account.key_user_id else None},
+        },
         "links": {"self": f"/v2/tracking_requests/{request_id}"},
     }
     account.tracking_requests[request_id] = request

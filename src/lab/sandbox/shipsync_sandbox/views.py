@@ -3,7 +3,8 @@
 A tracking request shows its shipment's reference numbers and tags (as `shipment_tags`, like
 deliveries and newer answers), or, until it has one, those it carries for it; a webhook shows
 `headers: null` when none were set; a shipment or container shows its journey as of the account's
-clock (`journey_state.py`), and a shipment a user stopped tracking says so.
+clock (`journey_state.py`), and a shipment a user stopped tracking says so and names the user (the
+API key's).
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ def shipment_view(account: Account, shipment: Resource, now: datetime | None = N
     if plan is None and stopped is None:
         return shipment
     attributes, relationships = shipment_state(plan, now or account.shipment_as_of(shipment["id"])) if plan else ({}, {})
+    stored_relationships = shipment["relationships"]
     if stopped is not None:
         attributes = {**attributes, "line_tracking_stopped_at": iso(stopped), "line_tracking_stopped_reason": "cancelled_by_user"}
+        by = {"type": "user", "id": account.key_user_id} if account.key_user_id else None
+        stored_relationships = {**stored_relationships, "line_tracking_stopped_by_user": {"data": by}}
     return {
         **shipment,
         "attributes": {**shipment["attributes"], **attributes},
-        "relationships": {**relationships, **shipment["relationships"]},
+        "relationships": {**relationships, **stored_relationships},
     }
 
 

@@ -45,6 +45,8 @@ class Account:
     clock: datetime
     # The earliest seeded departure: seeded records are placed from here (`timeline.py`).
     epoch: datetime
+    # The user whose API key the account is called with: who makes its requests and stops tracking.
+    key_user_id: str | None = None
     documents: Mapping[str, Resource] = field(default_factory=dict)  # a DocumentStore once seeded
     related: dict[tuple[str, str], Resource] = field(default_factory=dict)
     tracking_requests: dict[str, Resource] = field(default_factory=dict)
