@@ -121,7 +121,9 @@ def _fees(plan: ContainerPlan, lfd: datetime, now: datetime) -> list[dict[str, A
         fees.append({"type": "exam", "amount": EXAM_FEE, "currency_code": "USD"})
     over = (min(now, plan.full_out_at) - (lfd + DAY)) / DAY
     if over > 0:
-        fees.append({"type": "demurrage", "amount": DEMURRAGE_PER_DAY * math.ceil(over), "currency_code": "USD"})
+        # Each day begun past the last free day is charged. floor + 1, not ceil: worlds start on the
+        # hour, so `over` is often a whole number at the start, and ceil would add a day a minute later.
+        fees.append({"type": "demurrage", "amount": DEMURRAGE_PER_DAY * (math.floor(over) + 1), "currency_code": "USD"})
     if fees:
         fees.append({"type": "total", "amount": sum(f["amount"] for f in fees), "currency_code": "USD"})
     return fees
