@@ -18,6 +18,7 @@ from shipsync_bench import (
     bulk_bench,
     client_bench,
     csv_bench,
+    demo_bench,
     load_bench,
     prefect_bench,
     prefect_db_bench,
@@ -104,6 +105,8 @@ BENCHMARKS: list[Benchmark] = [
         lambda: bulk_bench.validation(20_000) + csv_bench.intake(20_000, 5_000) + bulk_bench.rerun_writes(500),
         judged_at_quick_sizes=("write requests re-running",),
     ),
+    # The demo has no smaller size: a quick run prints its figures as context.
+    Benchmark("demo", demo_bench.demo_time, demo_bench.demo_time),
     Benchmark("report", lambda: report_bench.report_build(100_000, 300_000), lambda: report_bench.report_build(10_000, 30_000, rounds=2)),
     Benchmark(
         "bounds",
