@@ -5,7 +5,11 @@ a year of run ledger):
 - the five analyst views read whole on the lake, beside the same views over a native DuckDB file
   holding a copy of the same tables (each the best of `rounds` reads, summed over the five);
 - one minute's `events load` (`per_minute` new notifications, commit included), five minutes in a
-  row after a first that is not counted (it reads the lake cold); the slowest minute is judged.
+  row after a first that is not counted (it reads the lake cold); the slowest minute is judged;
+- a simulated year of loads with maintenance on its schedule (`year_of_loads`), in compressed time:
+  each simulated day is `loads_per_day` loads then one maintenance run whose retention reaches back
+  30 simulated days (the real time those days took); snapshots and data files are printed every
+  60 days, and the year's end is judged against the counts once the retention first applied.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from pathlib import Path
 import duckdb
 
 from shipsync.warehouse.lake import connect_lake
+from shipsync.warehouse.maintenance import maintain
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.schema_create import view_sql
-from shipsync.warehouse_location import LakeLocation
+from shipsync.warehouse_location import LakeLocation, lake_location
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync_bench.journey_year import SegmentWriter
@@ -30,6 +35,8 @@ from shipsync_bench.results import BenchResult, as_context, at_most, under
 
 ANALYST_VIEWS = ("container_status", "pickup_risk", "port_dwell", "eta_changes", "shipment_timeline")
 MINUTES = 5
+RETENTION_DAYS = 30
+PRINTED_EVERY_DAYS = 60
 
 
 def native_copy(location: LakeLocation, file: Path) -> None:
@@ -83,17 +90,48 @@ def minute_loads(location: LakeLocation, spool: Path, first: int, per_minute: in
     """Seconds of each of 1 + MINUTES `events load`s of `per_minute` new notifications each."""
     seconds = []
     for minute in range(1 + MINUTES):
-        at = as_of + timedelta(minutes=minute)
-        segments = SegmentWriter(spool)
-        start = first + minute * per_minute
-        segments.write(encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n in range(start, start + per_minute))
-        segments.close()
+        spool_minute(spool, first + minute * per_minute, per_minute, as_of + timedelta(minutes=minute))
         started = time.perf_counter()
         report = load_events(location, spool)
         seconds.append(time.perf_counter() - started)
         if report.loaded != per_minute:
             raise RuntimeError(f"minute {minute}: loaded {report.loaded} of {per_minute} notifications")
     return seconds[1:]
+
+
+def spool_minute(spool: Path, first: int, count: int, at: datetime) -> None:
+    segments = SegmentWriter(spool)
+    segments.write(encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n in range(first, first + count))
+    segments.close()
+
+
+def year_of_loads(days: int = 365, loads_per_day: int = 2, per_load: int = 20) -> list[BenchResult]:
+    """Snapshots and data files over a compressed year of `events load`s and daily maintenance."""
+    counts: dict[int, tuple[int, int]] = {}
+    day_started: list[datetime] = []
+    with tempfile.TemporaryDirectory(prefix="shipsync-bench-year-") as tmp:
+        location, spool, sent = lake_location(str(Path(tmp) / "warehouse")), Path(tmp) / "spool", 0
+        for day in range(days):
+            day_started.append(datetime.now(UTC))
+            for _ in range(loads_per_day):
+                spool_minute(spool, sent, per_load, datetime.now(UTC))
+                sent += per_load
+                load_events(location, spool)
+            window_start = day_started[max(0, day + 1 - RETENTION_DAYS)]
+            report = maintain(location, retention=datetime.now(UTC) - window_start)
+            if (day + 1) % PRINTED_EVERY_DAYS == 0 or day + 1 in (RETENTION_DAYS, days):
+                counts[day + 1] = (report.after.snapshots, report.after.data_files)
+    settled = min(d for d in counts if d >= 2 * RETENTION_DAYS) if days >= 2 * RETENTION_DAYS else days
+    (end_snapshots, end_files), (settled_snapshots, settled_files) = counts[days], counts[settled]
+    label = f"{days} days x {loads_per_day} loads of {per_load}, daily maintenance"
+    return [
+        at_most(f"snapshots after {label}", end_snapshots, "", f"after {settled} days", settled_snapshots, 1.25),
+        at_most(f"data files after {label}", end_files, "", f"after {settled} days", settled_files, 1.25),
+        *(
+            BenchResult(f"after day {day}: snapshots, data files", snapshots, "", "data files", files, None, "(context)", True)
+            for day, (snapshots, files) in sorted(counts.items())
+        ),
+    ]
 
 
 def lake_figures(documents: int = 10_000, events: int = 200_000, per_minute: int = 50, rounds: int = 3) -> list[BenchResult]:

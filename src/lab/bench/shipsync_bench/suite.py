@@ -66,7 +66,11 @@ BENCHMARKS: list[Benchmark] = [
         lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
         lambda: load_bench.normalize_and_upsert(2_000),
     ),
-    Benchmark("lake", lambda: lake_bench.lake_figures(10_000, 200_000), lambda: lake_bench.lake_figures(1_000, 20_000, rounds=1)),
+    Benchmark(
+        "lake",
+        lambda: lake_bench.lake_figures(10_000, 200_000) + lake_bench.year_of_loads(365),
+        lambda: lake_bench.lake_figures(1_000, 20_000, rounds=1) + lake_bench.year_of_loads(90, loads_per_day=1),
+    ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
     Benchmark(
         "prefect-db",
