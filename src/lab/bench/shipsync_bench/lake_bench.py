@@ -124,9 +124,13 @@ def year_of_loads(days: int = 365, loads_per_day: int = 2, per_load: int = 20) -
     settled = min(d for d in counts if d >= 2 * RETENTION_DAYS) if days >= 2 * RETENTION_DAYS else days
     (end_snapshots, end_files), (settled_snapshots, settled_files) = counts[days], counts[settled]
     label = f"{days} days x {loads_per_day} loads of {per_load}, daily maintenance"
+    # Context, not a verdict: in compressed time every cutoff falls on today's date, and DuckLake
+    # 1.5.5 expired snapshots newer than the cutoff of the same day (measured); a real day's
+    # retention was not reproduced, so these counts say only that nothing accumulates.
+    why = "compressed time; expiry within one day is not the retention's"
     return [
-        at_most(f"snapshots after {label}", end_snapshots, "", f"after {settled} days", settled_snapshots, 1.25),
-        at_most(f"data files after {label}", end_files, "", f"after {settled} days", settled_files, 1.25),
+        as_context(at_most(f"snapshots after {label}", end_snapshots, "", f"after {settled} days", settled_snapshots, 1.25), why),
+        as_context(at_most(f"data files after {label}", end_files, "", f"after {settled} days", settled_files, 1.25), why),
         *(
             BenchResult(f"after day {day}: snapshots, data files", snapshots, "", "data files", files, None, "(context)", True)
             for day, (snapshots, files) in sorted(counts.items())
