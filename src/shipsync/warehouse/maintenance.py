@@ -73,10 +73,18 @@ def compact(con: duckdb.DuckDBPyConnection, alias: str) -> None:
 
 def expire_and_clean(con: duckdb.DuckDBPyConnection, alias: str, older_than: datetime) -> tuple[int, int]:
     """Steps 4 and 5; (snapshots expired, files deleted)."""
-    expired = con.execute("SELECT count(*) FROM ducklake_expire_snapshots(?, older_than => ?)", [alias, older_than]).fetchone()
-    cleaned = con.execute("SELECT count(*) FROM ducklake_cleanup_old_files(?, older_than => ?)", [alias, older_than]).fetchone()
-    orphans = con.execute("SELECT count(*) FROM ducklake_delete_orphaned_files(?, older_than => ?)", [alias, older_than]).fetchone()
-    return int(expired[0]) if expired else 0, (int(cleaned[0]) if cleaned else 0) + (int(orphans[0]) if orphans else 0)
+    expired = _counted(con, "SELECT count(*) FROM ducklake_expire_snapshots(?, older_than => ?)", [alias, older_than])
+    cleaned = _counted(con, "SELECT count(*) FROM ducklake_cleanup_old_files(?, older_than => ?)", [alias, older_than])
+    orphans = _counted(con, "SELECT count(*) FROM ducklake_delete_orphaned_files(?, older_than => ?)", [alias, older_than])
+    return expired, cleaned + orphans
+
+
+def _counted(con: duckdb.DuckDBPyConnection, sql: str, parameters: list[object]) -> int:
+    """The count a maintenance call returns, its result read to the end: a result left open (as
+    `fetchone` leaves it) keeps the call's transaction open, and the next statement on the
+    connection rolls it back, so the snapshots it expired came back (measured on DuckLake 1.5.5)."""
+    rows = con.execute(sql, parameters).fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def maintain(location: LakeLocation, *, retention: timedelta = DEFAULT_RETENTION, now: datetime | None = None) -> MaintenanceReport:

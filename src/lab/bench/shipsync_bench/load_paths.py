@@ -1,4 +1,5 @@
-"""Three ways to load the same document pages (NDJSON, one response body per line) into DuckDB.
+"""Three ways to load the same document pages (NDJSON, one response body per line): shipsync's and
+DuckDB's own (`read_json` + `MERGE INTO`) into a lake each, dlt into a DuckDB file.
 
 Run one path per process (`python -m shipsync_bench.load_paths PATH FILE WAREHOUSE`) so that each
 peak RSS is its own. Prints one JSON line: seconds, peak RSS (MB), documents in the warehouse.
@@ -10,26 +11,25 @@ import json
 import resource
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import duckdb_engine
 import orjson
-from sqlalchemy.schema import CreateTable
 
 from shipsync.api.declared import Declared
 from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, Shipment
 from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow writes them
 from shipsync.warehouse.declared_rows import observed_now
+from shipsync.warehouse.lake import connect_lake
 from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.normalize import document_page_columns
-from shipsync.warehouse.schema import tables
+from shipsync.warehouse.schema_create import ensure_schema
 from shipsync.warehouse_location import lake_location
 
 
@@ -82,20 +82,34 @@ def _declared_sql(declaration: type[Declared]) -> str:
         for column, expression in expressions:
             columns.append(f'"{column}"')
             values.append(expression)
-    listed = ", ".join(columns)
-    return (
-        f"INSERT OR REPLACE INTO {declaration.table_name} ({listed}, observed_at, first_seen_at, last_changed_at, _synced_at, _run_id) "
+    select = (
         f"SELECT {', '.join(values)}, now(), now(), now(), now(), 'duckdb' FROM included "
         f"WHERE r->>'type' IN ({', '.join(repr(t) for t in declaration.resource_types)}) QUALIFY row_number() OVER (PARTITION BY r->>'id') = 1"
+    )
+    stamps = ["observed_at", "first_seen_at", "last_changed_at", "_synced_at", "_run_id"]
+    return _merge(declaration.table_name, ["id"], [*columns, *stamps], select)
+
+
+def _merge(table: str, keys: Sequence[str], columns: Sequence[str], select: str, *, update: bool = True) -> str:
+    """DuckDB's MERGE INTO `table` from `select` (its columns named `columns`, in order), on `keys`;
+    rows already there are updated unless `update` is false."""
+    on = " AND ".join(f"t.{k} = s.{k}" for k in keys)
+    sets = ", ".join(f"{c} = s.{c}" for c in columns if c not in keys)
+    listed = ", ".join(columns)
+    matched = f"WHEN MATCHED THEN UPDATE SET {sets} " if update else ""
+    return (
+        f"MERGE INTO {table} AS t USING ({select}) AS s ({listed}) ON {on} {matched}"
+        f"WHEN NOT MATCHED THEN INSERT ({listed}) VALUES ({', '.join('s.' + c for c in columns)})"
     )
 
 
 def load_duckdb(pages_file: Path, warehouse: Path) -> None:
-    """DuckDB's own path: read_json over the file, then INSERT OR REPLACE into the same tables."""
-    con = duckdb.connect(str(warehouse))
-    # The same tables, with the PRIMARY KEY constraints that INSERT OR REPLACE needs.
-    for schema_table in tables():
-        con.execute(str(CreateTable(schema_table).compile(dialect=duckdb_engine.Dialect())))
+    """DuckDB's own path into a lake of the same schema: read_json over the file, then MERGE INTO
+    each table, committed as one transaction."""
+    location = lake_location(str(warehouse))
+    lake = connect_lake(location, read_only=False)
+    con = lake.con
+    ensure_schema(con, lake.alias, location.schema)
     con.execute("BEGIN TRANSACTION")
     con.execute(
         f"CREATE TEMP TABLE raw AS SELECT * FROM read_json('{pages_file}', format='newline_delimited', "
@@ -104,10 +118,28 @@ def load_duckdb(pages_file: Path, warehouse: Path) -> None:
     con.execute("CREATE TEMP TABLE docs AS SELECT unnest(data) AS d FROM raw")
     con.execute("CREATE TEMP TABLE included AS SELECT unnest(included) AS r FROM raw")
     a = "d->'attributes'"
-    con.execute(
-        "INSERT OR REPLACE INTO documents (id, name, document_type, document_type_manual, classification_notes, source, "
-        "file_name, file_content_type, file_size_bytes, created_at, updated_at, account_id, user_id, email_submission_id, "
-        "last_document_representation_id, self_link, download_link, _synced_at, _run_id) "
+    document_columns = [
+        "id",
+        "name",
+        "document_type",
+        "document_type_manual",
+        "classification_notes",
+        "source",
+        "file_name",
+        "file_content_type",
+        "file_size_bytes",
+        "created_at",
+        "updated_at",
+        "account_id",
+        "user_id",
+        "email_submission_id",
+        "last_document_representation_id",
+        "self_link",
+        "download_link",
+        "_synced_at",
+        "_run_id",
+    ]
+    documents = (
         f"SELECT d->>'id', {a}->>'name', {a}->>'document_type', {a}->>'document_type_manual', "
         f"{a}->>'classification_notes', {a}->>'source', {a}->>'file_name', {a}->>'file_content_type', "
         f"CAST({a}->>'file_size_bytes' AS BIGINT), {_ts(a + chr(45) + '>>' + repr('created_at'))}, "
@@ -117,18 +149,19 @@ def load_duckdb(pages_file: Path, warehouse: Path) -> None:
         "d->'relationships'->'last_document_representation'->'data'->>'id', "
         "d->'links'->>'self', d->'links'->>'download', now(), 'duckdb' FROM docs"
     )
+    con.execute(_merge("documents", ["id"], document_columns, documents))
     for table, rel, column in (
         ("document_shipments", "shipments", "shipment_id"),
         ("document_containers", "cargos", "container_id"),
     ):
-        con.execute(
-            f"INSERT OR REPLACE INTO {table} (document_id, {column}, _synced_at, _run_id) "
-            f"SELECT DISTINCT d->>'id', unnest(CAST(d->'relationships'->'{rel}'->'data' AS JSON[]))->>'id', now(), 'duckdb' FROM docs"
-        )
+        links = f"SELECT DISTINCT d->>'id', unnest(CAST(d->'relationships'->'{rel}'->'data' AS JSON[]))->>'id', now(), 'duckdb' FROM docs"
+        # Links that exist are left as they are: updating them (their stamps only) fails on DuckLake
+        # 1.5.5 with "Out of buffer" (measured: the second load of the same pages).
+        con.execute(_merge(table, ["document_id", column], ["document_id", column, "_synced_at", "_run_id"], links, update=False))
     for declaration in (Account, User, Shipment, Container, EmailSubmission, DocumentRepresentation):
         con.execute(_declared_sql(declaration))
     con.execute("COMMIT")
-    con.close()
+    lake.close()
 
 
 def load_dlt(pages_file: Path, warehouse: Path) -> None:
@@ -157,12 +190,20 @@ def load_dlt(pages_file: Path, warehouse: Path) -> None:
 
 
 def documents_in(warehouse: Path, table: str) -> int:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-        return int(row[0]) if row else 0
-    finally:
-        con.close()
+    """Documents in the lake in `warehouse` (shipsync's and DuckDB's paths) or dlt's DuckDB file."""
+    if table.startswith("bench."):
+        con = duckdb.connect(str(warehouse), read_only=True)
+        try:
+            row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        finally:
+            con.close()
+    else:
+        lake = connect_lake(lake_location(str(warehouse)), read_only=True)
+        try:
+            row = lake.con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        finally:
+            lake.close()
+    return int(row[0]) if row else 0
 
 
 PATHS = {"shipsync": load_shipsync, "duckdb": load_duckdb, "dlt": load_dlt}

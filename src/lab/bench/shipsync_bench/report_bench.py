@@ -47,7 +47,7 @@ KINDS = (
 )
 
 
-def _notification(n: int, at: datetime) -> bytes:
+def notification(n: int, at: datetime) -> bytes:
     stamp = at.strftime("%Y-%m-%dT%H:%M:%SZ")
     event = KINDS[(n * 7919) % len(KINDS)]
     return orjson.dumps(
@@ -74,7 +74,7 @@ def _spool_a_year(spool: Path, events: int, as_of: datetime) -> None:
     since = as_of - timedelta(days=DAYS)
     segments = SegmentWriter(spool)
     moments = (since + step * n for n in range(events))
-    segments.write(encode_record(_notification(n, at), 0, int(at.timestamp() * 1e9)) for n, at in enumerate(moments))
+    segments.write(encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n, at in enumerate(moments))
     segments.close()
 
 

@@ -18,6 +18,8 @@ from shipsync_bench import (
     bulk_bench,
     client_bench,
     csv_bench,
+    demo_bench,
+    lake_bench,
     load_bench,
     prefect_bench,
     prefect_db_bench,
@@ -64,6 +66,11 @@ BENCHMARKS: list[Benchmark] = [
         lambda: load_bench.normalize_and_upsert(100_000, rss_check_documents=10_000),
         lambda: load_bench.normalize_and_upsert(2_000),
     ),
+    Benchmark(
+        "lake",
+        lambda: lake_bench.lake_figures(10_000, 200_000) + lake_bench.year_of_loads(365),
+        lambda: lake_bench.lake_figures(1_000, 20_000, rounds=1) + lake_bench.year_of_loads(90, loads_per_day=1),
+    ),
     Benchmark("prefect", lambda: prefect_bench.prefect_overhead(10_000), lambda: prefect_bench.prefect_overhead(2_000, rounds=1)),
     Benchmark(
         "prefect-db",
@@ -104,6 +111,8 @@ BENCHMARKS: list[Benchmark] = [
         lambda: bulk_bench.validation(20_000) + csv_bench.intake(20_000, 5_000) + bulk_bench.rerun_writes(500),
         judged_at_quick_sizes=("write requests re-running",),
     ),
+    # The demo has no smaller size: a quick run prints its figures as context.
+    Benchmark("demo", demo_bench.demo_time, demo_bench.demo_time),
     Benchmark("report", lambda: report_bench.report_build(100_000, 300_000), lambda: report_bench.report_build(10_000, 30_000, rounds=2)),
     Benchmark(
         "bounds",
