@@ -4,7 +4,7 @@ for readers that open the lake afterwards too (not only in the call's own count)
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from shipsync.warehouse.maintenance import maintain
@@ -29,3 +29,21 @@ def test_expired_snapshots_stay_expired(tmp_path: Path) -> None:
     assert snapshots(lake) <= 3 < before, (before, report)
     with analyst(lake) as con:
         assert con.execute("SELECT count(*) FROM sync_runs WHERE flow = 'test'").fetchone() == (4,)
+
+
+def test_snapshots_newer_than_the_retention_stay_even_on_its_own_day(tmp_path: Path) -> None:
+    # DuckLake 1.5.5 on SQLite compared the cutoff with stored times as text: every snapshot of the
+    # cutoff's day was expired, newer ones too (this failed with 3, 4 and 5 gone).
+    lake = tmp_path / "warehouse"
+    for n in range(4):
+        sql_now(lake, "INSERT INTO sync_runs (run_id, flow, started_at, status) VALUES (?, 'test', now(), 'completed')", [f"r{n}"])
+        time.sleep(0.3)
+    with analyst(lake) as con:
+        times = dict(con.execute("SELECT snapshot_id, snapshot_time FROM ducklake_snapshots(?)", [con.alias]).fetchall())
+    cutoff_id = sorted(times)[-2]
+    now = datetime.now(UTC)
+    report = maintain(location(lake), retention=now - times[cutoff_id], now=now)
+    with analyst(lake) as con:
+        kept = {row[0] for row in con.execute("SELECT snapshot_id FROM ducklake_snapshots(?)", [con.alias]).fetchall()}
+    assert {i for i in times if i >= cutoff_id} <= kept
+    assert report.expired_snapshots == len([i for i in times if i < cutoff_id]) and not kept & {i for i in times if i < cutoff_id}
