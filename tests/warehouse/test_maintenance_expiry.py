@@ -7,6 +7,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from shipsync.warehouse.maintenance import maintain
 from support.lake import analyst, location, sql_now
 
@@ -17,6 +19,7 @@ def snapshots(where: Path) -> int:
     return int(row[0]) if row else 0
 
 
+@pytest.mark.slow  # a maintenance run walks every table of the lake: seconds
 def test_expired_snapshots_stay_expired(tmp_path: Path) -> None:
     lake = tmp_path / "warehouse"
     for n in range(4):
@@ -31,6 +34,7 @@ def test_expired_snapshots_stay_expired(tmp_path: Path) -> None:
         assert con.execute("SELECT count(*) FROM sync_runs WHERE flow = 'test'").fetchone() == (4,)
 
 
+@pytest.mark.slow
 def test_snapshots_newer_than_the_retention_stay_even_on_its_own_day(tmp_path: Path) -> None:
     # DuckLake 1.5.5 on SQLite compared the cutoff with stored times as text: every snapshot of the
     # cutoff's day was expired, newer ones too (this failed with 3, 4 and 5 gone).
