@@ -79,13 +79,22 @@ def expire_and_clean(con: duckdb.DuckDBPyConnection, alias: str, older_than: dat
     return int(expired[0]) if expired else 0, (int(cleaned[0]) if cleaned else 0) + (int(orphans[0]) if orphans else 0)
 
 
-def maintain(location: LakeLocation, *, retention: timedelta = DEFAULT_RETENTION, now: datetime | None = None) -> MaintenanceReport:
+def maintain(
+    location: LakeLocation,
+    *,
+    retention: timedelta = DEFAULT_RETENTION,
+    now: datetime | None = None,
+    flow_run_id: str | None = None,
+) -> MaintenanceReport:
     """Compact, expire snapshots older than `retention` and delete the files they alone needed;
-    recorded in the ledger as a `maintain_warehouse` run."""
+    recorded in the ledger as a `maintain_warehouse` run (of the Prefect flow run `flow_run_id`)."""
     started = time.perf_counter()
     older_than = (now or datetime.now(UTC)) - retention
     parameters = {"retention_days": retention.total_seconds() / 86400}
-    with warehouse_run(location, "maintain_warehouse", parameters) as run, run.step("maintain_warehouse", parameters):
+    with (
+        warehouse_run(location, "maintain_warehouse", parameters, flow_run_id=flow_run_id) as run,
+        run.step("maintain_warehouse", parameters),
+    ):
         warehouse = run.warehouse
         before = lake_size(warehouse)
         warehouse.con.execute(f"SET SESSION ducklake_max_retry_count = {MAINTENANCE_RETRIES}")
