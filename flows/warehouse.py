@@ -19,8 +19,5 @@ def maintain_warehouse(retention_days: float | None = None) -> int:
     settings = flow_settings()
     days = retention_days if retention_days is not None else settings.snapshot_retention_days
     done = maintain(settings.lake, retention=timedelta(days=days), flow_run_id=settings.flow_run_id)
-    print(
-        f"maintained {settings.lake.describe()} in {done.seconds:.1f} s: snapshots {done.before.snapshots} -> {done.after.snapshots}, "
-        f"data files {done.before.data_files} -> {done.after.data_files}, {done.deleted_files} files deleted"
-    )
+    print(done.summary(settings.lake.describe()))
     return done.expired_snapshots
