@@ -20,10 +20,11 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from shipsync.warehouse.identifiers import ident, literal
-from shipsync.warehouse.lake import connect_lake
+import duckdb
+
+from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.ledger import warehouse_run
-from shipsync.warehouse.unit_of_work import Warehouse, open_warehouse
+from shipsync.warehouse.unit_of_work import Warehouse
 from shipsync.warehouse_location import LakeLocation
 
 DEFAULT_RETENTION = timedelta(days=30)
@@ -72,45 +73,27 @@ def lake_size(warehouse: Warehouse) -> LakeSize:
     return LakeSize(int(snapshots[0]) if snapshots else 0, files, size)
 
 
-# The maintenance calls, in order; `{lake}` is the lake's alias. Each returns one row per thing done.
-COMPACT = (
-    "CALL ducklake_flush_inlined_data({lake})",
-    "CALL {ident}.merge_adjacent_files()",
-    "CALL ducklake_rewrite_data_files({lake})",
-)
-EXPIRE = "SELECT count(*) FROM ducklake_expire_snapshots({lake}, older_than => ?)"
-CLEAN = (
-    "SELECT count(*) FROM ducklake_cleanup_old_files({lake}, older_than => ?)",
-    "SELECT count(*) FROM ducklake_delete_orphaned_files({lake}, older_than => ?)",
-)
-
-
-def call_alone(location: LakeLocation, sql: str, parameters: list[object] | None = None) -> int:
-    """One maintenance call on a connection of its own; the count it returns (0 for a CALL).
-
-    Its own connection because DuckLake 1.5.5 (SQLite catalog) undoes an expiry when the connection
-    that made it has compacted before or commits again after: the expired snapshots come back
-    (`tests/flows/test_flows_warehouse.py` fails without this).
-    """
-    lake = connect_lake(location, read_only=False)
-    try:
-        lake.con.execute(f"SET SESSION ducklake_max_retry_count = {MAINTENANCE_RETRIES}")
-        rows = lake.con.execute(sql.format(lake=literal(lake.alias), ident=ident(lake.alias)), parameters).fetchall()
-    finally:
-        lake.close()
-    return int(rows[0][0]) if sql.startswith("SELECT count(*)") and rows else 0
-
-
-def compact(location: LakeLocation) -> None:
+def compact(con: duckdb.DuckDBPyConnection, alias: str) -> None:
     """Steps 1 to 3: inlined rows to files, small files merged, mostly-deleted files rewritten."""
-    for sql in COMPACT:
-        call_alone(location, sql)
+    con.execute("CALL ducklake_flush_inlined_data(?)", [alias])
+    con.execute(f"CALL {ident(alias)}.merge_adjacent_files()")
+    con.execute("CALL ducklake_rewrite_data_files(?)", [alias])
 
 
-def expire_and_clean(location: LakeLocation, older_than: datetime) -> tuple[int, int]:
+def expire_and_clean(con: duckdb.DuckDBPyConnection, alias: str, older_than: datetime) -> tuple[int, int]:
     """Steps 4 and 5; (snapshots expired, files deleted)."""
-    expired = call_alone(location, EXPIRE, [older_than])
-    return expired, sum(call_alone(location, sql, [older_than]) for sql in CLEAN)
+    expired = _counted(con, "SELECT count(*) FROM ducklake_expire_snapshots(?, older_than => ?)", [alias, older_than])
+    cleaned = _counted(con, "SELECT count(*) FROM ducklake_cleanup_old_files(?, older_than => ?)", [alias, older_than])
+    orphans = _counted(con, "SELECT count(*) FROM ducklake_delete_orphaned_files(?, older_than => ?)", [alias, older_than])
+    return expired, cleaned + orphans
+
+
+def _counted(con: duckdb.DuckDBPyConnection, sql: str, parameters: list[object]) -> int:
+    """The count a maintenance call returns, its result read to the end: a result left open (as
+    `fetchone` leaves it) keeps the call's transaction open, and the next statement on the
+    connection rolls it back, so the snapshots it expired came back (measured on DuckLake 1.5.5)."""
+    rows = con.execute(sql, parameters).fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def maintain(
@@ -129,9 +112,13 @@ def maintain(
         warehouse_run(location, "maintain_warehouse", parameters, flow_run_id=flow_run_id) as run,
         run.step("maintain_warehouse", parameters),
     ):
-        before = lake_size(run.warehouse)
-        compact(location)
-        expired, deleted = expire_and_clean(location, older_than)
-    with open_warehouse(location, read_only=True) as warehouse:
+        warehouse = run.warehouse
+        before = lake_size(warehouse)
+        warehouse.con.execute(f"SET SESSION ducklake_max_retry_count = {MAINTENANCE_RETRIES}")
+        try:
+            compact(warehouse.con, warehouse.alias)
+            expired, deleted = expire_and_clean(warehouse.con, warehouse.alias, older_than)
+        finally:
+            warehouse.con.execute("SET SESSION ducklake_max_retry_count = 0")
         after = lake_size(warehouse)
     return MaintenanceReport(before, after, expired, deleted, time.perf_counter() - started)
