@@ -82,7 +82,14 @@ def compact(con: duckdb.DuckDBPyConnection, alias: str) -> None:
 
 def expire_and_clean(con: duckdb.DuckDBPyConnection, alias: str, older_than: datetime) -> tuple[int, int]:
     """Steps 4 and 5; (snapshots expired, files deleted)."""
-    expired = _counted(con, "SELECT count(*) FROM ducklake_expire_snapshots(?, older_than => ?)", [alias, older_than])
+    # The snapshots are chosen here, compared by DuckDB, and expired by id: DuckLake 1.5.5 on a
+    # SQLite catalog compares `older_than` with the stored times as text ('T' against ' '), so
+    # every snapshot of the cutoff's own day counted as older, newer ones included (measured).
+    versions = [
+        row[0]
+        for row in con.execute("SELECT snapshot_id FROM ducklake_snapshots(?) WHERE snapshot_time < ?", [alias, older_than]).fetchall()
+    ]
+    expired = _counted(con, "SELECT count(*) FROM ducklake_expire_snapshots(?, versions => ?)", [alias, versions]) if versions else 0
     cleaned = _counted(con, "SELECT count(*) FROM ducklake_cleanup_old_files(?, older_than => ?)", [alias, older_than])
     orphans = _counted(con, "SELECT count(*) FROM ducklake_delete_orphaned_files(?, older_than => ?)", [alias, older_than])
     return expired, cleaned + orphans
