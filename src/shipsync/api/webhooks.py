@@ -1,5 +1,5 @@
-"""Webhooks: register (POST) and delete (spec); list, read, change and the account's event kinds
-(documented extensions).
+"""Webhooks: register (POST) and delete (spec); list, read, change, the account's event kinds and
+its notifications (documented extensions).
 
 A registration's answer is kept raw first: its `secret` must reach the secrets store whatever the
 rest of the answer looks like (a `headers: null`, an unknown member) — see `create_raw`.
@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from shipsync.api.account_models import Webhook
 from shipsync.api.event_kinds import EVENT_KIND_SET, unknown_event_kinds
-from shipsync.api.jsonapi import JsonObject, resource_document
+from shipsync.api.jsonapi import JsonObject, Pages, resource_document
 from shipsync.api.transport import Transport
 from shipsync.errors import ApiError, AuthenticationError, RateLimitedError
 
@@ -101,3 +101,10 @@ class Webhooks:
 
     async def delete(self, webhook_id: str) -> None:
         await self._t.request("DELETE", f"webhooks/{quote(webhook_id, safe='')}")
+
+    def notification_pages(self, *, include: str | None = None, max_pages: int | None = None, start: str | None = None) -> Pages:
+        """Extension: every notification sent to the account's webhooks (`GET /webhook_notifications`,
+        newest first, delivered or not), each the `webhook_notification` resource a delivery
+        carries; `include` takes `webhook` and `reference_object`."""
+        params = {"include": include} if include else {}
+        return self._t.paginate("webhook_notifications", params, max_pages=max_pages, start=start)

@@ -14,6 +14,7 @@ from shipsync.cli.common import console, line, one_line_errors, settings_from_en
 from shipsync.cli.progress import progress_bar
 
 if TYPE_CHECKING:
+    from shipsync.config import Settings
     from shipsync.warehouse.ledger import FlowName, RunRecord
 
 pull_app = typer.Typer(help="Pull from the service into the warehouse (SHIPSYNC_WAREHOUSE).", no_args_is_help=True)
@@ -164,6 +165,18 @@ def pull_everything(force: bool = FORCE) -> None:
         report(pull_all(settings_from_env(), force=force, progress=progress))
 
 
+def _event_log_line(settings: Settings) -> str:
+    """When the event log last had no gap, and what says so (`webhooks.catch_up.no_gap`)."""
+    from shipsync.webhooks.catch_up import event_log_no_gap
+
+    found = event_log_no_gap(settings.lake)
+    if found is None:
+        return "event log: no delivery and no catch-up yet"
+    said = [f"last catch-up began listing {found.caught_up:%Y-%m-%d %H:%M:%S}" if found.caught_up else "no catch-up yet"]
+    said.append(f"newest delivery {found.delivered:%Y-%m-%d %H:%M:%S}" if found.delivered else "no delivery yet")
+    return f"event log: no gap until {found.until:%Y-%m-%d %H:%M:%S} UTC ({'; '.join(said)})"
+
+
 @one_line_errors
 def status() -> None:
     """What `shipsync up` runs, the warehouse's newest snapshot, its tables with row counts, and the
@@ -185,6 +198,7 @@ def status() -> None:
     for name, rows in lake.table_rows:
         table.add_row(line(name), f"{rows:,}")
     console.print(table)
+    console.print(line(_event_log_line(settings)))
     if dead := dict(lake.table_rows).get("webhook_dead_letters"):
         console.print(
             line(styled(f"{dead:,} webhook notification(s) could not be loaded: kept with the reason in webhook_dead_letters", "yellow"))

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from shipsync.cli.common import console, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env
 
 warehouse_app = typer.Typer(help="The warehouse itself: import an older one, maintain its files and snapshots.", no_args_is_help=True)
 
@@ -116,9 +116,4 @@ def maintain_lake(
     settings = settings_from_env()
     days = retention_days if retention_days is not None else settings.snapshot_retention_days
     done = maintain(settings.lake, retention=timedelta(days=days))
-    console.print(
-        f"maintained {settings.lake.describe()} in {done.seconds:.1f} s: snapshots {done.before.snapshots:,} -> {done.after.snapshots:,}, "
-        f"data files {done.before.data_files:,} -> {done.after.data_files:,} "
-        f"({done.before.data_bytes / 1e6:,.1f} -> {done.after.data_bytes / 1e6:,.1f} MB); {done.deleted_files:,} files deleted",
-        markup=False,
-    )
+    console.print(line(done.summary(settings.lake.describe())))

@@ -1,4 +1,4 @@
-"""`shipsync webhooks register|delete|serve`, `shipsync events load`."""
+"""`shipsync webhooks register|delete|serve`, `shipsync events load|catch-up`."""
 
 from __future__ import annotations
 
@@ -115,3 +115,25 @@ def load(spool: Path | None = typer.Option(None, "--spool", help="Spool folder (
             f"{len(report.archived)} segment(s) archived, {len(report.pruned)} pruned from the archive"
         )
     )
+
+
+@events_app.command("catch-up")
+@one_line_errors
+def catch_up(
+    since: str | None = typer.Option(
+        None, "--since", help="List from this time (ISO 8601, UTC unless it says; default: when the event log last had no gap, less 2 h)."
+    ),
+) -> None:
+    """Put the notifications the event log lacks into it, as if delivered: those the service lists
+    (GET /webhook_notifications) for the warehouse's webhooks, from --since or from when the event
+    log last had no gap. One snapshot; a later delivery of one takes the listed copy's place."""
+    from shipsync.errors import InputError
+    from shipsync.webhooks.catch_up import catch_up as catch_up_events
+    from shipsync.webhooks.catch_up import describe, parse_since
+
+    try:
+        start = parse_since(since) if since is not None else None
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    for text in describe(catch_up_events(settings_from_env(), since=start)):
+        console.print(line(text))

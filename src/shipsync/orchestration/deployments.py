@@ -123,6 +123,15 @@ def deployments(api: PrefectApi) -> list[dict[str, Any]]:
     return sorted(found, key=lambda d: str(d["name"]))
 
 
+def run_now(api: PrefectApi, deployment: str) -> str:
+    """Start a run of `deployment` now (with its prefect.yaml parameters): the id of its flow run."""
+    matches = [d for d in deployments(api) if d["name"] == deployment]
+    if not matches:
+        raise ConfigError(f"no deployment {deployment!r} in prefect.yaml")
+    created = request_patiently(api, "POST", f"/deployments/{matches[0]['id']}/create_flow_run", {})
+    return str(created.json()["id"])
+
+
 def set_interval(api: PrefectApi, deployment: str, seconds: float) -> None:
     """Run `deployment` every `seconds` instead of its prefect.yaml schedules (until the next deploy)."""
     matches = [d for d in deployments(api) if d["name"] == deployment]

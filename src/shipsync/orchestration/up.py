@@ -2,7 +2,8 @@
 
 In order: a Prefect server (its own SQLite database in the state folder, or `--database-url`), the
 `shipsync` process work pool, every deployment of prefect.yaml with its schedules, a worker, and
-the webhook receiver (`shipsync webhooks serve`, once a webhook secret is stored). Then it prints
+the webhook receiver (`shipsync webhooks serve`, once a webhook secret is stored) with a run of
+`catch-up-events` for what the service sent while no receiver listened. Then it prints
 where each is and watches them until Ctrl-C or SIGTERM, when it stops them all within 10 s.
 """
 
@@ -45,6 +46,9 @@ class UpOptions:
     receiver_port: int = 8701
     database_url: str | None = None
     intervals: dict[str, float] = field(default_factory=dict)
+
+
+CATCH_UP = "catch-up-events"  # the deployment up runs at start (see `webhooks.catch_up`)
 
 
 class StopRequested(BaseException):
@@ -132,6 +136,10 @@ def _start_everything(options: UpOptions, settings: Settings, state: StateDir, s
     has_secrets = _secrets_version(settings)()
     supervisor.add(receiver, start=bool(has_secrets))
     supervisor.receiver_follows(_secrets_version(settings))
+    if has_secrets:
+        # What the service sent while no receiver listened (up was down, or is new): listed again.
+        flow_run = deployments.run_now(api, CATCH_UP)
+        say(f"catching up the event log since its last delivery ({CATCH_UP}, flow run {flow_run})")
     _say_where(say, options, settings, state, api, receiver, bool(has_secrets))
 
 

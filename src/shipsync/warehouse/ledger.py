@@ -1,9 +1,9 @@
 """Runs and the run ledger (`sync_runs`).
 
 `warehouse_run` is how anything that writes the warehouse runs (a pull, `pull all`, a bulk apply,
-an undo, `events load`, a webhook registration): it opens the lake once (`Warehouse`), and its
-`step`s each add a ledger row; when the run ends, its writes and its ledger rows are committed
-together as one snapshot whose commit message names the run. Each ledger row records that
+an undo, `events load`, `events catch-up`, a webhook registration): it opens the lake once
+(`Warehouse`), and its `step`s each add a ledger row; when the run ends, its writes and its ledger
+rows are committed together as one snapshot whose commit message names the run. Each ledger row records that
 snapshot's id. A run that fails commits its ledger rows only (status `failed`, its error kept):
 none of its writes, whatever step they came from. A missing API key fails before anything is
 written. Ledger rows never hold a secret (parameters and errors are redacted).
@@ -56,6 +56,7 @@ FlowName = Literal[
     "register_webhook",
     "delete_webhook",
     "load_events",
+    "catch_up_events",
     "import_warehouse",
     "maintain_warehouse",
 ]

@@ -47,6 +47,15 @@ class MaintenanceReport:
     deleted_files: int
     seconds: float
 
+    def summary(self, where: str) -> str:
+        """One line for the command line and the flow's log."""
+        before, after = self.before, self.after
+        return (
+            f"maintained {where} in {self.seconds:.1f} s: snapshots {before.snapshots:,} -> {after.snapshots:,}, "
+            f"data files {before.data_files:,} -> {after.data_files:,} "
+            f"({before.data_bytes / 1e6:,.1f} -> {after.data_bytes / 1e6:,.1f} MB); {self.deleted_files:,} files deleted"
+        )
+
 
 def lake_size(warehouse: Warehouse) -> LakeSize:
     """Snapshots kept, and the data files (and bytes) the newest snapshot reads, over all tables."""
@@ -94,13 +103,22 @@ def _counted(con: duckdb.DuckDBPyConnection, sql: str, parameters: list[object])
     return int(rows[0][0]) if rows else 0
 
 
-def maintain(location: LakeLocation, *, retention: timedelta = DEFAULT_RETENTION, now: datetime | None = None) -> MaintenanceReport:
+def maintain(
+    location: LakeLocation,
+    *,
+    retention: timedelta = DEFAULT_RETENTION,
+    now: datetime | None = None,
+    flow_run_id: str | None = None,
+) -> MaintenanceReport:
     """Compact, expire snapshots older than `retention` and delete the files they alone needed;
-    recorded in the ledger as a `maintain_warehouse` run."""
+    recorded in the ledger as a `maintain_warehouse` run (of the Prefect flow run `flow_run_id`)."""
     started = time.perf_counter()
     older_than = (now or datetime.now(UTC)) - retention
     parameters = {"retention_days": retention.total_seconds() / 86400}
-    with warehouse_run(location, "maintain_warehouse", parameters) as run, run.step("maintain_warehouse", parameters):
+    with (
+        warehouse_run(location, "maintain_warehouse", parameters, flow_run_id=flow_run_id) as run,
+        run.step("maintain_warehouse", parameters),
+    ):
         warehouse = run.warehouse
         before = lake_size(warehouse)
         warehouse.con.execute(f"SET SESSION ducklake_max_retry_count = {MAINTENANCE_RETRIES}")

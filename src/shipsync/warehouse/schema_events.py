@@ -23,12 +23,14 @@ class WebhookEventRow(SQLModel, table=True):
     webhook_id: str | None = None
     reference_type: str | None = None
     reference_id: str | None = None
-    received_at: datetime | None = ts()
+    received_at: datetime | None = ts()  # NULL while the notification is known from the service's listing only
     payload: dict[str, Any] | None = json_field()
     loaded_at: datetime | None = ts()
     # SHA-256 of the body's canonical JSON: a later copy of the notification is a redelivery when
     # it matches, a conflict when it does not.
     body_sha256: str | None = None
+    # When `events catch-up` took it from the service's listing (NULL: it came by delivery first).
+    listed_at: datetime | None = ts()
 
 
 class WebhookEventResourceRow(SQLModel, table=True):

@@ -1,21 +1,29 @@
-"""The event log's side of `events load`: a load's deliveries staged batch by batch, then merged
-into the lake when its run commits, judged against what the lake holds at that moment.
+"""The event log's side of `events load` and `events catch-up`: a run's copies of notifications
+staged batch by batch, then merged into the lake when its run commits, judged against what the lake
+holds at that moment.
 
-Staging does everything that can fail on a record's data (parsing, normalizing, casting to the
-tables' types), so that a batch that fails is split and the record at fault dead-lettered before
-anything of it is staged (see `load`). The merge, replayed in the run's commit, then only compares
-and inserts: each notification is new (its first copy in the load, and not in the lake), a
-redelivery (the same body again) or a conflict (another body under a known id); only new ones go
-into `webhook_events` with their included resources, refresh the typed tables (newer wins) and
-apply their `container.updated` changesets. Because a commit that raced another writer is replayed
-against the newer lake (see `warehouse.unit_of_work`), two hosts loading the same notification
-(two receivers, each with its own spool) record it once: the second commit sees the first's row.
+Staging does everything that can fail on a copy's data (parsing, normalizing, casting to the
+tables' types), so that a batch that fails is split and the copy at fault dead-lettered before
+anything of it is staged (`stage_copies`). The merge, replayed in the run's commit, then only
+compares and writes. A delivered copy (from a spool) is new (its first copy in the run, and not in
+the lake), a redelivery (the same body again) or a conflict (another body under a known id). A
+listed copy (taken from the service's listing by `events catch-up`, see `catch_up`) is new, or
+else nothing: its body is the listing's, not the delivery's (another `delivery_status`, fewer
+included resources), so it is never compared with a delivered one. The first delivered copy of a
+notification known only from the listing takes the listed copy's place: its row gets the delivered
+body, its included resources replace the listed ones, and it refreshes the typed tables as a new
+one does. Only new and such delivered ones go into `webhook_events` with their included resources,
+refresh the typed tables (newer wins) and apply their `container.updated` changesets. Because a
+commit that raced another writer is replayed against the newer lake (see
+`warehouse.unit_of_work`), two hosts loading the same notification (two receivers, each with its
+own spool, or a load and a catch-up) record it once: the second commit sees the first's row.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,15 +38,32 @@ from shipsync.warehouse.declared_rows import declared_columns
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
 from shipsync.warehouse.upsert import SEQ, TableCounts, affected, merge_upsert, sql_types, to_arrow
-from shipsync.webhooks.load_steps import REASON_CHARACTERS, DeadLetter, Parsed
+from shipsync.webhooks.load_steps import REASON_CHARACTERS, Copy, DeadLetter, Parsed, parse_records
+
+log = logging.getLogger("shipsync.webhooks")
+# Failures of a copy's data, not of the machine: the warehouse refusing a value, or a shape no
+# step foresaw. Anything else (a full disk, a lost catalog) stops the run with nothing committed.
+DATA_ERRORS = (duckdb.DataError, duckdb.InvalidInputException, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 
 EVENT_LOG_TABLES = ("webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries")
 
 
 _EVENTS = (
     "SELECT notification_id, event, delivery_status, CAST(created_at AS TIMESTAMPTZ) AS created_at, webhook_id, reference_type, "
-    "reference_id, CAST(received_at AS TIMESTAMPTZ) AS received_at, CAST(payload AS JSON) AS payload, body_sha256, _seq "
-    "FROM _shipsync_incoming"
+    "reference_id, CAST(received_at AS TIMESTAMPTZ) AS received_at, CAST(payload AS JSON) AS payload, body_sha256, "
+    "CAST(listed_at AS TIMESTAMPTZ) AS listed_at, _seq FROM _shipsync_incoming"
+)
+# What a delivery sets of a row known only from the listing: everything its body says.
+_DELIVERED_COLUMNS = (
+    "event",
+    "delivery_status",
+    "created_at",
+    "webhook_id",
+    "reference_type",
+    "reference_id",
+    "received_at",
+    "payload",
+    "body_sha256",
 )
 _RESOURCES = (
     "SELECT notification_id, _event_seq, type, id, CAST(attributes AS JSON) AS attributes, "
@@ -53,6 +78,7 @@ class EventLogStage:
     warehouse: Warehouse
     loaded_at: datetime
     spool: str  # the spool's id: a segment's key in the lake is `<spool>/<segment>` (unique across hosts)
+    listed: bool = False  # copies taken from the service's listing (`catch_up`), not delivered
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(0))
     _staged: dict[str, list[str]] = field(default_factory=dict)  # events, resources, a declared table -> staged tables
     _changesets: list[tuple[int, Changeset]] = field(default_factory=list)
@@ -62,7 +88,8 @@ class EventLogStage:
         (normalizing, casting to the lake's types) runs before anything is kept, and a failure
         raises with the stage as it was."""
         seqs = [next(self._seq) for _ in parsed]
-        prepared = {"events": (_events(parsed, seqs), _EVENTS), "resources": (_resources(parsed, seqs), _RESOURCES)}
+        listed_at = self.loaded_at if self.listed else None
+        prepared = {"events": (_events(parsed, seqs, listed_at), _EVENTS), "resources": (_resources(parsed, seqs), _RESOURCES)}
         prepared |= {table: (rows, "SELECT * FROM _shipsync_incoming") for table, rows in _entities(parsed, seqs).items()}
         changesets = _changesets_of(parsed, seqs)
         check_changesets(self.warehouse.con, [change for _, change in changesets])
@@ -99,7 +126,7 @@ class EventLogStage:
                 "segment": [f"{self.spool}/{d.record.segment}" for d in dead],
                 "end_offset": pa.array([d.record.end_offset for d in dead], pa.int64()),
                 "notification_id": pa.array([d.notification_id for d in dead], pa.string()),
-                "received_at": pa.array([datetime.fromisoformat(d.record.received_at) for d in dead], pa.timestamp("us", tz="UTC")),
+                "received_at": pa.array([_moment(d.record.received_at) for d in dead], pa.timestamp("us", tz="UTC")),
                 "reason": [d.reason[:REASON_CHARACTERS] for d in dead],
                 "body": pa.array([d.record.body for d in dead], pa.binary()),
                 "dead_lettered_at": pa.array([self.loaded_at] * len(dead), pa.timestamp("us", tz="UTC")),
@@ -117,28 +144,47 @@ class EventLogStage:
         events = self._all("events")
         if events is None:
             return counts
-        # Each staged copy's verdict (narrow: the bodies stay where they are staged).
+        # Each staged copy's verdict (narrow: the bodies stay where they are staged). A listed copy is
+        # new or nothing (`listed`); a delivered one is new, takes a listed copy's place
+        # (`delivered`), or is judged against the first delivered body: a repeat or a conflict.
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _verdicts AS "
-            "WITH ranked AS (SELECT notification_id, _seq, body_sha256, "
+            "WITH ranked AS (SELECT notification_id, _seq, body_sha256, listed_at IS NOT NULL AS listed, "
             "row_number() OVER (PARTITION BY notification_id ORDER BY _seq) AS copy, "
             f"first_value(body_sha256) OVER (PARTITION BY notification_id ORDER BY _seq) AS first_body FROM {events}), "
-            "known AS (SELECT notification_id, body_sha256 FROM webhook_events "
-            f"WHERE notification_id IN (SELECT notification_id FROM {events})) "
-            "SELECT r._seq, CASE WHEN k.notification_id IS NULL AND r.copy = 1 THEN 'new' "
-            "WHEN coalesce(k.body_sha256, r.first_body) = r.body_sha256 THEN 'repeat' ELSE 'conflict' END AS verdict "
+            "known AS (SELECT notification_id, body_sha256, received_at IS NULL AND listed_at IS NOT NULL AS listed_only "
+            f"FROM webhook_events WHERE notification_id IN (SELECT notification_id FROM {events})) "
+            "SELECT r._seq, CASE WHEN r.listed AND (k.notification_id IS NOT NULL OR r.copy > 1) THEN 'listed' "
+            "WHEN k.notification_id IS NULL AND r.copy = 1 THEN 'new' "
+            "WHEN k.listed_only AND r.copy = 1 THEN 'delivered' "
+            "WHEN CASE WHEN k.listed_only THEN r.first_body ELSE coalesce(k.body_sha256, r.first_body) END = r.body_sha256 "
+            "THEN 'repeat' ELSE 'conflict' END AS verdict "
             "FROM ranked r LEFT JOIN known k USING (notification_id)"
         )
         verdicts = dict(con.execute("SELECT verdict, count(*) FROM _verdicts GROUP BY verdict").fetchall())
         judged = f"(SELECT e.*, v.verdict FROM {events} e JOIN _verdicts v USING (_seq))"
         con.execute(
             "INSERT INTO webhook_events (notification_id, event, delivery_status, created_at, webhook_id, reference_type, reference_id, "
-            "received_at, payload, loaded_at, body_sha256) SELECT notification_id, event, delivery_status, created_at, webhook_id, "
-            f"reference_type, reference_id, received_at, payload, ?, body_sha256 FROM {judged} WHERE verdict = 'new'",
+            "received_at, payload, loaded_at, body_sha256, listed_at) SELECT notification_id, event, delivery_status, created_at, "
+            "webhook_id, reference_type, reference_id, received_at, payload, ?, body_sha256, listed_at "
+            f"FROM {judged} WHERE verdict = 'new'",
             [commit.committed_at],
         )
-        counts["webhook_events"] = TableCounts(inserted=int(verdicts.get("new", 0)))
-        con.execute("CREATE OR REPLACE TEMP TABLE _new_seqs AS SELECT _seq FROM _verdicts WHERE verdict = 'new'")
+        delivered = int(verdicts.get("delivered", 0))
+        if delivered:
+            assignments = ", ".join(f"{column} = d.{column}" for column in _DELIVERED_COLUMNS)
+            con.execute(
+                f"UPDATE webhook_events SET {assignments} FROM (SELECT * FROM {judged} WHERE verdict = 'delivered') d "
+                "WHERE webhook_events.notification_id = d.notification_id"
+            )
+            con.execute(
+                "DELETE FROM webhook_event_resources WHERE notification_id IN "
+                f"(SELECT notification_id FROM {judged} WHERE verdict = 'delivered')"
+            )
+        counts["webhook_events"] = TableCounts(
+            inserted=int(verdicts.get("new", 0)), updated=delivered, unchanged=int(verdicts.get("listed", 0))
+        )
+        con.execute("CREATE OR REPLACE TEMP TABLE _new_seqs AS SELECT _seq FROM _verdicts WHERE verdict IN ('new', 'delivered')")
         if resources := self._all("resources"):
             inserted = affected(
                 con,
@@ -183,7 +229,11 @@ def _refreshed_tables() -> list[str]:
     return sorted({d.table_name for d in DECLARED_BY_TYPE.values()})
 
 
-def _events(parsed: Sequence[Parsed], seqs: Sequence[int]) -> pa.Table:
+def _moment(stamp: str | None) -> datetime | None:
+    return datetime.fromisoformat(stamp) if stamp else None
+
+
+def _events(parsed: Sequence[Parsed], seqs: Sequence[int], listed_at: datetime | None) -> pa.Table:
     return pa.table(
         {
             "notification_id": pa.array([p.notification_id for p in parsed], pa.string()),
@@ -194,9 +244,10 @@ def _events(parsed: Sequence[Parsed], seqs: Sequence[int]) -> pa.Table:
             "reference_type": pa.array([p.reference_type for p in parsed], pa.string()),
             "reference_id": pa.array([p.reference_id for p in parsed], pa.string()),
             "received_at": pa.array([p.record.received_at for p in parsed], pa.string()),
-            # The body as delivered is the payload: the service's retries resend the same bytes.
+            # The body as delivered (or as listed) is the payload: the service's retries resend the same bytes.
             "payload": pa.array([p.record.body for p in parsed], pa.binary()).cast(pa.string()),
             "body_sha256": pa.array([body_key(p.record.body) for p in parsed], pa.string()),
+            "listed_at": pa.array([listed_at] * len(parsed), pa.timestamp("us", tz="UTC")),
             "_seq": pa.array(seqs, pa.int64()),
         }
     )
@@ -240,3 +291,23 @@ def _changesets_of(parsed: Sequence[Parsed], seqs: Sequence[int]) -> list[tuple[
         if type_ == "container_updated_event"
         for change in changesets_of(p.notification_id, p.created_at, {"included": [resource]})
     ]
+
+
+def stage_copies(stage: EventLogStage, copies: Sequence[Copy], progress: Callable[[Sequence[Copy]], Mapping[str, int]]) -> None:
+    """Stage copies whole; on a data failure, their halves one by one, down to the one copy at fault,
+    which becomes a dead letter. `progress(copies)`: the spool checkpoints that move with them (none
+    for listed copies)."""
+    try:
+        parsed, dead = parse_records(copies, stage.loaded_at)
+        stage.stage(parsed, dead, progress(copies))
+    except DATA_ERRORS as error:
+        if len(copies) > 1:
+            middle = len(copies) // 2
+            stage_copies(stage, copies[:middle], progress)
+            stage_copies(stage, copies[middle:], progress)
+            return
+        copy = copies[0]
+        parsed, _ = parse_records([copy], stage.loaded_at)
+        reason = f"cannot be loaded: {type(error).__name__}: {error}"
+        log.warning("event log: %s@%d dead-lettered: %s", copy.segment, copy.end_offset, reason)
+        stage.stage([], [DeadLetter(copy, reason, parsed[0].notification_id if parsed else None)], progress(copies))

@@ -8,7 +8,7 @@ the load and its checkpoints or neither. Records are read in batches bounded by 
 Dead letters: a record that is not a notification, or that the warehouse would refuse, goes to
 `webhook_dead_letters` with the reason and its body as delivered, and the checkpoint moves past it.
 When a batch fails on its data, it is split in halves and each is staged on its own, down to the
-one record at fault: the records around it load as if it were not there. Consumed segments nobody
+one record at fault: the records around it load as if it were not there (`event_log.stage_copies`). Consumed segments nobody
 holds any more are archived once the load is committed, and the archive is pruned by age and size
 (`ArchiveRetention`), of segments every record of which is loaded only.
 
@@ -18,28 +18,21 @@ receivers on several hosts, each with its own spool, load into one lake side by 
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import duckdb
-
 from shipsync.warehouse.ledger import RunRecord, warehouse_run
 from shipsync.warehouse_location import LakeLocation
-from shipsync.webhooks.event_log import EventLogStage
+from shipsync.webhooks.event_log import EventLogStage, stage_copies
 from shipsync.webhooks.framing import SpoolRecord, read_records
-from shipsync.webhooks.load_steps import DeadLetter, parse_records
+from shipsync.webhooks.load_steps import Copy
 from shipsync.webhooks.spool import ArchiveRetention, SpoolFolder, SpoolSizes, is_finished, segments
 
-log = logging.getLogger("shipsync.webhooks")
-# Failures of a record's data, not of the machine: the warehouse refusing a value, or a shape no
-# step foresaw. Anything else (a full disk, a lost catalog) stops the load with nothing committed.
-DATA_ERRORS = (duckdb.DataError, duckdb.InvalidInputException, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 SPOOL_ID_FILE = "spool-id"
 DECLARED_REFRESH_EXCLUDED = frozenset(
     {"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"}
@@ -54,6 +47,7 @@ class LoadReport:
     dead_letters: int = 0
     entities_refreshed: int = 0
     stale_ignored: int = 0
+    delivered_after_listing: int = 0  # notifications `events catch-up` had listed, now delivered
     archived: list[str] = field(default_factory=list)
     snapshot_id: int | None = None
     pruned: list[str] = field(default_factory=list)
@@ -64,15 +58,22 @@ class LoadReport:
         counts = record.counts
         entities = [c for table, c in counts.items() if table not in DECLARED_REFRESH_EXCLUDED and table != "webhook_spool_checkpoints"]
         redeliveries = counts.get("webhook_redeliveries")
+        events = counts.get("webhook_events")
         return cls(
-            loaded=counts["webhook_events"].inserted if "webhook_events" in counts else 0,
+            loaded=events.inserted if events else 0,
             duplicates=(redeliveries.inserted + redeliveries.unchanged) if redeliveries else 0,
             conflicts=counts["webhook_event_conflicts"].inserted if "webhook_event_conflicts" in counts else 0,
             dead_letters=counts["webhook_dead_letters"].inserted if "webhook_dead_letters" in counts else 0,
             entities_refreshed=sum(c.inserted + c.updated for c in entities),
             stale_ignored=sum(c.stale for c in entities),
+            delivered_after_listing=events.updated if events else 0,
             snapshot_id=record.snapshot_id,
         )
+
+
+def spool_progress(records: Sequence[Copy]) -> dict[str, int]:
+    """Where each segment's checkpoint moves once these records are in: past its last one."""
+    return {record.segment: record.end_offset for record in records}
 
 
 @dataclass
@@ -81,12 +82,7 @@ class Batch:
 
     @property
     def progress(self) -> dict[str, int]:
-        """Where each segment's checkpoint moves once this batch is in: past its last record."""
-        return {record.segment: record.end_offset for record in self.records}
-
-    def halves(self) -> tuple[Batch, Batch]:
-        middle = len(self.records) // 2
-        return Batch(self.records[:middle]), Batch(self.records[middle:])
+        return spool_progress(self.records)
 
 
 def read_batches(spool: Path, checkpoints: dict[str, int], sizes: SpoolSizes) -> Iterator[Batch]:
@@ -120,24 +116,6 @@ def spool_id(folder: SpoolFolder) -> str:
         return made
 
 
-def stage_batch(stage: EventLogStage, batch: Batch) -> None:
-    """Stage a batch whole; on a data failure, its halves one by one, down to the one record at
-    fault, which becomes a dead letter."""
-    try:
-        parsed, dead = parse_records(batch.records, stage.loaded_at)
-        stage.stage(parsed, dead, batch.progress)
-    except DATA_ERRORS as error:
-        if len(batch.records) > 1:
-            for half in batch.halves():
-                stage_batch(stage, half)
-            return
-        record = batch.records[0]
-        parsed, _ = parse_records([record], stage.loaded_at)
-        reason = f"cannot be loaded: {type(error).__name__}: {error}"
-        log.warning("events load: spool record %s@%d dead-lettered: %s", record.segment, record.end_offset, reason)
-        stage.stage([], [DeadLetter(record, reason, parsed[0].notification_id if parsed else None)], batch.progress)
-
-
 def load_events(
     location: LakeLocation,
     spool: Path,
@@ -168,7 +146,7 @@ def load_events(
             }
             stage = EventLogStage(run.warehouse, datetime.now(UTC), own)
             for batch in read_batches(spool, checkpoints, sizes or SpoolSizes()):
-                stage_batch(stage, batch)
+                stage_copies(stage, batch.records, spool_progress)
                 checkpoints.update(batch.progress)
         report = LoadReport.of(record)
         report.archived = archive_consumed(folder, checkpoints)

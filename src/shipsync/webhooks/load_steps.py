@@ -1,6 +1,8 @@
-"""Parsing spool records for `events load`: each record as the rows it brings (the notification,
-its included resources, the resources that refresh a typed table), or as a dead letter with the
-reason it is not a notification. `event_log` stages and merges what this gives.
+"""Parsing copies of notifications for the event log: each copy as the rows it brings (the
+notification, its included resources, the resources that refresh a typed table), or as a dead letter
+with the reason it is not a notification. A copy is a spool record (`events load`) or a notification
+taken from the service's listing (`events catch-up`): one parser for both. `event_log` stages and
+merges what this gives.
 
 Parsing refuses, as dead letters, what the receiver refuses (a body too deep, with too many values
 or a member given twice: `body_limits`) and stamps outside a sane window (`stamp_problem`), so
@@ -14,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from shipsync.json_text import dumps
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
-from shipsync.webhooks.framing import SpoolRecord
 from shipsync.webhooks.notification import JsonObject, parse_notification, stamp_problem
 
 # Included resources that refresh a table: tracking requests, every declared type (shipments,
@@ -26,12 +28,27 @@ ENTITY_TYPES = frozenset({"tracking_request", "container_updated_event", *DECLAR
 REASON_CHARACTERS = 500
 
 
+class Copy(Protocol):
+    """One copy of a notification and where it came from: a spool record (`framing.SpoolRecord`:
+    its segment, where it ends in it, when the receiver stored it) or a listed copy (`catch_up`:
+    the catch-up run, its place in the listing, never received)."""
+
+    @property
+    def segment(self) -> str: ...
+    @property
+    def end_offset(self) -> int: ...
+    @property
+    def received_at(self) -> str | None: ...
+    @property
+    def body(self) -> bytes: ...
+
+
 @dataclass(slots=True)
 class Parsed:
-    """A notification from the spool, as its rows: the event, its included resources, and the
-    resources that may refresh an entity table."""
+    """A copy of a notification as its rows: the event, its included resources, and the resources
+    that may refresh an entity table."""
 
-    record: SpoolRecord
+    record: Copy
     notification_id: str
     event: str | None
     delivery_status: str | None
@@ -45,13 +62,13 @@ class Parsed:
 
 @dataclass(frozen=True, slots=True)
 class DeadLetter:
-    record: SpoolRecord
+    record: Copy
     reason: str
     notification_id: str | None = None
 
 
-def parse_records(records: Sequence[SpoolRecord], now: datetime) -> tuple[list[Parsed], list[DeadLetter]]:
-    """Each record as its rows, or as a dead letter with the reason it is not a notification (the
+def parse_records(records: Sequence[Copy], now: datetime) -> tuple[list[Parsed], list[DeadLetter]]:
+    """Each copy as its rows, or as a dead letter with the reason it is not a notification (the
     receiver's reasons: `parse_notification`) or cannot be trusted (`stamp_problem`)."""
     parsed: list[Parsed] = []
     dead: list[DeadLetter] = []
