@@ -5,7 +5,6 @@ where the source is kept whole beside the row (the webhook event log keeps every
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,7 +43,3 @@ def fit(sql_type: str, value: Any) -> Any:
     if sql_type == "VARCHAR":
         return value if isinstance(value, str) else None
     return value  # JSON columns hold text serialized by the caller
-
-
-def fit_columns(columns: Mapping[str, Sequence[Any]], sql_types: Mapping[str, str]) -> dict[str, list[Any]]:
-    return {name: [fit(sql_types[name], value) for value in values] for name, values in columns.items()}
