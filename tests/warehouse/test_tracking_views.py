@@ -26,7 +26,7 @@ def test_views_answer_the_analysts_questions(warehouse: Path) -> None:
 
     risk = {r["container_number"]: r["risk"] for r in rows(warehouse, "SELECT * FROM pickup_risk")}
     assert risk == {
-        "MSKU0000001": "last free day in 1 days",
+        "MSKU0000001": "last free day tomorrow",
         "MSKU0000002": "last free day passed 2 days ago; on hold: customs",
         "MSKU0000006": "last free day in 2 days; on hold: customs",
     }

@@ -20,7 +20,10 @@ SELECT
     holds,
     fee_total,
     concat_ws('; ',
-        CASE WHEN days_until_lfd < 0 THEN 'last free day passed ' || -days_until_lfd || ' days ago'
+        CASE WHEN days_until_lfd = -1 THEN 'last free day passed 1 day ago'
+             WHEN days_until_lfd < 0 THEN 'last free day passed ' || -days_until_lfd || ' days ago'
+             WHEN days_until_lfd = 0 THEN 'last free day today'
+             WHEN days_until_lfd = 1 THEN 'last free day tomorrow'
              WHEN days_until_lfd IS NOT NULL THEN 'last free day in ' || days_until_lfd || ' days' END,
         CASE WHEN has_holds THEN 'on hold: ' || array_to_string(holds, ', ') END) AS risk
 FROM container_status
