@@ -81,13 +81,17 @@ def test_deployments_share_one_rate_budget(running: Running) -> None:
     after = running.sandbox.stats()
     assert [state for _, state in states] == ["COMPLETED", "COMPLETED"]
     requests = int(after["admitted"]) - int(before["admitted"])  # type: ignore[call-overload]
-    assert requests == 60 + 28 and after["refused_429"] == 0
     assert elapsed >= 6  # 88 requests at 20 per 2 s take at least 3 full windows beyond the first burst
     runs = query(
         running.warehouse,
-        "SELECT status, throttled FROM sync_runs WHERE flow IN ('pull_documents', 'pull_metro_areas') ORDER BY started_at DESC LIMIT 2",
+        "SELECT status, throttled, retries FROM sync_runs WHERE flow IN ('pull_documents', 'pull_metro_areas') "
+        "ORDER BY started_at DESC LIMIT 2",
     )
     assert {r[0] for r in runs} == {"completed"} and {r[1] for r in runs} == {0}
+    # One request per document and per area, and none refused; a request the client timed out and
+    # retried (when both cores are busy) is admitted twice, and its run counts the retry.
+    retried = sum(int(r[2] or 0) for r in runs)
+    assert requests == 60 + 28 + retried and after["refused_429"] == 0, (requests, retried)
 
 
 def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Running) -> None:
