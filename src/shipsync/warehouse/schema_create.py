@@ -8,6 +8,7 @@ Tables carry no PRIMARY KEY (DuckLake has no unique constraints): the merges kee
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -149,7 +150,11 @@ def _create(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> None:
         con.execute(f"CALL {ident(alias)}.set_commit_message('shipsync', ?)", [SCHEMA_COMMIT])
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        # A COMMIT that lost a race to another process creating the same tables has ended the
+        # transaction already: its conflict is what must reach `ensure_schema`, not ROLLBACK's
+        # "no transaction is active" (which hid it, so the loser failed instead of looking again).
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
         raise
 
 
