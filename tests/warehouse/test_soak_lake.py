@@ -137,7 +137,7 @@ def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> N
     failed = [r for r in runs.done if r["code"] != 0]
     assert not failed, failed
     loads = [r for r in runs.done if r["args"] == ("events", "load")]
-    assert len(loads) >= 2
+    assert loads  # how many fit in the soak depends on the machine (one took 40 s under CI load)
     # No run waits for another to write: a load ran while another writer ran, and both committed.
     # (How many loads fit in the minute depends on the machine's load, so it is not counted.)
     others = [r for r in runs.done if r["args"][0] in ("pull", "apply")]  # type: ignore[index]
