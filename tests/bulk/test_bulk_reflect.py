@@ -10,7 +10,7 @@ from shipsync.bulk.model import Change
 from shipsync.bulk.record import reflect
 from shipsync.bulk.tracking_edits import TrackingRequestEdits
 from shipsync.warehouse.declared_rows import declared_tables_batch
-from support.lake import write_now, written
+from support.lake import sql_now, write_now, written
 from support.warehouse_rows import rows
 
 REFRESHED = "2026-01-01T00:00:00+00:00"  # the apply's refresh read the request then
@@ -43,3 +43,34 @@ def test_a_delivery_from_before_the_write_does_not_undo_it(tmp_path: Path) -> No
     late = write_now(warehouse, declared_tables_batch(TrackingRequest, [request(["REQ-1"], ["a"])], observed_at=DELIVERED))
     assert late["tracking_requests"].stale == 1
     assert rows(warehouse, "SELECT ref_numbers, tags FROM tracking_requests") == [{"ref_numbers": ["REQ-1", "REQ-2"], "tags": ["b"]}]
+
+
+def test_many_writes_reflect_as_one_statement_per_kind_the_last_given_winning(tmp_path: Path) -> None:
+    # Two requests of one shipment edited in one run: the shipment holds what the later write
+    # answered, as if each update had run in turn (they run as one statement per table and columns).
+    warehouse = tmp_path / "w"
+    first, second = request(["REQ-1"], ["a"]), {**request(["REQ-1"], ["a"]), "id": "tr-2"}
+    write_now(warehouse, declared_tables_batch(TrackingRequest, [first, second], observed_at=REFRESHED))
+    sql_now(warehouse, "INSERT INTO shipments (id, ref_numbers, observed_at) VALUES ('s-1', ['REQ-1'], ?)", [REFRESHED])
+    applied = [
+        Change(
+            2,
+            "tracking_request",
+            tr,
+            "ref_number",
+            "update",
+            ["REQ-1"],
+            ref,
+            tr,
+            payload={"resource": {"attributes": {"ref_numbers": shown}}},
+        )
+        for tr, ref, shown in (("tr-1", "REQ-2", ["REQ-1", "REQ-2"]), ("tr-2", "REQ-3", ["REQ-1", "REQ-2", "REQ-3"]))
+    ]
+    applied.append(Change(3, "shipment", "s-9", "tags", "update", [], [], resource_id="s-9"))  # no such shipment: nothing
+    with written(warehouse) as lake:
+        reflect(lake, TrackingRequestEdits(), applied)
+    assert rows(warehouse, "SELECT id, ref_numbers FROM tracking_requests ORDER BY id") == [
+        {"id": "tr-1", "ref_numbers": ["REQ-1", "REQ-2"]},
+        {"id": "tr-2", "ref_numbers": ["REQ-1", "REQ-2", "REQ-3"]},
+    ]
+    assert rows(warehouse, "SELECT ref_numbers FROM shipments") == [{"ref_numbers": ["REQ-1", "REQ-2", "REQ-3"]}]

@@ -37,7 +37,6 @@ from shipsync.errors import InputError
 from shipsync.json_text import dumps_or_null
 from shipsync.values import whole_number
 from shipsync.warehouse.declared_rows import declared_tables_batch
-from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.ledger import FlowName
 from shipsync.warehouse.normalize import option_columns
 
@@ -216,16 +215,13 @@ class DefinitionEdits:
                 into.rows(declared_tables_batch(CustomFieldDefinition, [resource], observed_at=into.observed_at))
                 into.rows(option_columns(str(resource["id"]), change.payload.get("options_created", []), observed_at=into.observed_at))
             elif change.entity_type == DEFINITION and change.action == "update":
-                for name, value in (change.after or {}).items():
-                    stored: Any = dumps_or_null(value) if name in JSON_ATTRIBUTES else value
-                    sql = f"UPDATE custom_field_definitions SET {ident(name)} = $value, $stamped WHERE id = $id"
-                    into.update("custom_field_definitions", sql, {"value": stored, "id": change.resource_id})
+                stored = {name: dumps_or_null(value) if name in JSON_ATTRIBUTES else value for name, value in (change.after or {}).items()}
+                into.update("custom_field_definitions", "id", change.resource_id, stored)
             elif change.entity_type == OPTION and change.action == "create" and resource:
                 into.rows(option_columns(change.entity_id, [resource], observed_at=into.observed_at))
             elif change.entity_type == OPTION and change.action == "update":
                 after = change.after or {}
-                sql = "UPDATE custom_field_options SET label = $label, position = $position, $stamped WHERE id = $id"
-                into.update("custom_field_options", sql, {"label": after["label"], "position": after["position"], "id": change.resource_id})
+                into.update("custom_field_options", "id", change.resource_id, {"label": after["label"], "position": after["position"]})
 
     # Reversing: created ones deleted, edited ones patched back, removed options created again.
     def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:

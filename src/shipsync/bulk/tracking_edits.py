@@ -153,20 +153,16 @@ class TrackingRequestEdits:
     def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
         for change in applied:
             if change.entity_type == "shipment":
-                values = {"values": list(change.after or []), "id": change.entity_id}
-                column = "tags" if change.field == "tags" else "ref_numbers"
-                into.update("shipments", f"UPDATE shipments SET {column} = $values, $stamped WHERE id = $id", values)
-                sql = f"UPDATE tracking_requests SET {column} = $values, $stamped WHERE tracked_object_id = $id"
-                into.update("tracking_requests", sql, values)
+                values = {"tags" if change.field == "tags" else "ref_numbers": list(change.after or [])}
+                into.update("shipments", "id", change.entity_id, values)
+                into.update("tracking_requests", "tracked_object_id", change.entity_id, values)
                 continue
             shown = ((change.payload.get("resource") or {}).get("attributes") or {}).get("ref_numbers")
             if not isinstance(shown, list):
                 continue
-            values = {"values": list(shown), "id": change.entity_id}
-            into.update("tracking_requests", "UPDATE tracking_requests SET ref_numbers = $values, $stamped WHERE id = $id", values)
-            of_request = "(SELECT tracked_object_id FROM tracking_requests WHERE id = $id)"
-            shipment = f"UPDATE shipments SET ref_numbers = $values, $stamped WHERE id = {of_request}"
-            into.update("shipments", shipment, values)
+            into.update("tracking_requests", "id", change.entity_id, {"ref_numbers": list(shown)})
+            of_request = "(SELECT r.tracked_object_id FROM tracking_requests AS r WHERE r.id = s.key)"
+            into.update("shipments", "id", change.entity_id, {"ref_numbers": list(shown)}, key_of=of_request)
 
     # Reversing.
     def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
