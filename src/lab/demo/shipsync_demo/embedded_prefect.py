@@ -7,6 +7,7 @@ flow runs read back from the API with their state, duration and artifacts.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import subprocess
 import sys
 import time
@@ -24,6 +25,9 @@ from shipsync.orchestration.project import load_flow, require_project
 from shipsync.serving import free_port, stop_process, wait_until_answers
 
 UI_PORT = 4200
+# Modules Prefect imports lazily when a process runs its first flow (its parameters' encoder is
+# FastAPI's): about half a second that the server's start-up can hide.
+WARM_IMPORTS = ("fastapi.encoders", "prefect.flow_engine", "prefect.utilities.visualization")
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class EmbeddedPrefect:
         # Flow runs log to the API (the UI shows them); the terminal shows the demo's own lines.
         use_prefect_home(self.home, extra={"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"})
         self.flows = {entrypoint: load_flow(self.project, entrypoint) for entrypoint in self.entrypoints}  # while the server starts
+        for module in WARM_IMPORTS:  # what Prefect imports at a process's first flow run, imported now
+            importlib.import_module(module)
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         self._stack.enter_context(temporary_settings({PREFECT_API_URL: self.api_url}))

@@ -23,11 +23,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import duckdb
 import httpx
 
 from shipsync.config import Settings, load_settings
 from shipsync.safe_files import make_folders, open_log, write_bytes
 from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
+from shipsync.warehouse.lake import LakeConnection, connect_lake
+from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync_demo.embedded_prefect import EmbeddedPrefect
 from shipsync_demo.show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
 from shipsync_sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
@@ -58,13 +61,23 @@ class Demo:
     step: str = ""
     made: dict[str, str] = field(default_factory=dict)
     rows: dict[str, int | None] = field(default_factory=dict)
+    _reader: LakeConnection | None = None
 
     def flow(self, entrypoint: str, **parameters: Any) -> Any:
         """Run the flow at `entrypoint` (as prefect.yaml names it) as a flow run of this step; its result."""
         return self.prefect.run(self.step, entrypoint, **parameters)
 
     def query(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
-        return analyst_query(self.settings.lake, sql, list(parameters))[1]
+        return analyst_query(self.reader, sql, list(parameters))[1]
+
+    @property
+    def reader(self) -> duckdb.DuckDBPyConnection:
+        """The demo's one read-only connection, opened at its first read (the first step that
+        writes makes the lake) and closed with the demo's processes."""
+        if self._reader is None:
+            self._reader = connect_lake(self.settings.lake, read_only=True)
+            self.processes.callback(self._reader.close)
+        return self._reader.con
 
     @property
     def last_flow_run(self) -> str:
@@ -220,7 +233,6 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200, project_di
     with ExitStack() as processes, EmbeddedPrefect(root / "prefect", project_dir, FLOWS) as prefect:
         sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
         sandbox_server = processes.enter_context(BackgroundServer(sandbox))
-        prefect.wait_until_ready()
         receiver_url = f"http://127.0.0.1:{free_port()}"
         environment = {
             "SHIPSYNC_API_URL": f"{sandbox_server.url}/v2",
@@ -231,7 +243,13 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200, project_di
             "SHIPSYNC_SECRETS_FILE": str(root / "secrets.json"),  # the demo's own, not the user's store
         }
         os.environ.update(environment)  # the flows read their settings from the environment, as on a worker
-        demo = Demo(root, load_settings(), sandbox_server.url, receiver_url, prefect, processes)
+        settings = load_settings()
+        # The lake's tables and views, made as the first writer would make them, while Prefect's
+        # server is still starting (its process is busy; this one would wait).
+        with open_warehouse(settings.lake):
+            pass
+        prefect.wait_until_ready()
+        demo = Demo(root, settings, sandbox_server.url, receiver_url, prefect, processes)
         console.print(
             f"[bold]shipsync demo[/bold]: sandbox {sandbox_server.url}/v2, Prefect's API embedded for this run "
             f"(started in {prefect.started_in:.1f} s; its runs kept in {prefect.database}), receiver {receiver_url}/webhook, "
@@ -240,10 +258,10 @@ def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200, project_di
         for step in STEPS:
             run_step(demo, step)
         flow_runs = prefect.read_back(demo.rows)
-    show_flow_runs(flow_runs)
-    for title, sql in {"Warehouse": None, **ANALYST_QUERIES}.items():
-        show_query(title, demo.settings.lake, sql)
-    show_pickup_risk(demo.settings.lake)
+        show_flow_runs(flow_runs)
+        for title, sql in {"Warehouse": None, **ANALYST_QUERIES}.items():
+            show_query(title, demo.reader, sql)
+        show_pickup_risk(demo.reader)
     console.print(f"[bold green]done[/bold green] in {time.monotonic() - started:.0f} s. Next:")
     console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync status")
     console.print(f"  SHIPSYNC_WAREHOUSE={demo.settings.warehouse} shipsync sql   (or --print-attach: the statements for any DuckDB)")

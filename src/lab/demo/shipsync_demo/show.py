@@ -1,19 +1,19 @@
 """What `shipsync demo` prints: its console, the flow runs it made, every table's row count, a few
-analyst queries and the containers at risk, each read from the warehouse read-only."""
+analyst queries and the containers at risk, each read from the warehouse through one read-only
+connection (as an analyst's session: each query sees the newest snapshot when it starts)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+import duckdb
 from rich.console import Console
 from rich.table import Table
 
 from shipsync.cli.common import line
-from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse.pickup_risk import pickup_risk_lines
-from shipsync.warehouse_location import LakeLocation
 from shipsync_demo.embedded_prefect import FlowRunSeen
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
@@ -34,18 +34,16 @@ ANALYST_QUERIES = {
 }
 
 
-def analyst_query(warehouse: LakeLocation, sql: str, parameters: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Every read the demo makes of the warehouse, read-only (as an analyst opens it): columns and rows."""
-    with read_only(warehouse) as con:
-        result = con.execute(sql, parameters or [])
-        return [d[0] for d in result.description or []], result.fetchall()
+def analyst_query(con: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every read the demo makes of the warehouse (on its read-only connection): columns and rows."""
+    result = con.execute(sql, parameters or [])
+    return [d[0] for d in result.description or []], result.fetchall()
 
 
-def show_pickup_risk(warehouse: LakeLocation) -> None:
+def show_pickup_risk(con: duckdb.DuckDBPyConnection) -> None:
     console.print("[bold]Containers at risk (pickup_risk)[/bold]")
-    with read_only(warehouse) as con:
-        for risk in pickup_risk_lines(con):
-            console.print(line("  ", risk))  # data: plain text, whatever a container number holds
+    for risk in pickup_risk_lines(con):
+        console.print(line("  ", risk))  # data: plain text, whatever a container number holds
 
 
 def show_flow_runs(runs: list[FlowRunSeen]) -> None:
@@ -56,12 +54,12 @@ def show_flow_runs(runs: list[FlowRunSeen]) -> None:
     console.print(table)
 
 
-def show_query(title: str, warehouse: LakeLocation, sql: str | None) -> None:
+def show_query(title: str, con: duckdb.DuckDBPyConnection, sql: str | None) -> None:
     if sql is None:  # the row count of every table
-        _, names = analyst_query(warehouse, TABLES)
+        _, names = analyst_query(con, TABLES)
         counts = [f"SELECT {literal(name)} AS table, count(*) AS rows FROM {ident(name)}" for (name,) in names]
         sql = " UNION ALL ".join(counts) + " ORDER BY 1"
-    columns, rows = analyst_query(warehouse, sql)
+    columns, rows = analyst_query(con, sql)
     table = Table(*columns, title=title)
     for row in rows:
         table.add_row(*[line("" if v is None else v) for v in row])
