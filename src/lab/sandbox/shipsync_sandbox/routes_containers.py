@@ -14,7 +14,7 @@ from shipsync_sandbox.jsonapi_http import base_url, json_response, paged, render
 from shipsync_sandbox.places import Places
 from shipsync_sandbox.related import container_events, related_of
 from shipsync_sandbox.resources import Resource
-from shipsync_sandbox.routes_read import found, includes_of, not_found
+from shipsync_sandbox.routes_read import found, includes_of, listed, not_found, one
 from shipsync_sandbox.state import account_of, state_of
 from shipsync_sandbox.views import container_view
 from shipsync_sandbox.world import Account
@@ -37,13 +37,7 @@ async def list_containers(request: Request) -> Response:
     includes = includes_of(request, CONTAINER_INCLUDES)
     items = account.of_type("container")
     items.sort(key=lambda c: (refreshed_at(account, c), c["id"]), reverse=True)  # most recently refreshed first
-    return paged(
-        request,
-        items,
-        default_size=30,
-        included_for=lambda page: related_of(account, page, includes, "containers") if includes else [],
-        present=lambda c: container_view(account, c),
-    )
+    return listed(request, items, includes, "containers", container_view)
 
 
 def _container(request: Request) -> Resource:
@@ -51,9 +45,7 @@ def _container(request: Request) -> Resource:
 
 
 async def get_container(request: Request) -> Response:
-    account = account_of(request)
-    container = container_view(account, _container(request))
-    return single(container, request, included=related_of(account, [container], includes_of(request, CONTAINER_INCLUDES), "container"))
+    return one(request, "container", "Container", CONTAINER_INCLUDES, container_view)
 
 
 async def list_transport_events(request: Request) -> Response:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -12,8 +12,11 @@ from starlette.routing import Route
 from shipsync_sandbox.document_store import DocumentStore
 from shipsync_sandbox.jsonapi_http import ApiProblem, paged, single
 from shipsync_sandbox.related import related_of
+from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.state import account_of, state_of
 from shipsync_sandbox.world import Account
+
+View = Callable[[Account, Resource], Resource]  # a record as served at the account's instant
 
 INCLUDE_ALIASES = {"current_extraction": "last_document_representation"}
 INCLUDABLE = ("shipments", "cargos", "account", "user", "last_document_representation", "email_submission")
@@ -43,6 +46,27 @@ def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> l
             raise ApiProblem(400, "Bad Request", f"{item} is not an includable relationship", parameter="include")
         names.append(name)
     return names
+
+
+def listed(request: Request, items: list[Resource], includes: list[str], answer: str, present: View) -> Response:
+    """A page of `items` as the operation `answer` (a key of `related.CARRIED`) serves them, each
+    `present`ed, with the related records `includes` names."""
+    account = account_of(request)
+    return paged(
+        request,
+        items,
+        default_size=30,
+        included_for=lambda page: related_of(account, page, includes, answer) if includes else [],
+        present=lambda item: present(account, item),
+    )
+
+
+def one(request: Request, type_: str, name: str, includable: tuple[str, ...], present: View) -> Response:
+    """The record of `type_` the path's id names (`Couldn't find <name>` if none), `present`ed, with
+    the related records its `include` asks for (the answer named `type_` in `related.CARRIED`)."""
+    account = account_of(request)
+    resource = present(account, found(account.by_type.get(type_, {}), request.path_params["id"], name))
+    return single(resource, request, included=related_of(account, [resource], includes_of(request, includable), type_))
 
 
 async def get_document(request: Request) -> Response:

@@ -14,10 +14,9 @@ from starlette.routing import Route
 
 from shipsync_sandbox.filters import matches_number
 from shipsync_sandbox.journey_state import stopped_at
-from shipsync_sandbox.jsonapi_http import ApiProblem, paged, read_document, single, unprocessable
-from shipsync_sandbox.related import related_of
+from shipsync_sandbox.jsonapi_http import ApiProblem, read_document, single, unprocessable
 from shipsync_sandbox.resources import Resource
-from shipsync_sandbox.routes_read import found, includes_of
+from shipsync_sandbox.routes_read import found, includes_of, listed, one
 from shipsync_sandbox.state import account_of, state_of
 from shipsync_sandbox.views import shipment_view, tracking_request_view
 from shipsync_sandbox.world import Account
@@ -62,13 +61,7 @@ async def list_shipments(request: Request) -> Response:
             raise ApiProblem(400, "Bad Request", "filter[tracking_stopped] must be true or false", parameter="filter[tracking_stopped]")
         items = [s for s in items if tracking_stopped(account, s) == (stopped == "true")]
     items.sort(key=lambda s: (s["attributes"]["created_at"], s["id"]), reverse=True)  # newest first
-    return paged(
-        request,
-        items,
-        default_size=30,
-        included_for=lambda page: related_of(account, page, includes, "shipments") if includes else [],
-        present=lambda s: shipment_view(account, s),
-    )
+    return listed(request, items, includes, "shipments", shipment_view)
 
 
 def _shipment(request: Request) -> Resource:
@@ -76,9 +69,7 @@ def _shipment(request: Request) -> Resource:
 
 
 async def get_shipment(request: Request) -> Response:
-    account = account_of(request)
-    shipment = shipment_view(account, _shipment(request))
-    return single(shipment, request, included=related_of(account, [shipment], includes_of(request, SHIPMENT_INCLUDES), "shipment"))
+    return one(request, "shipment", "Shipment", SHIPMENT_INCLUDES, shipment_view)
 
 
 def _string_list(value: Any, pointer: str) -> list[str]:
