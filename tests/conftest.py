@@ -19,7 +19,7 @@ os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
 from shipsync.config import Settings  # noqa: E402
 from shipsync.serving import BackgroundServer  # noqa: E402
 from shipsync_sandbox import SandboxOptions, create_app  # noqa: E402
-from support.sandboxes import K1, K2, PulledCopies, RunningSandbox, SandboxFactory  # noqa: E402
+from support.sandboxes import K1, K2, PulledCopies, RunningSandbox, SandboxFactory, shipsync_env  # noqa: E402
 
 _MEMORY_DISK = Path("/dev/shm")
 
@@ -130,12 +130,6 @@ def prefect_harness() -> Iterator[None]:
 @pytest.fixture
 def flow_env(monkeypatch: pytest.MonkeyPatch, sandbox: RunningSandbox, warehouse: Path) -> Path:
     """SHIPSYNC_* pointing the flows at the sandbox and a fresh warehouse."""
-    for name, value in {
-        "SHIPSYNC_API_URL": sandbox.api_url,
-        "SHIPSYNC_API_KEY": K1,
-        "SHIPSYNC_WAREHOUSE": str(warehouse),
-        "SHIPSYNC_RATE_LIMIT": "0",
-        "SHIPSYNC_RETRY_BASE_DELAY": "0.01",
-    }.items():
+    for name, value in shipsync_env(sandbox.api_url, warehouse, retry_base_delay="0.01").items():
         monkeypatch.setenv(name, value)
     return warehouse

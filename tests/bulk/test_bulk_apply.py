@@ -19,7 +19,7 @@ from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.documents import pull_documents
 from support.lake import analyst
-from support.sandboxes import K1, RunningSandbox, SandboxFactory, pulled_sandbox, service_values, settings_for
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, pulled_sandbox, service_values, settings_for, shipsync_env
 from support.warehouse_rows import container_numbers
 
 
@@ -208,14 +208,7 @@ def test_apply_killed_mid_run_then_rerun_applies_each_change_once(make_sandbox: 
     rows = [["container_number", "po_number", "priority"]] + [[n, f"PO-{i}", ["low", "high"][i % 2]] for i, n in enumerate(numbers)]
     file = write_csv(tmp_path / "tags.csv", rows)
     sandbox.app.state.options = type(sandbox.app.state.options)(**{**sandbox.app.state.options.__dict__, "latency_ms": 25.0})
-    env = {
-        **os.environ,
-        "SHIPSYNC_API_URL": sandbox.api_url,
-        "SHIPSYNC_API_KEY": K1,
-        "SHIPSYNC_WAREHOUSE": str(warehouse),
-        "SHIPSYNC_RATE_LIMIT": "0",
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    }
+    env = {**os.environ, **shipsync_env(sandbox.api_url, warehouse), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     apply = subprocess.Popen(
         [sys.executable, "-m", "shipsync", "apply", "custom-fields", str(file)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )

@@ -18,7 +18,7 @@ from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
 from support.http import HTTP
 from support.lake import analyst
-from support.sandboxes import K1, RunningSandbox
+from support.sandboxes import K1, RunningSandbox, shipsync_env
 
 runner = CliRunner()
 ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
@@ -26,15 +26,8 @@ ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one 
 
 @pytest.fixture
 def env(sandbox: RunningSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name, value in {
-        "SHIPSYNC_API_URL": sandbox.api_url,
-        "SHIPSYNC_API_KEY": K1,
-        "SHIPSYNC_RATE_LIMIT": "0",
-        "SHIPSYNC_WAREHOUSE": str(tmp_path / "warehouse"),
-        "SHIPSYNC_SPOOL": str(tmp_path / "spool"),
-        "SHIPSYNC_RETRY_BASE_DELAY": "0.01",
-        "SHIPSYNC_SHARED_BUDGET": "off",
-    }.items():
+    more = {"spool": str(tmp_path / "spool"), "retry_base_delay": "0.01", "shared_budget": "off"}
+    for name, value in shipsync_env(sandbox.api_url, tmp_path / "warehouse", **more).items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
     return tmp_path

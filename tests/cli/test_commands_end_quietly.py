@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from support.lake import analyst
-from support.sandboxes import K1, RunningSandbox
+from support.sandboxes import RunningSandbox, shipsync_env
 
 
 def shipsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -27,16 +27,7 @@ def shipsync(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
 @pytest.mark.slow
 def test_pull_apply_and_undo_leave_standard_error_empty(sandbox: RunningSandbox, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SHIPSYNC_"))}
-    env.update(
-        {
-            "SHIPSYNC_API_URL": sandbox.api_url,
-            "SHIPSYNC_API_KEY": K1,
-            "SHIPSYNC_RATE_LIMIT": "0",
-            "SHIPSYNC_WAREHOUSE": str(tmp_path / "warehouse"),
-            "SHIPSYNC_SPOOL": str(tmp_path / "spool"),
-            "SHIPSYNC_SHARED_BUDGET": "off",
-        }
-    )
+    env.update(shipsync_env(sandbox.api_url, tmp_path / "warehouse", spool=str(tmp_path / "spool"), shared_budget="off"))
     pulled = shipsync(env, "pull", "all")
     assert pulled.returncode == 0, pulled.stderr[-2000:]
     con = analyst(tmp_path / "warehouse")

@@ -16,7 +16,7 @@ from shipsync.cli import progress as cli_progress
 from shipsync.cli.common import line, styled
 from shipsync.config import Settings
 from shipsync.plain_text import plain
-from support.sandboxes import RunningSandbox
+from support.sandboxes import RunningSandbox, shipsync_env
 from support.warehouse_rows import container_numbers
 
 MARKUP = "[/x] [link=https://evil.example]click[/link] [bold red]loud"
@@ -72,8 +72,7 @@ def test_an_apply_summary_shows_hostile_cells_as_typed(pulled: tuple[RunningSand
     number = container_numbers(settings.warehouse, 1)[0]
     sheet = tmp_path / "hostile.csv"
     sheet.write_text(f"container_number,po_number\n{MARKUP},PO-1\n{number}{CONTROLS},PO-2\n", encoding="utf-8")
-    env = {"SHIPSYNC_API_URL": settings.api_url, "SHIPSYNC_API_KEY": settings.require_api_key()}
-    env |= {"SHIPSYNC_WAREHOUSE": str(settings.warehouse), "SHIPSYNC_RATE_LIMIT": "0", "SHIPSYNC_SHARED_BUDGET": "off"}
+    env = shipsync_env(settings.api_url, settings.warehouse, settings.require_api_key(), shared_budget="off")
     result = CliRunner().invoke(app, ["apply", "custom-fields", str(sheet), "--dry-run"], env=env)
     assert result.exit_code == 0, repr(result.exception)  # Rich raised MarkupError on `[/x]`
     rejected = [row for row in result.output.splitlines() if row.startswith("    row ")]  # the kind's first cells

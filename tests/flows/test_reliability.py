@@ -22,7 +22,7 @@ from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
 from support.lake import analyst, location
-from support.sandboxes import RunningSandbox, SandboxFactory, settings_for
+from support.sandboxes import RunningSandbox, SandboxFactory, settings_for, shipsync_env
 
 CONTENT = {
     "documents": "id, name, document_type, file_size_bytes, created_at, account_id",  # links name the host
@@ -129,12 +129,7 @@ def test_secrets_canary_in_prefect(
     sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=10)
     warehouse = tmp_path / "w"
     caplog.set_level(logging.DEBUG, logger="shipsync")
-    for name, value in {
-        "SHIPSYNC_API_URL": sandbox.api_url,
-        "SHIPSYNC_API_KEY": planted_key,
-        "SHIPSYNC_WAREHOUSE": str(warehouse),
-        "SHIPSYNC_RATE_LIMIT": "0",
-    }.items():
+    for name, value in shipsync_env(sandbox.api_url, warehouse, planted_key).items():
         monkeypatch.setenv(name, value)
     asyncio.run(pull_all_flow())
     con = analyst(warehouse)

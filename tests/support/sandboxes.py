@@ -1,4 +1,4 @@
-"""A sandbox on a loopback port as the tests see it, its API keys, and settings pointing at it."""
+"""A sandbox on a loopback port as the tests see it, its API keys, and settings (or SHIPSYNC_* variables) pointing at it."""
 
 from __future__ import annotations
 
@@ -32,6 +32,13 @@ class RunningSandbox:
 
 
 SandboxFactory = Callable[..., RunningSandbox]
+
+
+def shipsync_env(api_url: str, warehouse: Path, key: str = K1, **more: str) -> dict[str, str]:
+    """The SHIPSYNC_* variables a command or flow needs to pull from a sandbox into `warehouse`,
+    unthrottled; `more` adds others by their name after the prefix (e.g. spool=..., shared_budget="off")."""
+    env = {"SHIPSYNC_API_URL": api_url, "SHIPSYNC_API_KEY": key, "SHIPSYNC_WAREHOUSE": str(warehouse), "SHIPSYNC_RATE_LIMIT": "0"}
+    return env | {f"SHIPSYNC_{name.upper()}": value for name, value in more.items()}
 
 
 def settings_for(sandbox: RunningSandbox, warehouse: Path, key: str = K1, **overrides: object) -> Settings:

@@ -26,6 +26,7 @@ from shipsync.serving import free_port, stop_process, wait_until_answers
 from shipsync_bench.processes import SandboxProcess
 from shipsync_demo.run import example_files
 from support.lake import analyst
+from support.sandboxes import shipsync_env
 
 SOAK_S = 45.0
 ANALYST = str(Path(__file__).parents[1] / "support" / "analyst.py")
@@ -66,14 +67,7 @@ def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> N
     warehouse = tmp_path / "warehouse"
     sheets = example_files(tmp_path)
     with SandboxProcess("--rate-limit", "0", "--documents", "60") as sandbox:
-        env = {
-            **os.environ,
-            "SHIPSYNC_API_URL": sandbox.api_url,
-            "SHIPSYNC_API_KEY": "sandbox-key-1",
-            "SHIPSYNC_WAREHOUSE": str(warehouse),
-            "SHIPSYNC_RATE_LIMIT": "0",
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        }
+        env = {**os.environ, **shipsync_env(sandbox.api_url, warehouse, "sandbox-key-1"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
         runs = Runs(env, warehouse)
         port = free_port()
         runs.run("pull", "all")
