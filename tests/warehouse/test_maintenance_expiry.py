@@ -51,3 +51,26 @@ def test_snapshots_newer_than_the_retention_stay_even_on_its_own_day(tmp_path: P
         kept = {row[0] for row in con.execute("SELECT snapshot_id FROM ducklake_snapshots(?)", [con.alias]).fetchall()}
     assert {i for i in times if i >= cutoff_id} <= kept
     assert report.expired_snapshots == len([i for i in times if i < cutoff_id]) and not kept & {i for i in times if i < cutoff_id}
+
+
+def listed_files(where: Path) -> tuple[int, int]:
+    """Data files (and bytes) the newest snapshot reads, table by table as DuckLake lists them."""
+    with analyst(where) as con:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [con.alias]).fetchall()]
+        rows = [
+            con.execute("SELECT count(*), coalesce(sum(data_file_size_bytes), 0) FROM ducklake_list_files(?, ?)", [con.alias, t]).fetchone()
+            for t in tables
+        ]
+    return sum(int(r[0]) for r in rows if r), sum(int(r[1]) for r in rows if r)
+
+
+@pytest.mark.slow  # a maintenance run: seconds
+def test_the_report_counts_the_files_the_newest_snapshot_reads(tmp_path: Path) -> None:
+    lake = tmp_path / "warehouse"
+    for n in range(3):  # small commits: inlined in the catalog until maintenance flushes them to files
+        sql_now(lake, "INSERT INTO sync_runs (run_id, flow, started_at, status) VALUES (?, 'test', now(), 'completed')", [f"r{n}"])
+    files_before = listed_files(lake)
+    report = maintain(location(lake), retention=timedelta(days=1))
+    assert (report.before.data_files, report.before.data_bytes) == files_before
+    files_after = listed_files(lake)
+    assert (report.after.data_files, report.after.data_bytes) == files_after and files_after[0] > files_before[0]

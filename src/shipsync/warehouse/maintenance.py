@@ -58,19 +58,16 @@ class MaintenanceReport:
 
 
 def lake_size(warehouse: Warehouse) -> LakeSize:
-    """Snapshots kept, and the data files (and bytes) the newest snapshot reads, over all tables."""
+    """Snapshots kept, and the data files (and bytes) the newest snapshot reads, over all tables of
+    the lake (every account's): both are the lake's, as maintenance is."""
     con = warehouse.con
     snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots(?)", [warehouse.alias]).fetchone()
-    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [warehouse.alias]).fetchall()]
-    files = size = 0
-    for table in tables:
-        row = con.execute(
-            "SELECT count(*), coalesce(sum(data_file_size_bytes), 0) FROM ducklake_list_files(?, ?, schema => ?)",
-            [warehouse.alias, table, warehouse.location.schema],
-        ).fetchone()
-        if row:
-            files, size = files + int(row[0]), size + int(row[1])
-    return LakeSize(int(snapshots[0]) if snapshots else 0, files, size)
+    # One catalog query for every table (a `ducklake_list_files` per table cost ~40 ms each).
+    files = con.execute(
+        "SELECT coalesce(sum(file_count), 0), coalesce(sum(file_size_bytes), 0) FROM ducklake_table_info(?)", [warehouse.alias]
+    ).fetchone()
+    assert snapshots is not None and files is not None
+    return LakeSize(int(snapshots[0]), int(files[0]), int(files[1]))
 
 
 def compact(con: duckdb.DuckDBPyConnection, alias: str) -> None:
