@@ -18,6 +18,7 @@ import itertools
 import sqlite3
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,8 @@ from shipsync.redaction import redact
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
+
+ATTACH_DEADLINE_S = 60.0  # how long a first open waits for another process making the same new catalog
 
 
 def needed_extensions(location: LakeLocation) -> tuple[extensions.Extension, ...]:
@@ -134,10 +137,7 @@ def connect_lake(location: LakeLocation, *, read_only: bool) -> LakeConnection:
             prepare_sqlite_catalog(file)
         if location.folder is not None and not location.on_object_storage and not read_only:
             Path(location.data_path).mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            con.execute(attach_statement(location, read_only=read_only, alias=alias), [location.data_path])
-        except duckdb.Error as exc:
-            raise WarehouseError(f"cannot open the warehouse {location.describe()}: {redact(str(exc))}") from None
+        _attach(con, location, read_only=read_only, alias=alias)
         if not read_only:
             con.execute("SET SESSION ducklake_max_retry_count = 0")
             if not _schema_exists(con, alias, location.schema):
@@ -149,6 +149,23 @@ def connect_lake(location: LakeLocation, *, read_only: bool) -> LakeConnection:
         opened.close()
         raise
     return opened
+
+
+def _attach(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only: bool, alias: str) -> None:
+    # The first ATTACH of a new catalog creates DuckLake's tables in it; several processes doing so
+    # at once find the catalog locked (SQLite) or the tables made under them: the losers look again
+    # and find the catalog made.
+    deadline = time.monotonic() + ATTACH_DEADLINE_S
+    while True:
+        try:
+            con.execute(attach_statement(location, read_only=read_only, alias=alias), [location.data_path])
+            return
+        except duckdb.Error as exc:
+            text = str(exc).lower()
+            initializing = "failed to initialize ducklake" in text and ("locked" in text or "already exists" in text)
+            if not initializing or time.monotonic() > deadline:
+                raise WarehouseError(f"cannot open the warehouse {location.describe()}: {redact(str(exc))}") from None
+            time.sleep(0.1)
 
 
 def _schema_exists(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> bool:
