@@ -1,5 +1,5 @@
--- One row per field of each `container.updated` changeset: which container, which field, old and
--- new value (as JSON), and when.
+-- One row per field of each `container.updated` changeset: which container (and its shipment), which
+-- field, old and new value (as JSON), and when.
 CREATE OR REPLACE VIEW container_changes AS
 WITH updates AS (
     SELECT e.notification_id, r.attributes, (r.relationships->'container'->'data'->>'id') AS container_id
@@ -13,6 +13,7 @@ WITH updates AS (
 SELECT
     f.container_id,
     c.number AS container_number,
+    c.shipment_id,
     f.field,
     json_extract(f.attributes->'changeset', '$."' || f.field || '"[0]') AS old_value,
     json_extract(f.attributes->'changeset', '$."' || f.field || '"[1]') AS new_value,

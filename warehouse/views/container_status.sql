@@ -5,7 +5,12 @@
 -- inland facility), fees, and the last milestone.
 -- Days count from today, or from the day in the variable `as_of` (`SET VARIABLE as_of = DATE '...'`).
 CREATE OR REPLACE VIEW container_status AS
-WITH last_milestone AS (
+-- The three terminals a box names (at the port, where it is picked up, the inland destination) are
+-- read from one scan: on the lake every scan of a table costs catalog queries (its files, its
+-- inlined rows), whatever the table holds.
+WITH terminal_names AS MATERIALIZED (
+    SELECT id, name FROM terminals
+), last_milestone AS (
     SELECT container_id, arg_max(event, timestamp) AS event, max(timestamp) AS at
     FROM transport_events WHERE timestamp IS NOT NULL GROUP BY container_id
 ), boxes AS (
@@ -54,7 +59,7 @@ FROM boxes c
 LEFT JOIN shipments s ON s.id = c.shipment_id
 LEFT JOIN ports p ON p.id = s.port_of_discharge_id
 LEFT JOIN metro_areas m ON m.code = s.port_of_discharge_locode
-LEFT JOIN terminals t ON t.id = c.pod_terminal_id
-LEFT JOIN terminals f ON f.id = c.pickup_facility_id
-LEFT JOIN terminals d ON d.id = s.destination_terminal_id
+LEFT JOIN terminal_names t ON t.id = c.pod_terminal_id
+LEFT JOIN terminal_names f ON f.id = c.pickup_facility_id
+LEFT JOIN terminal_names d ON d.id = s.destination_terminal_id
 LEFT JOIN last_milestone l ON l.container_id = c.id;

@@ -18,9 +18,9 @@ WITH made AS (
     FROM made
     GROUP BY shipment_id
 ), changesets AS (
-    SELECT c.shipment_id, count(*) AS eta_changesets
-    FROM container_changes ch JOIN containers c ON c.id = ch.container_id
-    WHERE ch.field LIKE '%eta%' GROUP BY c.shipment_id
+    SELECT shipment_id, count(*) AS eta_changesets
+    FROM container_changes
+    WHERE field LIKE '%eta%' AND shipment_id IS NOT NULL GROUP BY shipment_id
 )
 SELECT
     s.id AS shipment_id,

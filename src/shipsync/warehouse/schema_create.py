@@ -3,7 +3,9 @@ when the declarations add one, the views replaced when their SQL changes. One sn
 anything, none when the lake is current (two reads).
 
 Tables carry no PRIMARY KEY (DuckLake has no unique constraints): the merges keep one row per key
-(`upsert`), and each table's key is the one declared in the schema (`schema.table(...)`).
+(`upsert`), and each table's key is the one declared in the schema (`schema.table(...)`). An empty
+table is given its statistics as it is created (`table_stats`: DuckLake 1.5.5 reads an empty table
+slowly).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sqlalchemy.schema import CreateTable
 from shipsync.errors import WarehouseError
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
+from shipsync.warehouse.table_stats import give_statistics, is_empty
 from shipsync.warehouse.view_order import create_views_in_order, view_statements
 
 _DIALECT = duckdb_engine.Dialect()
@@ -136,13 +139,15 @@ def _create(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> None:
     try:
         existing = _columns(con, alias, schema)
         for table in tables():
-            if table.name not in existing:
+            found = existing.get(table.name)
+            if found is None:
                 con.execute(create_table_sql(table))
-                continue
             for column in table.columns:
-                if column.name not in existing[table.name]:
+                if found is not None and column.name not in found:
                     sql_type = column.type.compile(dialect=_DIALECT)
                     con.execute(f"ALTER TABLE {ident(table.name)} ADD COLUMN {ident(column.name)} {sql_type}")
+            if found is None or is_empty(con, table.name):
+                give_statistics(con, table.name)
         create_views_in_order(con, [_or_replace(sql) for sql in view_sql()])
         recorded_in = f"{ident(alias)}.{ident(schema)}._shipsync_schema"
         con.execute(f"DELETE FROM {recorded_in}")

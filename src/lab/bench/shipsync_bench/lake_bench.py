@@ -3,7 +3,8 @@ benchmark seeds it (documents through the pull's path, a year of notifications t
 a year of run ledger):
 
 - the five analyst views read whole on the lake, beside the same views over a native DuckDB file
-  holding a copy of the same tables (each the best of `rounds` reads, summed over the five);
+  holding a copy of the same tables (each the best of `rounds` reads, summed over the five); the
+  lake as its loads left it (no maintenance since: its data files and snapshots are printed);
 - one minute's `events load` (`per_minute` new notifications, commit included), five minutes in a
   row after a first that is not counted (it reads the lake cold); the slowest minute is judged;
 - a simulated year of loads with maintenance on its schedule (`year_of_loads`), in compressed time:
@@ -23,9 +24,10 @@ from pathlib import Path
 import duckdb
 
 from shipsync.warehouse.lake import connect_lake
-from shipsync.warehouse.maintenance import maintain
+from shipsync.warehouse.maintenance import lake_size, maintain
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.schema_create import view_sql
+from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.warehouse_location import LakeLocation, lake_location
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
@@ -84,6 +86,22 @@ def view_reads(location: LakeLocation, native_file: Path, rounds: int) -> list[B
         native.close()
         lake.close()
     return [at_most("the five analyst views on the lake", on_lake, "s", "native DuckDB file, same data", on_file, 2.0), *results]
+
+
+def lake_state(location: LakeLocation) -> BenchResult:
+    """The state of the lake the views were read on, as a context row."""
+    with open_warehouse(location, read_only=True) as warehouse:
+        size = lake_size(warehouse)
+    return BenchResult(
+        "the lake the views read, as its loads left it (not maintained): snapshots, data files",
+        size.snapshots,
+        "",
+        "data files",
+        size.data_files,
+        None,
+        "(context)",
+        True,
+    )
 
 
 def minute_loads(location: LakeLocation, spool: Path, first: int, per_minute: int, as_of: datetime) -> list[float]:
@@ -146,7 +164,7 @@ def lake_figures(documents: int = 10_000, events: int = 200_000, per_minute: int
         minutes = minute_loads(location, root / "spool", events, per_minute, as_of)
         native_file = root / "native.duckdb"
         native_copy(location, native_file)
-        views = view_reads(location, native_file, rounds)
+        views = [*view_reads(location, native_file, rounds), lake_state(location)]
     size = f"{documents:,} documents, {events:,} events in a year"
     return [
         under(f"one minute's events load ({per_minute} notifications; {size}), slowest of {MINUTES}", max(minutes), "s", 1.0),
