@@ -249,11 +249,7 @@ class Warehouse:
         try:
             for table in dict.fromkeys(w.upsert_of for w in self._writes if w.upsert_of and w.staged):
                 types = sql_types(table)
-                in_lake = f"{ident(self.alias)}.{ident(self.location.schema)}.{ident(table)}"
-                # A union reads every column of the lake's table whatever the query asks, and
-                # DuckLake 1.5.5 reads every column of an EMPTY table slowly (~10 ms a column):
-                # a table still empty (a new lake's first pull) is left out of the view.
-                parts = [f"SELECT * FROM {in_lake}"] if self.con.execute(f"SELECT EXISTS (FROM {in_lake})").fetchone() == (True,) else []
+                parts = [f"SELECT * FROM {ident(self.alias)}.{ident(self.location.schema)}.{ident(table)}"]
                 for staged in self.pending(table):
                     present = [r[0] for r in self.con.execute(f"SELECT column_name FROM (DESCRIBE {staged})").fetchall()]
                     casts = ", ".join(cast_column(c, types[c]) for c in present if c in types)
