@@ -4,6 +4,7 @@ Installed as the `demo` command of `shipsync` (entry point `shipsync.commands`).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -20,6 +21,11 @@ def demo(
     ),
 ) -> None:
     """Run everything end to end against a local sandbox: no network, no key needed."""
-    from shipsync_demo.run import run_demo
+    started = time.monotonic()
+    from shipsync_demo.embedded_prefect import EmbeddedPrefect  # here: every shipsync command imports this module
 
-    run_demo(workdir=workdir, documents=documents, project_dir=project_dir)
+    # Prefect's server first: its start-up (~6 s) is the demo's longest wait, and runs meanwhile.
+    with EmbeddedPrefect(Path(workdir).resolve() / "prefect", project_dir) as prefect:
+        from shipsync_demo.run import run_demo
+
+        run_demo(prefect, workdir=workdir, documents=documents, started=started)

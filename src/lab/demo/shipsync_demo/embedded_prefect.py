@@ -45,17 +45,17 @@ class FlowRunSeen:
 
 
 class EmbeddedPrefect:
-    """`with EmbeddedPrefect(home, project, entrypoints) as prefect: ...; prefect.wait_until_ready();
-    prefect.run(step, "flows/pull.py:pull_all", ...)`.
+    """`with EmbeddedPrefect(home, project) as prefect: prefect.load(entrypoints); ...;
+    prefect.wait_until_ready(); prefect.run(step, "flows/pull.py:pull_all", ...)`.
 
-    Entering starts the API server process at once and loads the flows at `entrypoints` meanwhile;
-    it must happen before anything imports Prefect in this process (Prefect reads its home once).
+    Entering starts the API server process at once (before the demo's own imports: its start-up is
+    the demo's longest wait); `load` then loads the flows meanwhile. Both must happen before anything
+    imports Prefect in this process (Prefect reads its home once).
     """
 
-    def __init__(self, home: Path, project: Path, entrypoints: Iterable[str]) -> None:
+    def __init__(self, home: Path, project: Path) -> None:
         self.home = home
         self.project = require_project(project)
-        self.entrypoints = sorted(set(entrypoints))
         self.flows: dict[str, Any] = {}
         self.api_url = f"http://127.0.0.1:{free_port()}/api"
         self.started_in = 0.0
@@ -80,15 +80,19 @@ class EmbeddedPrefect:
             stderr=subprocess.STDOUT,
         )
         self._stack.callback(stop_process, self._server)
+        return self
+
+    def load(self, entrypoints: Iterable[str]) -> None:
+        """Load the flows at `entrypoints` (as prefect.yaml names them) while the server starts, and
+        point this process's Prefect at it."""
         # Flow runs log to the API (the UI shows them); the terminal shows the demo's own lines.
         use_prefect_home(self.home, extra={"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING"})
-        self.flows = {entrypoint: load_flow(self.project, entrypoint) for entrypoint in self.entrypoints}  # while the server starts
+        self.flows = {entrypoint: load_flow(self.project, entrypoint) for entrypoint in sorted(set(entrypoints))}
         for module in WARM_IMPORTS:  # what Prefect imports at a process's first flow run, imported now
             importlib.import_module(module)
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         self._stack.enter_context(temporary_settings({PREFECT_API_URL: self.api_url}))
-        return self
 
     def wait_until_ready(self) -> None:
         assert self._server is not None

@@ -227,10 +227,12 @@ def example_files(workdir: Path) -> Path:
     return target
 
 
-def run_demo(*, workdir: str = "shipsync-demo", documents: int = 200, project_dir: Path = Path(".")) -> None:
-    started = time.monotonic()
+def run_demo(prefect: EmbeddedPrefect, *, workdir: str = "shipsync-demo", documents: int = 200, started: float | None = None) -> None:
+    """The demo, on `prefect` (entered: its server starting); `started` is when the command began."""
+    started = time.monotonic() if started is None else started
     root = fresh_workdir(workdir)
-    with ExitStack() as processes, EmbeddedPrefect(root / "prefect", project_dir, FLOWS) as prefect:
+    prefect.load(FLOWS)
+    with ExitStack() as processes:
         sandbox = create_app(SandboxOptions(documents=documents, rate_limit=None, delivery_retry_base_s=0.2))
         sandbox_server = processes.enter_context(BackgroundServer(sandbox))
         receiver_url = f"http://127.0.0.1:{free_port()}"
