@@ -370,11 +370,11 @@ def _is_race(exc: duckdb.Error) -> bool:
 
 
 @contextmanager
-def open_warehouse(location: LakeLocation, *, read_only: bool = False) -> Iterator[Warehouse]:
+def open_warehouse(location: LakeLocation, *, read_only: bool = False, single_threaded: bool = False) -> Iterator[Warehouse]:
     """The lake at `location` on a new connection (a writer creates its tables and views first, and
-    gets a private in-memory stage); closed on exit, committing nothing: commits are explicit
-    (`Warehouse.commit`), so leaving a block never writes anything."""
-    lake = connect_lake(location, read_only=read_only)
+    gets a private in-memory stage; `single_threaded`: see `lake.connect_lake`); closed on exit,
+    committing nothing: commits are explicit (`Warehouse.commit`), so leaving a block never writes anything."""
+    lake = connect_lake(location, read_only=read_only, single_threaded=single_threaded)
     stage = None if read_only else f"{lake.alias}_stage"
     try:
         if stage is not None:
