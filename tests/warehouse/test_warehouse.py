@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from shipsync.errors import ConfigError, WarehouseBusyError
+from shipsync.errors import ConfigError, WarehouseBusyError, WarehouseError
 from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.unit_of_work import CommitMessage, open_warehouse
@@ -202,6 +202,8 @@ def test_a_reader_in_another_process_never_waits_and_never_makes_a_writer_wait(w
 def test_an_account_is_a_schema_of_its_own(warehouse: Path) -> None:
     acme = lake_location(str(warehouse), account="acme")
     write_now(warehouse, _docs(b="B", c="C"))  # `main` first: a new account's schema must not be mistaken for it
+    with pytest.raises(WarehouseError, match=r"no warehouse at .*run a pull first"):
+        analyst(acme)  # a lake without the account's schema: a reader is told what to run
     write_now(acme, _docs(a="A"))
     with analyst(acme) as con:
         assert con.execute("SELECT id FROM documents").fetchall() == [("a",)]
@@ -210,6 +212,16 @@ def test_an_account_is_a_schema_of_its_own(warehouse: Path) -> None:
         assert con.execute("SELECT count(*) FROM acme.documents").fetchone() == (1,)  # one lake, both accounts
     with pytest.raises(ConfigError, match="SHIPSYNC_ACCOUNT"):
         lake_location(str(warehouse), account='x"; DROP TABLE documents; --')
+
+
+def test_a_run_of_a_few_rows_can_run_single_threaded(warehouse: Path) -> None:
+    """A minute's events load runs on the single-threaded engine (see `lake`); other runs on DuckDB's
+    default, which is more than one thread wherever the machine has more than one core."""
+    with warehouse_run(location(warehouse), "load_events", {}, single_threaded=True) as run:
+        assert run.con.execute("SELECT current_setting('threads')").fetchone() == (1,)
+    with warehouse_run(location(warehouse), "pull_documents", {}) as run:
+        threads = run.con.execute("SELECT current_setting('threads')").fetchone()
+        assert threads == (duckdb.connect().execute("SELECT current_setting('threads')").fetchone())
 
 
 def test_staged_rows_cast_at_commit_never_fail_it(warehouse: Path) -> None:

@@ -84,6 +84,12 @@ def test_replays_that_reach_the_spool_cost_one_redelivery_row(tmp_path: Path) ->
     (redelivery,) = rows(warehouse, "SELECT notification_id, received_at FROM webhook_redeliveries")
     (event,) = rows(warehouse, "SELECT received_at FROM webhook_events WHERE notification_id = 'replayed'")
     assert redelivery["notification_id"] == "replayed" and redelivery["received_at"] > event["received_at"]  # when it first came again
+    # A load of repeats only (nothing new to insert or refresh) counts them and writes nothing else.
+    spool_of(spool, [body] * 5, "segment-00000000000000000003-1.spool")
+    only_repeats = load_events(location(warehouse), spool)
+    assert (only_repeats.loaded, only_repeats.duplicates, only_repeats.entities_refreshed) == (0, 5, 0)
+    assert len(rows(warehouse, "SELECT notification_id FROM webhook_redeliveries")) == 1
+    assert len(rows(warehouse, "SELECT notification_id FROM webhook_events")) == 2
 
 
 def archived_spool(tmp_path: Path, count: int) -> tuple[Path, Path]:

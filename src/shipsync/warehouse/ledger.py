@@ -238,13 +238,19 @@ class WarehouseRun:
 
 @contextmanager
 def warehouse_run(
-    location: LakeLocation, flow: FlowName, parameters: Mapping[str, Any], *, flow_run_id: str | None = None
+    location: LakeLocation,
+    flow: FlowName,
+    parameters: Mapping[str, Any],
+    *,
+    flow_run_id: str | None = None,
+    single_threaded: bool = False,
 ) -> Iterator[WarehouseRun]:
     """Open the warehouse for one run, yield it, and commit it as one snapshot when it ends
-    (`flow_run_id`: the Prefect flow run it is part of, recorded in its ledger rows). A run that
-    fails commits its ledger rows only, then its error goes on; one that fails before any step
-    began (a file that names nothing to do) commits nothing."""
-    with open_warehouse(location) as warehouse:
+    (`flow_run_id`: the Prefect flow run it is part of, recorded in its ledger rows;
+    `single_threaded`: a run that moves a few rows, see `lake.connect_lake`). A run that fails
+    commits its ledger rows only, then its error goes on; one that fails before any step began (a
+    file that names nothing to do) commits nothing."""
+    with open_warehouse(location, single_threaded=single_threaded) as warehouse:
         run = WarehouseRun(warehouse, flow, parameters, flow_run_id)
         try:
             yield run

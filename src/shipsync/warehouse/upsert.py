@@ -174,10 +174,11 @@ def merge_upsert(con: duckdb.DuckDBPyConnection, table_name: str, source: str, *
     extra_cols = (["_synced_at", "_run_id"] if stamped else []) + (["first_seen_at", "last_changed_at"] if has_seen else [])
     extra_vals = (["$1", "$2"] if stamped else []) + (["$1", "$1"] if has_seen else [])
     if inserted:
+        # Every row new (as counted just now, in this transaction): no second read of the table.
+        absent = "" if inserted == total else f"WHERE NOT EXISTS (SELECT 1 FROM {target} t WHERE {join})"
         con.execute(
             f"INSERT INTO {target} ({', '.join(_q(c) for c in [*content, *extra_cols])}) "
-            f"SELECT {', '.join(['s.' + _q(c) for c in content] + extra_vals)} FROM _stage s "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {target} t WHERE {join})",
+            f"SELECT {', '.join(['s.' + _q(c) for c in content] + extra_vals)} FROM _stage s {absent}",
             stamps_given,
         )
     if updated:

@@ -163,14 +163,19 @@ class EventLogStage:
         )
         verdicts = dict(con.execute("SELECT verdict, count(*) FROM _verdicts GROUP BY verdict").fetchall())
         judged = f"(SELECT e.*, v.verdict FROM {events} e JOIN _verdicts v USING (_seq))"
-        con.execute(
-            "INSERT INTO webhook_events (notification_id, event, delivery_status, created_at, webhook_id, reference_type, reference_id, "
-            "received_at, payload, loaded_at, body_sha256, listed_at) SELECT notification_id, event, delivery_status, created_at, "
-            "webhook_id, reference_type, reference_id, received_at, payload, ?, body_sha256, listed_at "
-            f"FROM {judged} WHERE verdict = 'new'",
-            [commit.committed_at],
-        )
-        delivered = int(verdicts.get("delivered", 0))
+        # Statements only for the verdicts there are: each statement on a lake table costs catalog
+        # queries, and on an empty table (as the conflicts and redeliveries usually are) many more
+        # (duckdb/ducklake#1313).
+        new, delivered, repeats, conflicts = (int(verdicts.get(v, 0)) for v in ("new", "delivered", "repeat", "conflict"))
+        fresh = new + delivered  # copies whose rows go in
+        if new:
+            con.execute(
+                "INSERT INTO webhook_events (notification_id, event, delivery_status, created_at, webhook_id, reference_type, "
+                "reference_id, received_at, payload, loaded_at, body_sha256, listed_at) SELECT notification_id, event, "
+                "delivery_status, created_at, webhook_id, reference_type, reference_id, received_at, payload, ?, body_sha256, listed_at "
+                f"FROM {judged} WHERE verdict = 'new'",
+                [commit.committed_at],
+            )
         if delivered:
             assignments = ", ".join(f"{column} = d.{column}" for column in _DELIVERED_COLUMNS)
             con.execute(
@@ -181,11 +186,9 @@ class EventLogStage:
                 "DELETE FROM webhook_event_resources WHERE notification_id IN "
                 f"(SELECT notification_id FROM {judged} WHERE verdict = 'delivered')"
             )
-        counts["webhook_events"] = TableCounts(
-            inserted=int(verdicts.get("new", 0)), updated=delivered, unchanged=int(verdicts.get("listed", 0))
-        )
+        counts["webhook_events"] = TableCounts(inserted=new, updated=delivered, unchanged=int(verdicts.get("listed", 0)))
         con.execute("CREATE OR REPLACE TEMP TABLE _new_seqs AS SELECT _seq FROM _verdicts WHERE verdict IN ('new', 'delivered')")
-        if resources := self._all("resources"):
+        if (resources := self._all("resources")) and fresh:
             inserted = affected(
                 con,
                 "INSERT INTO webhook_event_resources SELECT notification_id, type, id, attributes, relationships "
@@ -196,28 +199,31 @@ class EventLogStage:
             if table in ("events", "resources"):
                 continue
             source = f"(SELECT * FROM {self._all(table)} WHERE {SEQ} IN (SELECT _seq FROM _new_seqs))"
-            counts[table] = merge_upsert(con, table, source, run_id=commit.run_id, synced_at=commit.committed_at)
+            merged = merge_upsert(con, table, source, run_id=commit.run_id, synced_at=commit.committed_at) if fresh else TableCounts()
+            counts[table] = merged
         new_seqs = {r[0] for r in con.execute("SELECT _seq FROM _new_seqs").fetchall()}
         changed = apply_changesets(con, [c for seq, c in self._changesets if seq in new_seqs], commit.committed_at)
         if changed:
             counts.setdefault("containers", TableCounts()).updated += changed
-        conflicts = affected(
-            con,
-            f"INSERT INTO webhook_event_conflicts SELECT notification_id, received_at, payload, ? FROM {judged} WHERE verdict = 'conflict'",
-            [commit.committed_at],
-        )
+        if conflicts:
+            con.execute(
+                "INSERT INTO webhook_event_conflicts SELECT notification_id, received_at, payload, ? "
+                f"FROM {judged} WHERE verdict = 'conflict'",
+                [commit.committed_at],
+            )
         counts["webhook_event_conflicts"] = TableCounts(inserted=conflicts)
         # One row per notification delivered again, at most: when it first came again. A row per copy
         # let one captured delivery replayed 300 times make 299 rows; how many copies came is the
         # run's `duplicates` count.
-        redelivered = affected(
-            con,
-            f"INSERT INTO webhook_redeliveries SELECT r.notification_id, min(r.received_at), ? FROM {judged} r "
-            "WHERE r.verdict = 'repeat' AND NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
-            "WHERE k.notification_id = r.notification_id) GROUP BY r.notification_id",
-            [commit.committed_at],
-        )
-        repeats = int(verdicts.get("repeat", 0))
+        redelivered = 0
+        if repeats:
+            redelivered = affected(
+                con,
+                f"INSERT INTO webhook_redeliveries SELECT r.notification_id, min(r.received_at), ? FROM {judged} r "
+                "WHERE r.verdict = 'repeat' AND NOT EXISTS (SELECT 1 FROM webhook_redeliveries k "
+                "WHERE k.notification_id = r.notification_id) GROUP BY r.notification_id",
+                [commit.committed_at],
+            )
         counts["webhook_redeliveries"] = TableCounts(inserted=redelivered, unchanged=repeats - redelivered)
         con.execute("DROP TABLE IF EXISTS _verdicts")
         con.execute("DROP TABLE IF EXISTS _new_seqs")
