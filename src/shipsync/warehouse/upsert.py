@@ -30,6 +30,8 @@ _DIALECT = duckdb_engine.Dialect()
 BOOKKEEPING = frozenset({"_synced_at", "_run_id", "first_seen_at", "last_changed_at"})
 # The order in which a run staged its rows: of two copies of a key equally new, the later one wins.
 SEQ = "_shipsync_seq"
+# Which replacement of links (of several a run staged for one table) a link or an owner came with.
+PART = "_shipsync_part"
 
 
 @dataclass
@@ -147,7 +149,7 @@ def stage_newest(con: duckdb.DuckDBPyConnection, table_name: str, source: str, s
 
 def merge_upsert(con: duckdb.DuckDBPyConnection, table_name: str, source: str, *, run_id: str, synced_at: datetime) -> TableCounts:
     """Merge the run's rows in `source` into `table_name` on its key. Call inside a transaction."""
-    source_columns = [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE {source})").fetchall()]
+    source_columns = [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM {source})").fetchall()]
     table = schema_table(table_name)
     keys = key_columns(table)
     types = sql_types(table_name)
@@ -212,14 +214,24 @@ def merge_links(
     run_id: str,
     synced_at: datetime,
 ) -> TableCounts:
-    """Upsert the link rows of `links` and delete the links of the owners in `owners` (a relation
-    with an `owner` column) that `links` no longer has."""
-    counts = merge_upsert(con, table_name, links, run_id=run_id, synced_at=synced_at)
+    """Replace links, as one or more replacements staged in order: `owners` holds the owners each
+    replacement names (`owner`, `PART`), `links` their link rows (with `SEQ` and `PART`). An owner's
+    links become those of the last replacement naming it and of any later one; the others are
+    deleted. What is the same as in the table is left alone."""
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
     owner, target = _q(owner_column), _q(other)
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _links AS SELECT l.* FROM {links} l "
+        f"LEFT JOIN (SELECT owner, max({PART}) AS named FROM {owners} GROUP BY owner) o ON l.{owner} = o.owner "
+        f"WHERE o.named IS NULL OR l.{PART} >= o.named"
+    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _owners AS SELECT DISTINCT owner FROM {owners}")
+    counts = merge_upsert(con, table_name, "_links", run_id=run_id, synced_at=synced_at)
     counts.deleted += affected(
         con,
-        f"DELETE FROM {_q(table_name)} t WHERE t.{owner} IN (SELECT owner FROM {owners}) "
-        f"AND NOT EXISTS (SELECT 1 FROM {links} l WHERE l.{owner} = t.{owner} AND l.{target} = t.{target})",
+        f"DELETE FROM {_q(table_name)} t WHERE t.{owner} IN (SELECT owner FROM _owners) "
+        f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{owner} = t.{owner} AND l.{target} = t.{target})",
     )
+    con.execute("DROP TABLE IF EXISTS _links")
+    con.execute("DROP TABLE IF EXISTS _owners")
     return counts
