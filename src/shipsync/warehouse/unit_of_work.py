@@ -4,9 +4,9 @@ its writes committed together as one DuckLake snapshot, or not at all.
 A run reads the lake as committed (each read sees the newest snapshot) and *stages* its writes: each
 write is kept with the rows it needs (an upsert's, a link replacement's and an append's in Parquet
 files of a private temporary folder, see `staged_files`; a deferred write's in a private in-memory
-database attached as `stage`), and nothing reaches the lake until `commit`. `commit` then opens one transaction on the lake, replays
-the staged writes in the order they were made, adds the run's ledger row and commit message, and
-commits. So:
+database attached as `stage`), and nothing reaches the lake until `commit`. `commit` then opens one
+transaction on the lake, replays the staged writes in the order they were made, adds the run's
+ledger row and commit message, and commits. So:
 - a run's network I/O never happens while a lake transaction is open (runs fetch, stage, fetch
   again, and commit at the end: the transaction lasts as long as the replay, not the run);
 - analysts see whole runs: one snapshot per run, whose commit message names the flow and run;
