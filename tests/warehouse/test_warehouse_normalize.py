@@ -3,12 +3,16 @@ send them (members null, absent, of the wrong shape, unknown) become columns wit
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+from hypothesis import given
+from hypothesis import strategies as st
 
 from shipsync.api.account_models import CustomField, TrackingRequest, Webhook
 from shipsync.api.tracking_models import Container
+from shipsync.warehouse.coerce import utc_timestamp
 from shipsync.warehouse.declared_rows import declared_row, declared_tables_batch
 from shipsync.warehouse.members import members_of
 from shipsync.warehouse.normalize import merge, webhook_columns
@@ -133,3 +137,14 @@ def test_a_declared_row_of_a_bare_resource_is_all_empty_and_has_no_leftovers() -
 def test_members_of_the_wrong_shape_are_kept_whole() -> None:
     row = declared_row(Container, {"id": "c-3", "type": "container", "attributes": ["not", "an", "object"]})
     assert orjson.loads(row["leftovers"]) == {"attributes": ["not", "an", "object"]}
+
+
+@given(
+    st.datetimes(datetime(1000, 1, 1), datetime(9998, 12, 1), timezones=st.just(UTC)).map(lambda moment: moment.replace(microsecond=0)),
+    st.sampled_from(["T", " "]),
+)
+def test_the_services_utc_form_is_rewritten_as_any_other_time_is(moment: datetime, separator: str) -> None:
+    sent = moment.strftime(f"%Y-%m-%d{separator}%H:%M:%SZ")
+    assert utc_timestamp(sent) == datetime.fromisoformat(sent).astimezone(UTC).isoformat()
+    week_date = moment.strftime(f"%G-W%V-%u{separator}%H:%M:%SZ")  # also 20 characters, read the same way
+    assert utc_timestamp(week_date) == datetime.fromisoformat(week_date).astimezone(UTC).isoformat()

@@ -29,7 +29,7 @@ from shipsync.warehouse.unit_of_work import Warehouse
 ID_BATCH = 500  # documents fetched by id per batch
 # Listing pages (100 documents each) per batch. Each batch is one Prefect task and one staged write
 # per table: 5,000 documents per batch keeps both fixed costs small while the memory a batch holds
-# in Python stays bounded by the batch, not the pull (what is staged lives in DuckDB).
+# in Python stays bounded by the batch, not the pull (what is staged goes to files: `staged_files`).
 PAGES_PER_BATCH = 50
 FLOW: FlowName = "pull_documents"
 

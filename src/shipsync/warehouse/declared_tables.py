@@ -127,11 +127,17 @@ def create_declared_tables() -> None:
         link_table(link)
 
 
+def derived_columns(table_name: str) -> dict[str, str]:
+    """A table's derived columns: name to the SQL expression (of the row's columns) computing it."""
+    declaration = DECLARED_BY_TABLE.get(table_name)
+    return {name: d.expression for name, d in declaration.derived.items()} if declaration is not None else {}
+
+
 def refresh_derived_sql(table_name: str) -> str | None:
     """The UPDATE that recomputes a table's derived columns where they are out of date."""
-    declaration = DECLARED_BY_TABLE.get(table_name)
-    if declaration is None or not declaration.derived:
+    derived = derived_columns(table_name)
+    if not derived:
         return None
-    sets = ", ".join(f"{ident(name)} = {d.expression}" for name, d in declaration.derived.items())
-    stale = " OR ".join(f"{ident(name)} IS DISTINCT FROM ({d.expression})" for name, d in declaration.derived.items())
+    sets = ", ".join(f"{ident(name)} = {expression}" for name, expression in derived.items())
+    stale = " OR ".join(f"{ident(name)} IS DISTINCT FROM ({expression})" for name, expression in derived.items())
     return f"UPDATE {ident(table_name)} SET {sets} WHERE {stale}"

@@ -66,8 +66,10 @@ class Member:
     def carries_unknown(self, value: Any) -> bool:
         """Whether a struct value (or an item of a list of them) has members its struct does not
         declare: the typed column keeps the declared ones, the row's leftovers the value as sent."""
+        if not self.struct_fields:
+            return False
         items = value if isinstance(value, list) else [value]
-        return bool(self.struct_fields) and any(isinstance(item, dict) and item.keys() - self.struct_fields for item in items)
+        return any(isinstance(item, dict) and item.keys() - self.struct_fields for item in items)
 
 
 def _text(value: Any) -> Any:

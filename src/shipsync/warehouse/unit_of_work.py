@@ -2,10 +2,11 @@
 its writes committed together as one DuckLake snapshot, or not at all.
 
 A run reads the lake as committed (each read sees the newest snapshot) and *stages* its writes: each
-write is kept, with the rows it needs, in a private in-memory database attached as `stage`, and
-nothing reaches the lake until `commit`. `commit` then opens one transaction on the lake, replays
-the staged writes in the order they were made, adds the run's ledger row and commit message, and
-commits. So:
+write is kept with the rows it needs (an upsert's, a link replacement's and an append's in Parquet
+files of a private temporary folder, see `staged_files`; a deferred write's in a private in-memory
+database attached as `stage`), and nothing reaches the lake until `commit`. `commit` then opens one
+transaction on the lake, replays the staged writes in the order they were made, adds the run's
+ledger row and commit message, and commits. So:
 - a run's network I/O never happens while a lake transaction is open (runs fetch, stage, fetch
   again, and commit at the end: the transaction lasts as long as the replay, not the run);
 - analysts see whole runs: one snapshot per run, whose commit message names the flow and run;
@@ -18,10 +19,11 @@ commits. So:
   processes and hosts without unique constraints. Retries back off and end at a deadline with an
   error naming the writers that kept committing.
 
-Consecutive upserts of one table with the same columns are kept as one staged table and merged
-once (a pull of many batches is one MERGE per table, not one per batch), unless another kind of
-write to that table came between them. A read that must see the run's own pending rows (ids that
-a later step of the same run fetches) unions them in through `pending`.
+Consecutive upserts of one table with the same columns are kept as one staged write and merged
+once (a pull of many batches is one merge per table, not one per batch), unless another kind of
+write to that table came between them; so are consecutive link replacements of one table. A read
+that must see the run's own pending rows (ids that a later step of the same run fetches) unions them
+in through `pending`.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from shipsync.redaction import redact
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
 from shipsync.warehouse.schema_create import ensure_schema
-from shipsync.warehouse.upsert import SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types
+from shipsync.warehouse.staged_files import StagedFiles, StagedRows
+from shipsync.warehouse.upsert import PART, SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types
 from shipsync.warehouse_location import LakeLocation
 
 log = logging.getLogger(__name__)
@@ -69,14 +72,15 @@ class CommitContext:
 
 @dataclass
 class _Write:
-    """One staged write: the tables it writes, how to replay it, and (for an upsert that later
-    upserts of the same table may join) the staged table holding its rows."""
+    """One staged write: the tables it writes and how to replay it. An upsert or a replacement of
+    links keeps its rows in `rows` (and the owners whose links it replaces in `owners`), under
+    `joins`: a later batch of the same kind, table and columns joins it instead of starting a write."""
 
     tables: frozenset[str]
     replay: Replay
-    upsert_of: str | None = None
-    schema: pa.Schema | None = None
-    staged: str | None = None
+    joins: tuple[str, str, pa.Schema] | None = None
+    rows: StagedRows | None = None
+    owners: StagedRows | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,7 @@ class Warehouse:
         # use: on `con`, each statement outside a transaction opens one on the lake too, a catalog
         # read (registering a batch there cost 8 ms of CPU, against 1 ms: measured).
         self.stager = lake.con.cursor()
+        self._files = StagedFiles()
         self._writes: list[_Write] = []
         self._names = itertools.count(1)
         self._seq = itertools.count(0)
@@ -122,14 +127,12 @@ class Warehouse:
         if self.read_only:
             raise WarehouseError("this warehouse connection is read-only")
 
-    def _stage_table(self, label: str, batch: pa.Table, *, with_seq: bool = False, select: str = "SELECT * FROM _shipsync_incoming") -> str:
+    def _stage_table(self, label: str, batch: pa.Table, *, select: str) -> str:
         """Copy `batch` (through `select`, a query of `_shipsync_incoming`) into a new table of the
         stage; its qualified name. A `select` that fails (a cast the data refuses) creates nothing."""
         if self._stage is None:
             raise WarehouseError("this warehouse connection is read-only")
         name = f"{self._stage}.main.{ident(f'{label}__{next(self._names)}')}"
-        if with_seq:
-            batch = self._with_seq(batch)
         self.stager.register("_shipsync_incoming", batch)
         try:
             self.stager.execute(f"CREATE TABLE {name} AS {select}")
@@ -150,6 +153,12 @@ class Warehouse:
                 return write
         return None
 
+    def _joinable(self, joins: tuple[str, str, pa.Schema]) -> _Write | None:
+        """The staged write a batch of `joins` (kind, table, columns) may join: the last write to the
+        table since the mark, if it is of the same kind and columns."""
+        last = self._last_write_to(joins[1])
+        return last if last is not None and last.joins == joins else None
+
     def mark(self) -> int:
         """How many writes are staged; later upserts start writes of their own (so that what each
         part of a run changed can be told apart at commit: `Committed`'s counts per write)."""
@@ -162,44 +171,52 @@ class Warehouse:
         self._writable()
         if batch.num_rows == 0:
             return
-        last = self._last_write_to(table)
-        if last is not None and last.upsert_of == table and last.schema == batch.schema and last.staged is not None:
-            self.stager.register("_shipsync_incoming", self._with_seq(batch))
-            try:
-                self.stager.execute(f"INSERT INTO {last.staged} SELECT * FROM _shipsync_incoming")
-            finally:
-                self.stager.unregister("_shipsync_incoming")
+        joins = ("upsert", table, batch.schema)
+        if (last := self._joinable(joins)) is not None and last.rows is not None:
+            last.rows.files.append(self._files.write(table, self._with_seq(batch)))
             return
-        staged = self._stage_table(table, batch, with_seq=True)
+        rows = self._files.rows(table, self._with_seq(batch))
 
         def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
-            return {table: merge_upsert(con, table, staged, run_id=commit.run_id, synced_at=commit.committed_at)}
+            return {table: merge_upsert(con, table, rows.relation, run_id=commit.run_id, synced_at=commit.committed_at)}
 
-        self._writes.append(_Write(frozenset({table}), replay, upsert_of=table, schema=batch.schema, staged=staged))
+        self._writes.append(_Write(frozenset({table}), replay, joins, rows))
 
     def replace_links(self, table: str, owner_column: str, owners: Sequence[str], batch: pa.Table) -> None:
-        """Upsert link rows, and at commit delete the links of `owners` the batch does not have."""
+        """Upsert link rows, and at commit delete the links of `owners` the batch does not have (an
+        owner's links are those of the last batch that named it, and of any later batch)."""
         self._writable()
         if batch.num_rows == 0 and not owners:
             return
-        links = self._stage_table(table, batch, with_seq=True)
-        owned = self._stage_table(f"{table}_owners", pa.table({"owner": pa.array(list(owners), pa.string())}))
+        part = next(self._seq)  # which batch named an owner: its latest naming holds its links
+        links = self._with_seq(batch).append_column(PART, pa.array([part] * batch.num_rows, pa.int64()))
+        named = pa.table({"owner": pa.array(list(owners), pa.string()), PART: pa.array([part] * len(owners), pa.int64())})
+        joins = ("links", table, batch.schema)
+        if (last := self._joinable(joins)) is not None and last.rows is not None and last.owners is not None:
+            last.rows.files.append(self._files.write(table, links))
+            last.owners.files.append(self._files.write(f"{table}_owners", named))
+            return
+        rows, owned = self._files.rows(table, links), self._files.rows(f"{table}_owners", named)
 
         def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
-            return {table: merge_links(con, table, owner_column, links, owned, run_id=commit.run_id, synced_at=commit.committed_at)}
+            return {
+                table: merge_links(
+                    con, table, owner_column, rows.relation, owned.relation, run_id=commit.run_id, synced_at=commit.committed_at
+                )
+            }
 
-        self._writes.append(_Write(frozenset({table}), replay))
+        self._writes.append(_Write(frozenset({table}), replay, joins, rows, owned))
 
     def append(self, table: str, batch: pa.Table) -> None:
         """Insert the rows of `batch` (by column name) into `table` at commit."""
         self._writable()
         if batch.num_rows == 0:
             return
-        staged = self._stage_table(table, batch)
+        rows = self._files.rows(table, batch)
         listed = ", ".join(ident(name) for name in batch.column_names)
 
         def replay(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> dict[str, TableCounts]:
-            con.execute(f"INSERT INTO {ident(table)} ({listed}) SELECT {listed} FROM {staged}")
+            con.execute(f"INSERT INTO {ident(table)} ({listed}) SELECT {listed} FROM {rows.relation}")
             return {table: TableCounts(inserted=batch.num_rows)}
 
         self._writes.append(_Write(frozenset({table}), replay))
@@ -221,10 +238,13 @@ class Warehouse:
         self._writable()
         self._writes.append(_Write(frozenset(tables), replay))
 
+    def _pending_rows(self, table: str) -> list[StagedRows]:
+        return [w.rows for w in self._writes if w.joins is not None and w.joins[:2] == ("upsert", table) and w.rows is not None]
+
     def pending(self, table: str) -> list[str]:
-        """The staged tables holding rows this run will upsert into `table` (to union into a read
+        """The staged relations holding rows this run will upsert into `table` (to union into a read
         that must see them before the commit)."""
-        return [w.staged for w in self._writes if w.upsert_of == table and w.staged is not None]
+        return [rows.relation for rows in self._pending_rows(table)]
 
     @contextmanager
     def preview(self) -> Iterator[None]:
@@ -251,13 +271,12 @@ class Warehouse:
         of a key may show: for the sets of ids and codes such reads collect, that is what is wanted."""
         shadowed: list[str] = []
         try:
-            for table in dict.fromkeys(w.upsert_of for w in self._writes if w.upsert_of and w.staged):
+            for table in dict.fromkeys(w.joins[1] for w in self._writes if w.joins is not None and w.joins[0] == "upsert"):
                 types = sql_types(table)
                 parts = [f"SELECT * FROM {ident(self.alias)}.{ident(self.location.schema)}.{ident(table)}"]
-                for staged in self.pending(table):
-                    present = [r[0] for r in self.con.execute(f"SELECT column_name FROM (DESCRIBE {staged})").fetchall()]
-                    casts = ", ".join(cast_column(c, types[c]) for c in present if c in types)
-                    parts.append(f"SELECT {casts} FROM {staged}")
+                for rows in self._pending_rows(table):
+                    casts = ", ".join(cast_column(c, types[c]) for c in rows.schema.names if c in types)
+                    parts.append(f"SELECT {casts} FROM {rows.relation}")
                 self.con.execute(f"CREATE OR REPLACE TEMP VIEW {ident(table)} AS {' UNION ALL BY NAME '.join(parts)}")
                 shadowed.append(table)
             yield
@@ -271,9 +290,16 @@ class Warehouse:
         return bool(self._writes)
 
     def discard(self) -> None:
-        """Forget every staged write (a run that failed commits only its ledger row)."""
+        """Forget every staged write (a run that failed commits only its ledger row) and remove the
+        files that held their rows."""
         self._writes.clear()
         self._barrier = 0
+        self._files.clear()
+
+    def close(self) -> None:
+        """Remove the run's staged files (whether or not it committed) and close the stager."""
+        self._files.clear()
+        self.stager.close()
 
     # -- commit --------------------------------------------------------------------------------
 
@@ -289,6 +315,9 @@ class Warehouse:
         self._writable()
         if not self._writes and last is None:
             return Committed(None, {}, 0)
+        # Arrow's pool keeps what staging's batches freed for the next batch; the merges need it more
+        # (measured: 50 MB of 20,000 documents' staging given back).
+        pa.default_memory_pool().release_unused()
         started = time.monotonic()
         delay = 0.05
         for attempt in itertools.count(1):
@@ -376,11 +405,12 @@ def _is_race(exc: duckdb.Error) -> bool:
 @contextmanager
 def open_warehouse(location: LakeLocation, *, read_only: bool = False, single_threaded: bool = False) -> Iterator[Warehouse]:
     """The lake at `location` on a new connection (a writer creates its tables and views first, and
-    gets a private in-memory stage; `single_threaded`: see `lake.connect_lake`); closed on exit,
-    committing nothing: commits are explicit (`Warehouse.commit`), so leaving a block never writes anything."""
+    gets a private stage; `single_threaded`: see `lake.connect_lake`); closed on exit, committing
+    nothing: commits are explicit (`Warehouse.commit`), so leaving a block never writes anything.
+    Staged files are removed."""
     lake = connect_lake(location, read_only=read_only, single_threaded=single_threaded)
     stage = None if read_only else f"{lake.alias}_stage"
-    warehouse = None
+    warehouse: Warehouse | None = None
     try:
         if stage is not None:
             ensure_schema(lake.con, lake.alias, location.schema)
@@ -389,7 +419,7 @@ def open_warehouse(location: LakeLocation, *, read_only: bool = False, single_th
         yield warehouse
     finally:
         if warehouse is not None:
-            warehouse.stager.close()
+            warehouse.close()
         if stage is not None:
             with suppress(duckdb.Error):
                 lake.con.execute(f"DETACH DATABASE IF EXISTS {ident(stage)}")

@@ -22,13 +22,11 @@ import orjson
 from shipsync.api.declared import Declared
 from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, Shipment
-from shipsync.pull.documents import PAGES_PER_BATCH  # batches as the pull flow writes them
-from shipsync.warehouse.declared_rows import observed_now
+from shipsync.pull.documents import PAGES_PER_BATCH, load_documents  # batches as the pull flow writes them
+from shipsync.pull.fetch import Fetched
 from shipsync.warehouse.lake import connect_lake
 from shipsync.warehouse.ledger import warehouse_run
-from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.members import members_of
-from shipsync.warehouse.normalize import document_page_columns
 from shipsync.warehouse.schema_create import ensure_schema
 from shipsync.warehouse_location import lake_location
 
@@ -39,19 +37,26 @@ def read_pages(path: Path) -> Iterator[dict[str, Any]]:
             yield orjson.loads(line)
 
 
-def load_shipsync(pages_file: Path, warehouse: Path) -> None:
-    """shipsync's own path: normalize each batch, stage it, and commit the load as one run."""
+def fetched_batches(pages_file: Path) -> Iterator[Fetched]:
+    """The pages of the file in the pull's batches, as the pull's fetch gives them."""
     pages = read_pages(pages_file)
+    while batch := list(islice(pages, PAGES_PER_BATCH)):
+        fetched = Fetched()
+        for page in batch:
+            fetched.data.extend(page["data"])
+            fetched.included.extend(page["included"])
+        del batch
+        yield fetched
+        del fetched  # one batch in memory at a time, as in the pull (not the last while the next is read)
+
+
+def load_shipsync(pages_file: Path, warehouse: Path) -> None:
+    """shipsync's own path: normalize each batch and stage it as the pull does, and commit the load
+    as one run."""
     with warehouse_run(lake_location(str(warehouse)), "pull_documents", {"bench": True}) as run, run.step("pull_documents", {}):
-        while batch_pages := list(islice(pages, PAGES_PER_BATCH)):
-            data = [d for p in batch_pages for d in p["data"]]
-            included = [r for p in batch_pages for r in p["included"]]
-            owners = [d["id"] for d in data]
-            write_batch(
-                run.warehouse,
-                document_page_columns(data, included, observed_now()),
-                link_owners={"document_shipments": owners, "document_containers": owners},
-            )
+        for fetched in fetched_batches(pages_file):
+            load_documents(run.warehouse, fetched)
+            del fetched
 
 
 def _ts(expr: str) -> str:

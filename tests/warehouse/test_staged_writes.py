@@ -1,0 +1,107 @@
+"""A run's staged writes at scale: rows staged as files that go when the run's warehouse closes,
+batches of link replacements merged as one with the same result as one after another, and large
+merges in slices of keys that give the same rows and counts as one merge."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from shipsync.api.tracking_models import Container
+from shipsync.warehouse import upsert
+from shipsync.warehouse.declared_rows import declared_tables_batch
+from shipsync.warehouse.load import write_batch
+from shipsync.warehouse.unit_of_work import CommitMessage, open_warehouse
+from support.lake import analyst, location, write_now
+
+
+@pytest.fixture
+def staging_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where this test's runs keep their staged files (the system's temp folder, made private)."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _staged_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("shipsync-stage-*/*.parquet"))
+
+
+def test_staged_rows_are_files_removed_when_the_run_ends_committed_or_not(warehouse: Path, staging_folder: Path) -> None:
+    write_now(warehouse, {})
+    docs = {"documents": {"id": ["a", "b"], "name": ["A", "B"]}}
+    with open_warehouse(location(warehouse)) as lake:
+        write_batch(lake, docs)
+        write_batch(lake, {"documents": {"id": ["c"], "name": ["C"]}})
+        assert len(_staged_files(staging_folder)) == 2  # on disk, not in memory: one file per batch
+        lake.commit(CommitMessage("test", "committed"))
+        assert _staged_files(staging_folder) == []
+    with pytest.raises(RuntimeError, match="went away"), open_warehouse(location(warehouse)) as lake:
+        write_batch(lake, docs)
+        assert _staged_files(staging_folder)
+        raise RuntimeError("the service went away")
+    assert list(staging_folder.glob("shipsync-stage-*")) == []
+    with analyst(warehouse) as con:
+        assert con.execute("SELECT id FROM documents ORDER BY id").fetchall() == [("a",), ("b",), ("c",)]
+
+
+def test_link_replacements_of_several_batches_end_as_if_made_one_after_another(warehouse: Path) -> None:
+    """An owner's links are those of the last batch that names it, plus links later batches carry
+    for it without naming it; owners no batch names keep theirs."""
+    write_now(
+        warehouse,
+        {"document_shipments": {"document_id": ["d", "d", "e", "f"], "shipment_id": ["s0", "s9", "s0", "s0"]}},
+        link_owners={"document_shipments": ["d", "e", "f"]},
+    )
+
+    def links(pairs: list[tuple[str, str]]) -> dict[str, dict[str, list[object]]]:
+        return {"document_shipments": {"document_id": [p[0] for p in pairs], "shipment_id": [p[1] for p in pairs]}}
+
+    with open_warehouse(location(warehouse)) as lake:
+        write_batch(lake, links([("d", "s1"), ("d", "s2"), ("e", "s1")]), link_owners={"document_shipments": ["d", "e"]})
+        write_batch(lake, links([("d", "s3")]), link_owners={"document_shipments": ["d"]})
+        write_batch(lake, links([("d", "s4"), ("g", "s1")]), link_owners={"document_shipments": ["g"]})
+        counts = lake.commit(CommitMessage("test", "links")).counts["document_shipments"]
+    with analyst(warehouse) as con:
+        found = con.execute("SELECT document_id, shipment_id FROM document_shipments ORDER BY ALL").fetchall()
+    assert found == [("d", "s3"), ("d", "s4"), ("e", "s1"), ("f", "s0"), ("g", "s1")]
+    assert (counts.inserted, counts.deleted) == (4, 3)  # d-s3, d-s4, e-s1, g-s1 in; d-s0, d-s9, e-s0 out
+
+
+def test_a_merge_in_slices_gives_the_rows_and_counts_of_one_merge(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_now(
+        warehouse, {"documents": {"id": [f"d{n}" for n in range(10)], "name": ["old"] * 10, "observed_at": ["2026-01-02T00:00:00Z"] * 10}}
+    )
+    monkeypatch.setattr(upsert, "ROWS_PER_SLICE", 4)
+    ids = [f"d{n}" for n in range(5, 25)]
+    with open_warehouse(location(warehouse)) as lake:
+        # Two copies of every key: the second batch's wins, unless it is older than what the lake holds.
+        write_batch(lake, {"documents": {"id": ids, "name": ["first"] * 20, "observed_at": ["2026-01-03T00:00:00Z"] * 20}})
+        stamps = ["2026-01-01T00:00:00Z" if n < 10 else "2026-01-03T00:00:00Z" for n in range(5, 25)]
+        write_batch(lake, {"documents": {"id": ids, "name": [f"second {i}" for i in ids], "observed_at": stamps}})
+        counts = lake.commit(CommitMessage("test", "sliced")).counts["documents"]
+    with analyst(warehouse) as con:
+        names = dict(con.execute("SELECT id, name FROM documents").fetchall())
+    # d5-d9: their newest staged copy is the first batch's (the second is older), which replaces "old".
+    assert names == {f"d{n}": "old" if n < 5 else "first" if n < 10 else f"second d{n}" for n in range(25)}
+    assert (counts.inserted, counts.updated, counts.unchanged, counts.stale) == (15, 5, 0, 0)
+
+
+def test_new_containers_in_slices_get_their_derived_columns(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(upsert, "ROWS_PER_SLICE", 2)
+    hold, released = {"name": "customs", "status": "hold"}, {"name": "x", "status": "released"}
+    demurrage = {"type": "demurrage", "amount": 100.0, "currency_code": "USD"}
+    served = [
+        ({"holds_at_pod_terminal": [hold], "fees_at_pod_terminal": [demurrage]}),
+        {"holds_at_pod_terminal": []},
+        {},
+        {"holds_at_pod_terminal": [released]},
+    ]
+    resources = [{"id": f"c{n}", "type": "container", "attributes": attributes} for n, attributes in enumerate(served)]
+    write_now(warehouse, declared_tables_batch(Container, resources, observed_at="2026-01-01T00:00:00Z"))
+    with analyst(warehouse) as con:
+        found = con.execute("SELECT id, has_holds, fee_total FROM containers ORDER BY id").fetchall()
+    assert found == [("c0", True, 100.0), ("c1", False, None), ("c2", None, None), ("c3", False, None)]
