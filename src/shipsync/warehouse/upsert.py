@@ -220,9 +220,10 @@ def _merge_slice(
         derived = derived if set(content) >= set(content_columns(table)) - set(derived) else {}
         # Every row new (as counted just now, in this transaction): no second read of the table.
         absent = "" if inserted == total else f"WHERE NOT EXISTS (SELECT 1 FROM {target} t WHERE {join})"
+        values = ["s." + _q(c) for c in content] + extra_vals + [f"({e})" for e in derived.values()]
         con.execute(
             f"INSERT INTO {target} ({', '.join(_q(c) for c in [*content, *extra_cols, *derived])}) "
-            f"SELECT {', '.join(['s.' + _q(c) for c in content] + extra_vals + [f'({e})' for e in derived.values()])} FROM {newest_rows} s {absent}",
+            f"SELECT {', '.join(values)} FROM {newest_rows} s {absent}",
             stamps_given,
         )
     if updated:
