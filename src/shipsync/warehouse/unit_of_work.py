@@ -111,9 +111,10 @@ class Warehouse:
         self.location = location
         self.read_only = stage is None
         self._stage = stage
-        # Batches are staged on a connection of their own that has the engine's memory database in
-        # use: on `con`, each statement outside a transaction opens one on the lake too, a catalog
-        # read (registering a batch there cost 8 ms of CPU, against 1 ms: measured).
+        # Upserts, link replacements and appends are staged as files (`_files`); the tables a
+        # deferred write reads (`stage`) are made on a connection of their own that has the
+        # engine's memory database in use: on `con`, each statement outside a transaction opens one
+        # on the lake too, a catalog read (registering a batch there cost 8 ms of CPU, against 1 ms).
         self.stager = lake.con.cursor()
         self._files = StagedFiles()
         self._writes: list[_Write] = []
