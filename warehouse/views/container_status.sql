@@ -1,18 +1,18 @@
--- One row per container: where it is and what stands between it and pickup. Number, bill of lading,
--- carrier, status, port of discharge (and its metro area) and terminal, where it is picked up (the
--- terminal, or the inland rail terminal for a box that goes on by rail), ETA, arrival, discharge,
--- availability, last free day there and days until it, holds in force (at the terminal or at the
--- inland facility), fees, and the last milestone.
+-- `container_pickup`, one row per container and what stands between it and pickup: number, bill of
+-- lading, carrier, status, port of discharge and terminal, where it is picked up (the terminal, or
+-- the inland rail terminal for a box that goes on by rail), ETA, arrival, discharge, availability,
+-- last free day there and days until it, holds in force (at the terminal or at the inland facility)
+-- and fees. `container_status`: the same with the port's metro area and the last milestone.
 -- Days count from today, or from the day in the variable `as_of` (`SET VARIABLE as_of = DATE '...'`).
-CREATE OR REPLACE VIEW container_status AS
+-- Two views, not one: DuckDB keeps a view's joins whether or not a query reads their columns, so the
+-- watch lists (`containers_awaiting_pickup`, `pickup_risk`) read `container_pickup` and skip a year of
+-- transport events and the metro areas (on the lake each table scanned costs catalog queries too).
+CREATE OR REPLACE VIEW container_pickup AS
 -- The three terminals a box names (at the port, where it is picked up, the inland destination) are
 -- read from one scan: on the lake every scan of a table costs catalog queries (its files, its
 -- inlined rows), whatever the table holds.
 WITH terminal_names AS MATERIALIZED (
     SELECT id, name FROM terminals
-), last_milestone AS (
-    SELECT container_id, arg_max(event, timestamp) AS event, max(timestamp) AS at
-    FROM transport_events WHERE timestamp IS NOT NULL GROUP BY container_id
 ), boxes AS (
     SELECT c.*,
            -- A box that goes on by rail is picked up (and held, and charged) at the inland facility.
@@ -32,7 +32,6 @@ SELECT
     c.current_status,
     s.port_of_discharge_locode AS pod_locode,
     coalesce(p.name, s.port_of_discharge_name) AS pod_name,
-    m.name AS pod_metro_area,
     t.name AS pod_terminal,
     coalesce(f.name, CASE WHEN c.by_rail AND s.destination_terminal_type = 'rail_terminal' THEN d.name END, t.name) AS pickup_facility,
     s.pod_eta_at,
@@ -52,14 +51,27 @@ SELECT
     -- The terminal's total, else the inland facility's (its `total` line, else the sum of its lines).
     coalesce(c.fee_total,
              list_sum([f.amount FOR f IN c.ind_facility_fees IF f.type = 'total']),
-             list_sum([f.amount FOR f IN c.ind_facility_fees IF f.type IS DISTINCT FROM 'total'])) AS fee_total,
-    l.event AS last_milestone,
-    l.at AS last_milestone_at
+             list_sum([f.amount FOR f IN c.ind_facility_fees IF f.type IS DISTINCT FROM 'total'])) AS fee_total
 FROM boxes c
 LEFT JOIN shipments s ON s.id = c.shipment_id
 LEFT JOIN ports p ON p.id = s.port_of_discharge_id
-LEFT JOIN metro_areas m ON m.code = s.port_of_discharge_locode
 LEFT JOIN terminal_names t ON t.id = c.pod_terminal_id
 LEFT JOIN terminal_names f ON f.id = c.pickup_facility_id
-LEFT JOIN terminal_names d ON d.id = s.destination_terminal_id
-LEFT JOIN last_milestone l ON l.container_id = c.id;
+LEFT JOIN terminal_names d ON d.id = s.destination_terminal_id;
+
+CREATE OR REPLACE VIEW container_status AS
+WITH last_milestone AS (
+    SELECT container_id, arg_max(event, timestamp) AS event, max(timestamp) AS at
+    FROM transport_events WHERE timestamp IS NOT NULL GROUP BY container_id
+)
+SELECT
+    b.container_id, b.container_number, b.bill_of_lading, b.carrier, b.carrier_name, b.current_status, b.pod_locode, b.pod_name,
+    m.name AS pod_metro_area,
+    b.pod_terminal, b.pickup_facility, b.pod_eta_at, b.pod_arrived_at, b.pod_discharged_at, b.availability_known,
+    b.available_for_pickup, b.pickup_lfd, b.ind_facility_lfd_on, b.last_free_day, b.days_until_lfd, b.pod_full_out_at,
+    b.final_destination_full_out_at, b.has_holds, b.holds, b.fee_total,
+    l.event AS last_milestone,
+    l.at AS last_milestone_at
+FROM container_pickup b
+LEFT JOIN metro_areas m ON m.code = b.pod_locode
+LEFT JOIN last_milestone l ON l.container_id = b.container_id;

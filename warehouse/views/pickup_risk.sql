@@ -26,7 +26,7 @@ SELECT
              WHEN days_until_lfd = 1 THEN 'last free day tomorrow'
              WHEN days_until_lfd IS NOT NULL THEN 'last free day in ' || days_until_lfd || ' days' END,
         CASE WHEN has_holds THEN 'on hold: ' || array_to_string(holds, ', ') END) AS risk
-FROM container_status
+FROM container_pickup
 WHERE (pod_discharged_at IS NOT NULL OR available_for_pickup)
   AND pod_full_out_at IS NULL AND final_destination_full_out_at IS NULL
   AND coalesce(current_status, '') NOT IN ('picked_up', 'delivered', 'empty_returned', 'off_dock', 'on_rail', 'dropped', 'awaiting_inland_transfer');

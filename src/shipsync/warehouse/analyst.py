@@ -1,6 +1,7 @@
 """How analysts open the warehouse: read-only, from shipsync (`shipsync sql`) or from any DuckDB of
-the same line with the statements `shipsync sql --print-attach` prints (extension loads, the
-`ATTACH ... (READ_ONLY)`, the `USE` of the account's schema). A read-only attach never waits for a
+the same line with the statements `shipsync sql --print-attach` prints (extension loads, for a
+SQLite catalog the setting shipsync reads it with, the `ATTACH ... (READ_ONLY)`, the `USE` of the
+account's schema). A read-only attach never waits for a
 run and no run waits for it: DuckLake readers see the newest snapshot when they start a query.
 """
 
@@ -14,7 +15,7 @@ import duckdb
 
 from shipsync.warehouse.extensions import Extension
 from shipsync.warehouse.identifiers import ident, literal
-from shipsync.warehouse.lake import connect_lake, needed_extensions
+from shipsync.warehouse.lake import SQLITE_CATALOG_READS, connect_lake, needed_extensions
 from shipsync.warehouse_location import LakeLocation, masked
 
 ANALYST_ALIAS = "shipsync"
@@ -28,8 +29,11 @@ def _install_name(extension: Extension) -> str:
 
 def attach_statements(location: LakeLocation, *, alias: str = ANALYST_ALIAS) -> list[str]:
     """The statements that open the warehouse read-only in any DuckDB: extension loads, the storage
-    secret (with placeholders: an analyst uses their own, read-only, credentials), ATTACH, USE."""
+    secret (with placeholders: an analyst uses their own, read-only, credentials), ATTACH, USE; for a
+    SQLite catalog, the setting shipsync's own connections read it with (`lake.SQLITE_CATALOG_READS`)."""
     statements = [f"LOAD {_install_name(e)};" for e in needed_extensions(location)]
+    if location.catalog_kind == "sqlite":
+        statements.append(f"{SQLITE_CATALOG_READS};")  # the catalog read on one connection per query (`lake`)
     storage = location.storage
     if location.on_object_storage:
         options = ["TYPE s3", "KEY_ID '<your read-only access key id>'", "SECRET '<your secret access key>'"]

@@ -4,13 +4,22 @@ use. The one place that turns a `LakeLocation` into a connection.
 
 Every connection is a cursor of an in-memory DuckDB kept for the process, the *engine*, which has
 loaded the extensions: loading them costs 0.35-0.45 s per DuckDB (measured here; the ducklake and
-sqlite extensions are 35 MB each), against 5-40 ms to attach a lake. The engine holds no settings
-and no data of anyone's: each opening attaches its lake under its own name and detaches it when it
+sqlite extensions are 35 MB each), against 5-40 ms to attach a lake. The engine holds no data
+of anyone's and no setting but the one below: each opening attaches its lake under its own name and detaches it when it
 closes. There are two engines, made when first used: the parallel one (DuckDB's default threads),
 and a single-threaded one for runs that move a few rows (`single_threaded`): a statement that
 reads a few rows gains nothing from DuckDB's worker threads and pays for handing its work across
 them; a minute's `events load` cost twice the CPU and twice the time on the parallel engine
 (measured on 2 busy cores: 0.57 s of CPU against 0.29 s).
+
+An engine that loads the sqlite extension sets `sqlite_disable_multithreaded_scans` (GLOBAL: DuckLake
+reads its catalog through a connection of its own, which a session setting does not reach). Without
+it, every scan of a catalog table in a read-only transaction opens its own SQLite connection, which
+parses the catalog's whole schema (60-odd tables) before its first row; DuckLake reads about four
+catalog tables for each table a query scans, and an analyst view opened the catalog 20-31 times
+(counted with strace). With it, those scans use the transaction's one connection (one open per
+query, and every catalog table read at the same state). Measured here: the five analyst views
+20-25% faster; a query of a small table 8.5 ms -> 5.5 ms.
 
 An embedded lake's folder is created private (0700) and its SQLite catalog is created in WAL mode
 before DuckLake first writes it, so that readers never wait for a writer nor a writer for readers
@@ -37,6 +46,8 @@ from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
 
+# Catalog reads on the transaction's own SQLite connection, not a new one per scan (module docstring).
+SQLITE_CATALOG_READS = "SET GLOBAL sqlite_disable_multithreaded_scans = true"
 ATTACH_DEADLINE_S = 60.0  # how long a first open waits for another process making the same new catalog
 
 
@@ -122,7 +133,10 @@ def _loaded(needed: tuple[extensions.Extension, ...], single_threaded: bool) -> 
     engine = _engine(single_threaded)
     with _loading:
         have = {r[0] for r in engine.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
-        extensions.load_all(engine, tuple(e for e in needed if e.name not in have))
+        missing = tuple(e for e in needed if e.name not in have)
+        extensions.load_all(engine, missing)
+        if extensions.SQLITE in missing:
+            engine.execute(SQLITE_CATALOG_READS)
     return engine
 
 
