@@ -47,11 +47,15 @@ class StagedFiles:
         self._folder: Path | None = None
         self._names = itertools.count(1)
 
-    def write(self, label: str, batch: pa.Table) -> Path:
-        """Keep `batch` in a new file of the folder; its path."""
+    def new_path(self, label: str) -> Path:
+        """The path of a new file of the folder, for a batch written by another writer (DuckDB)."""
         if self._folder is None:
             self._folder = Path(tempfile.mkdtemp(prefix="shipsync-stage-"))
-        path = self._folder / f"{next(self._names):06d}-{label}.parquet"
+        return self._folder / f"{next(self._names):06d}-{label}.parquet"
+
+    def write(self, label: str, batch: pa.Table) -> Path:
+        """Keep `batch` in a new file of the folder; its path."""
+        path = self.new_path(label)
         # Uncompressed: the files live for one run, and writing them is on the run's critical path.
         pq.write_table(batch, path, compression="none")
         return path
