@@ -1,12 +1,14 @@
-"""The lake under an analyst's queries and a receiver's minutes, on a warehouse seeded as the report's
-benchmark seeds it (documents through the pull's path, a year of notifications through `events load`,
-a year of run ledger):
+"""The lake under an analyst's queries and a receiver's minutes, on a warehouse seeded as an account's
+would be: documents through the pull's path, a year of deliveries through `events load` (the
+journeys of those documents' containers, as the sandbox plays them: every event kind in its
+proportions, each naming its container, shipment and places), a year of run ledger:
 
 - the five analyst views read whole on the lake, beside the same views over a native DuckDB file
   holding a copy of the same tables (each the best of `rounds` reads, summed over the five); the
   lake as its loads left it (no maintenance since: its data files and snapshots are printed);
-- one minute's `events load` (`per_minute` new notifications, commit included), five minutes in a
-  row after a first that is not counted (it reads the lake cold); the slowest minute is judged;
+- one minute's `events load` (the next `per_minute` deliveries of those journeys, commit
+  included), five minutes in a row after a first that is not counted (it reads the lake cold); the
+  slowest minute is judged;
 - a simulated year of loads with maintenance on its schedule (`year_of_loads`), in compressed time:
   each simulated day is `loads_per_day` loads then one maintenance run whose retention reaches back
   30 simulated days (the real time those days took); snapshots and data files are printed every
@@ -19,7 +21,9 @@ import os
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 
 import duckdb
@@ -32,9 +36,10 @@ from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.warehouse_location import LakeLocation, lake_location
 from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
-from shipsync_bench.journey_year import SegmentWriter
-from shipsync_bench.report_bench import notification, seed
+from shipsync_bench.journey_year import spooled_journeys
+from shipsync_bench.report_bench import notification, seed, spool_records
 from shipsync_bench.results import BenchResult, as_context, at_most, under
+from shipsync_sandbox.stream import document_pages
 
 ANALYST_VIEWS = ("container_status", "pickup_risk", "port_dwell", "eta_changes", "shipment_timeline")
 MINUTES = 5
@@ -105,26 +110,25 @@ def lake_state(location: LakeLocation) -> BenchResult:
     )
 
 
-def minute_loads(location: LakeLocation, spool: Path, first: int, per_minute: int, as_of: datetime) -> tuple[list[float], list[float]]:
-    """Seconds of each of MINUTES `events load`s of `per_minute` new notifications each, after a first
-    one not counted: wall-clock, and the process's CPU (which another session's load on the machine
-    inflates far less than the wall-clock time)."""
+def minute_loads(location: LakeLocation, spool: Path, deliveries: Iterator[bytes], per_minute: int) -> tuple[list[float], list[float]]:
+    """Seconds of each of MINUTES `events load`s of the next `per_minute` of `deliveries` each, after
+    a first one not counted: wall-clock, and the process's CPU (which another session's load on the
+    machine inflates far less than the wall-clock time)."""
     walls, cpus = [], []
     for minute in range(1 + MINUTES):
-        spool_minute(spool, first + minute * per_minute, per_minute, as_of + timedelta(minutes=minute))
+        spooled = spool_records(spool, islice(deliveries, per_minute))
         started, cpu = time.perf_counter(), time.process_time()
         report = load_events(location, spool)
         walls.append(time.perf_counter() - started)
         cpus.append(time.process_time() - cpu)
-        if report.loaded != per_minute:
-            raise RuntimeError(f"minute {minute}: loaded {report.loaded} of {per_minute} notifications")
+        if spooled != per_minute or report.loaded != per_minute:
+            raise RuntimeError(f"minute {minute}: loaded {report.loaded} of {spooled} notifications (wanted {per_minute})")
     return walls[1:], cpus[1:]
 
 
 def spool_minute(spool: Path, first: int, count: int, at: datetime) -> None:
-    segments = SegmentWriter(spool)
-    segments.write(encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n in range(first, first + count))
-    segments.close()
+    """`count` notifications of one kind each (naming a transport event only), received at `at`."""
+    spool_records(spool, (encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n in range(first, first + count)))
 
 
 def year_of_loads(days: int = 365, loads_per_day: int = 2, per_load: int = 20) -> list[BenchResult]:
@@ -164,8 +168,12 @@ def lake_figures(documents: int = 10_000, events: int = 200_000, per_minute: int
     as_of = datetime.now(UTC).replace(microsecond=0)
     with tempfile.TemporaryDirectory(prefix="shipsync-bench-lake-") as tmp:
         root = Path(tmp)
-        location = seed(root, documents, events, as_of)
-        minutes, cpus = minute_loads(location, root / "spool", events, per_minute, as_of)
+        # The year, then each minute, are the next deliveries of the documents' containers' journeys:
+        # transport, estimated and container-updated events with the records they name, as an
+        # account's webhook receives them (a year of 200,000 is about 10,000 documents' journeys).
+        deliveries = spooled_journeys(document_pages(documents))
+        location = seed(root, documents, events, as_of, deliveries=deliveries)
+        minutes, cpus = minute_loads(location, root / "spool", deliveries, per_minute)
         load_average = os.getloadavg()[0]
         native_file = root / "native.duckdb"
         native_copy(location, native_file)

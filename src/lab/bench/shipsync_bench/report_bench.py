@@ -15,7 +15,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
+from itertools import islice
 from pathlib import Path
 
 import duckdb
@@ -72,10 +74,8 @@ def notification(n: int, at: datetime) -> bytes:
 def _spool_a_year(spool: Path, events: int, as_of: datetime) -> None:
     step = timedelta(days=DAYS) / events
     since = as_of - timedelta(days=DAYS)
-    segments = SegmentWriter(spool)
     moments = (since + step * n for n in range(events))
-    segments.write(encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n, at in enumerate(moments))
-    segments.close()
+    spool_records(spool, (encode_record(notification(n, at), 0, int(at.timestamp() * 1e9)) for n, at in enumerate(moments)))
 
 
 def _ledger_of_a_year(warehouse: Path, as_of: datetime) -> None:
@@ -105,7 +105,18 @@ LEDGER_OF_A_YEAR = """
 """
 
 
-def seed(root: Path, documents: int, events: int, as_of: datetime) -> LakeLocation:
+def spool_records(spool: Path, records: Iterable[bytes]) -> int:
+    """Spool records as a receiver's segments; how many."""
+    segments = SegmentWriter(spool)
+    segments.write(records)
+    segments.close()
+    return segments.records
+
+
+def seed(root: Path, documents: int, events: int, as_of: datetime, *, deliveries: Iterator[bytes] | None = None) -> LakeLocation:
+    """A lake of `documents` documents, `events` notifications and a year of run ledger. The
+    notifications are the next `events` spool records of `deliveries` (e.g. `spooled_journeys`), or
+    else spread evenly over the year up to `as_of`, one kind each, naming a transport event only."""
     warehouse = root / "warehouse"
     pages = root / "pages.ndjson"
     write_pages(pages, documents)
@@ -113,10 +124,14 @@ def seed(root: Path, documents: int, events: int, as_of: datetime) -> LakeLocati
     if loaded["documents"] != documents:
         raise RuntimeError(f"seeded {loaded['documents']} of {documents} documents")
     pages.unlink()
-    _spool_a_year(root / "spool", events, as_of)
+    if deliveries is None:
+        _spool_a_year(root / "spool", events, as_of)
+        spooled = events
+    else:
+        spooled = spool_records(root / "spool", islice(deliveries, events))
     report = load_events(lake_location(str(warehouse)), root / "spool")
-    if report.loaded != events:
-        raise RuntimeError(f"loaded {report.loaded} of {events} events")
+    if report.loaded != spooled:
+        raise RuntimeError(f"loaded {report.loaded} of {spooled} events")
     _ledger_of_a_year(warehouse, as_of)
     return lake_location(str(warehouse))
 
