@@ -7,6 +7,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import duckdb
+import pyarrow as pa
 import pytest
 
 from shipsync.api.tracking_models import Container
@@ -46,6 +48,31 @@ def test_staged_rows_are_files_removed_when_the_run_ends_committed_or_not(wareho
     assert list(staging_folder.glob("shipsync-stage-*")) == []
     with analyst(warehouse) as con:
         assert con.execute("SELECT id FROM documents ORDER BY id").fetchall() == [("a",), ("b",), ("c",)]
+
+
+def test_the_tables_a_deferred_write_reads_are_files_too(warehouse: Path, staging_folder: Path) -> None:
+    """`stage` casts as it keeps (a cast the data refuses keeps nothing), to a file a deferred write
+    reads at commit; `unstage` removes it; the run's end removes the rest."""
+    write_now(warehouse, {})
+    cast = "SELECT id, CAST(size AS INTEGER) AS size FROM _shipsync_incoming"
+    with open_warehouse(location(warehouse)) as lake:
+        kept = lake.stage("sizes", pa.table({"id": ["a", "b"], "size": ["1", "2"]}), select=cast)
+        with pytest.raises(duckdb.ConversionException):
+            lake.stage("sizes", pa.table({"id": ["c"], "size": ["wide"]}), select=cast)
+        given_up = lake.stage("sizes", pa.table({"id": ["d"], "size": ["4"]}), select=cast)
+        assert len(_staged_files(staging_folder)) == 2  # on disk, not in a database in memory; nothing of the refused batch
+        lake.unstage(given_up)
+        assert len(_staged_files(staging_folder)) == 1
+        assert lake.stager.execute(f"SELECT * FROM {kept} ORDER BY id").fetchall() == [("a", 1), ("b", 2)]
+
+        def insert_sizes(con: duckdb.DuckDBPyConnection, commit: object) -> None:
+            con.execute(f"INSERT INTO documents (id, file_size_bytes) SELECT id, size FROM {kept}")
+
+        lake.defer(["documents"], insert_sizes)
+        lake.commit(CommitMessage("test", "deferred"))
+    assert list(staging_folder.glob("shipsync-stage-*")) == []
+    with analyst(warehouse) as con:
+        assert con.execute("SELECT id, file_size_bytes FROM documents ORDER BY id").fetchall() == [("a", 1), ("b", 2)]
 
 
 def test_link_replacements_of_several_batches_end_as_if_made_one_after_another(warehouse: Path) -> None:
