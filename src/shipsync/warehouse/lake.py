@@ -4,9 +4,9 @@ use. The one place that turns a `LakeLocation` into a connection.
 
 Every connection is a cursor of an in-memory DuckDB kept for the process, the *engine*, which has
 loaded the extensions: loading them costs 0.35-0.45 s per DuckDB (measured here; the ducklake and
-sqlite extensions are 35 MB each), against 5-40 ms to attach a lake. The engine holds no data
-of anyone's and no setting but the one below: each opening attaches its lake under its own name and detaches it when it
-closes. There are two engines, made when first used: the parallel one (DuckDB's default threads),
+sqlite extensions are 35 MB each), against 5-40 ms to attach a lake. The engine holds no data of
+anyone's and no setting but the one below: each opening attaches its lake under its own name and
+detaches it when it closes. There are two engines, made when first used: the parallel one (DuckDB's default threads),
 and a single-threaded one for runs that move a few rows (`single_threaded`): a statement that
 reads a few rows gains nothing from DuckDB's worker threads and pays for handing its work across
 them; a minute's `events load` cost twice the CPU and twice the time on the parallel engine

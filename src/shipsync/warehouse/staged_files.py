@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -26,6 +27,20 @@ from shipsync.warehouse.identifiers import literal
 def parquet_relation(files: Sequence[Path]) -> str:
     """SQL for the rows of `files` (all of one schema), usable wherever a table name is."""
     return f"read_parquet([{', '.join(literal(str(f)) for f in files)}])"
+
+
+def copy_to_file(con: duckdb.DuckDBPyConnection, select: str, path: Path) -> str:
+    """The rows of `select` written by DuckDB to the Parquet file `path`; the relation to read them
+    by. A file rather than a temporary table wherever the rows outlive a statement inside a write
+    transaction: a table dropped inside a transaction keeps its memory until the transaction ends.
+    Uncompressed: the files live for one run, and writing them is on its critical path. A query that
+    fails leaves no file."""
+    try:
+        con.execute(f"COPY ({select}) TO {literal(str(path))} (FORMAT parquet, COMPRESSION uncompressed)")
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return parquet_relation([path])
 
 
 @dataclass

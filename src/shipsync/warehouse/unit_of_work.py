@@ -45,10 +45,10 @@ import pyarrow as pa
 from shipsync.errors import WarehouseBusyError, WarehouseError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
-from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
 from shipsync.warehouse.schema_create import ensure_schema
-from shipsync.warehouse.staged_files import StagedFiles, StagedRows, parquet_relation
+from shipsync.warehouse.staged_files import StagedFiles, StagedRows, copy_to_file
 from shipsync.warehouse.upsert import PART, SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types
 from shipsync.warehouse_location import LakeLocation
 
@@ -128,24 +128,6 @@ class Warehouse:
     def _writable(self) -> None:
         if self.read_only:
             raise WarehouseError("this warehouse connection is read-only")
-
-    def _stage_table(self, label: str, batch: pa.Table, *, select: str) -> str:
-        """Write `batch` (through `select`, a query of `_shipsync_incoming`) to a new staged file; the
-        relation to read it by. A `select` that fails (a cast the data refuses) keeps nothing. A file,
-        not a table of an in-memory database: a load of a receiver's backlog (200,000 deliveries,
-        1.3 GB) held 5 GB in such tables until its commit."""
-        path = self._files.new_path(label)
-        self.stager.register("_shipsync_incoming", batch)
-        try:
-            self.stager.execute(f"COPY ({select}) TO {literal(str(path))} (FORMAT parquet, COMPRESSION uncompressed)")
-        except BaseException:
-            path.unlink(missing_ok=True)
-            raise
-        finally:
-            self.stager.unregister("_shipsync_incoming")
-        name = parquet_relation([path])
-        self._staged_tables[name] = path
-        return name
 
     def _with_seq(self, batch: pa.Table) -> pa.Table:
         # The order rows were staged in: a later copy of a key wins over an earlier one.
@@ -231,9 +213,18 @@ class Warehouse:
     def stage(self, label: str, batch: pa.Table, *, select: str = "SELECT * FROM _shipsync_incoming") -> str:
         """Keep `batch` in the stage for a deferred write to read (through `select`, a query of
         `_shipsync_incoming`, e.g. casts to a table's types: if the data refuses it, nothing is
-        staged and the error is raised); the qualified name to read it by."""
+        staged and the error is raised); the relation to read it by. In a staged file, not a table
+        of an in-memory database: a load of a receiver's backlog (200,000 deliveries, a 1.3 GB
+        spool) grew past 4.8 GB in such tables before its commit."""
         self._writable()
-        return self._stage_table(label, batch, select=select)
+        path = self._files.new_path(label)
+        self.stager.register("_shipsync_incoming", batch)
+        try:
+            name = copy_to_file(self.stager, select, path)
+        finally:
+            self.stager.unregister("_shipsync_incoming")
+        self._staged_tables[name] = path
+        return name
 
     def unstage(self, name: str) -> None:
         """Remove a staged table no write reads (a batch given up before its writes were deferred)."""
