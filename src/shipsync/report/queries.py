@@ -158,11 +158,11 @@ CONTAINERS_BY_STATUS = ReportQuery(
     "containers_by_status",
     f"""
 SELECT coalesce(current_status, '(no status)') AS status, count(*) AS containers
-FROM container_status
+FROM container_pickup
 GROUP BY current_status
 ORDER BY coalesce(list_position({STATUS_ORDER}, current_status), 99), status
 """,
-    ("container_status",),
+    ("container_pickup",),
     "containers",
     "shipsync pull containers",
 )
@@ -170,16 +170,17 @@ ORDER BY coalesce(list_position({STATUS_ORDER}, current_status), 99), status
 CONTAINERS_BY_PORT = ReportQuery(
     "containers_by_port",
     """
-SELECT coalesce(pod_locode, '(no port yet)') AS port, any_value(coalesce(pod_metro_area, pod_name)) AS place,
+SELECT coalesce(c.pod_locode, '(no port yet)') AS port, any_value(coalesce(m.name, c.pod_name)) AS place,
        count(*) FILTER (WHERE pod_arrived_at IS NULL AND pod_discharged_at IS NULL) AS "on the way",
        count(*) FILTER (WHERE (pod_arrived_at IS NOT NULL OR pod_discharged_at IS NOT NULL) AND pod_full_out_at IS NULL) AS "at the port",
        count(*) FILTER (WHERE pod_full_out_at IS NOT NULL) AS "out of the port"
-FROM container_status
+FROM container_pickup c
+LEFT JOIN metro_areas m ON m.code = c.pod_locode
 GROUP BY ALL
 ORDER BY count(*) DESC, port
 LIMIT 25
 """,
-    ("container_status", "metro_areas"),
+    ("container_pickup", "metro_areas"),
     "containers",
     "shipsync pull containers",
 )
