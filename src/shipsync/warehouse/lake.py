@@ -5,9 +5,10 @@ use. The one place that turns a `LakeLocation` into a connection.
 Every connection is a cursor of an in-memory DuckDB kept for the process, the *engine*, which has
 loaded the extensions: loading them costs 0.35-0.45 s per DuckDB (measured here; the ducklake and
 sqlite extensions are 35 MB each), against 5-40 ms to attach a lake. The engine holds no data of
-anyone's and no setting but the one below: each opening attaches its lake under its own name and
-detaches it when it closes. There are two engines, made when first used: the parallel one (DuckDB's default threads),
-and a single-threaded one for runs that move a few rows (`single_threaded`): a statement that
+anyone's and no setting but its threads and the catalog setting below: each opening attaches its
+lake under its own name and detaches it when it closes. There are two engines, made when first
+used (a process that uses both loads the extensions twice): the parallel one (DuckDB's default
+threads), and a single-threaded one for runs that move a few rows (`single_threaded`): a statement that
 reads a few rows gains nothing from DuckDB's worker threads and pays for handing its work across
 them; a minute's `events load` cost twice the CPU and twice the time on the parallel engine
 (measured on 2 busy cores: 0.57 s of CPU against 0.29 s).
@@ -123,7 +124,7 @@ _loading = threading.Lock()
 
 @cache
 def _engine(single_threaded: bool) -> duckdb.DuckDBPyConnection:
-    # The engine's own temporary folder (private: mkdtemp) for stages larger than memory.
+    # The engine's own temporary folder (private: mkdtemp) for a merge or sort larger than memory.
     spill = tempfile.mkdtemp(prefix="shipsync-duckdb-")
     threads = {"threads": 1} if single_threaded else {}
     return duckdb.connect(config={**extensions.NO_AUTOLOAD, "temp_directory": spill, **threads})

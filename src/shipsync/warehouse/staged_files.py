@@ -2,11 +2,13 @@
 folder (0700), one file per staged batch, read back by DuckDB's `read_parquet` at commit.
 
 On disk rather than in memory, so that a run's memory follows its batch, not its pull (100,000
-documents staged in memory held 1.6 GB); written by Arrow without a DuckDB statement, so that
-staging a batch costs no catalog round trip (each statement on a connection with the lake attached
-costs 10-30 ms, measured here). The files stay until the run is done with them: a commit that lost
-a race replays from them. The folder is removed when the run's warehouse closes, whatever happened.
-"""
+documents staged in memory held 1.6 GB; a backlog of 200,000 deliveries grew past 4.8 GB). Batches
+of rows are written by Arrow without a DuckDB statement, so that staging a batch costs no catalog
+round trip (each statement on a connection with the lake attached costs 10-30 ms, measured here);
+the rows a deferred write reads (`Warehouse.stage`) by DuckDB's COPY on the run's staging
+connection (`copy_to_file`), cast to the lake's types as they are kept. The files stay until the
+run is done with them: a commit that lost a race replays from them. The folder is removed when the
+run's warehouse closes, whatever happened."""
 
 from __future__ import annotations
 
@@ -24,9 +26,11 @@ import pyarrow.parquet as pq
 from shipsync.warehouse.identifiers import literal
 
 
-def parquet_relation(files: Sequence[Path]) -> str:
-    """SQL for the rows of `files` (all of one schema), usable wherever a table name is."""
-    return f"read_parquet([{', '.join(literal(str(f)) for f in files)}])"
+def parquet_relation(files: Sequence[Path], *, union_by_name: bool = False) -> str:
+    """SQL for the rows of `files` (all of one schema, or with `union_by_name` columns matched by
+    name, a column a file lacks read as NULL), usable wherever a table name is."""
+    by_name = ", union_by_name => true" if union_by_name else ""
+    return f"read_parquet([{', '.join(literal(str(f)) for f in files)}]{by_name})"
 
 
 def copy_to_file(con: duckdb.DuckDBPyConnection, select: str, path: Path) -> str:

@@ -23,7 +23,7 @@ Consecutive upserts of one table with the same columns are kept as one staged wr
 once (a pull of many batches is one merge per table, not one per batch), unless another kind of
 write to that table came between them; so are consecutive link replacements of one table. A read
 that must see the run's own pending rows (ids that a later step of the same run fetches) unions them
-in through `pending`.
+in through `seeing_pending`.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from shipsync.redaction import redact
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
 from shipsync.warehouse.schema_create import ensure_schema
-from shipsync.warehouse.staged_files import StagedFiles, StagedRows, copy_to_file
-from shipsync.warehouse.upsert import PART, SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types
+from shipsync.warehouse.staged_files import StagedFiles, StagedRows, copy_to_file, parquet_relation
+from shipsync.warehouse.upsert import PART, SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types, staged
 from shipsync.warehouse_location import LakeLocation
 
 log = logging.getLogger(__name__)
@@ -218,16 +218,18 @@ class Warehouse:
         spool) grew past 4.8 GB in such tables before its commit."""
         self._writable()
         path = self._files.new_path(label)
-        self.stager.register("_shipsync_incoming", batch)
-        try:
+        with staged(self.stager, "_shipsync_incoming", batch):
             name = copy_to_file(self.stager, select, path)
-        finally:
-            self.stager.unregister("_shipsync_incoming")
         self._staged_tables[name] = path
         return name
 
+    def staged_union(self, names: Sequence[str]) -> str:
+        """The rows of several relations `stage` returned, as one read (columns matched by name)."""
+        return parquet_relation([self._staged_tables[name] for name in names], union_by_name=True)
+
     def unstage(self, name: str) -> None:
-        """Remove a staged table no write reads (a batch given up before its writes were deferred)."""
+        """Remove what `stage` kept (its file) when no write reads it (a batch given up before its
+        writes were deferred)."""
         path = self._staged_tables.pop(name, None)
         if path is not None:
             path.unlink(missing_ok=True)

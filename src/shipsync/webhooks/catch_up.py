@@ -7,7 +7,8 @@ holds every notification sent to the account's webhooks, delivered or not. A cat
 listing and stages the notifications of the warehouse's own webhooks that the event log lacks
 through the path a delivery takes (`event_log.stage_copies`: the same parser and limits, dedupe by
 notification id, typed rows and freshness rules), then commits them as one snapshot. Every request
-is made before the commit: staging is in memory, the write transaction only replays it.
+is made before the commit: staging keeps the rows in the run's files, the write transaction only
+replays them.
 
 A listed copy's body is the listing's notification with the reference object the listing carries
 for it, `{"data": ..., "included": [...]}`. It is not the delivery's body (its `delivery_status`

@@ -80,7 +80,7 @@ class EventLogStage:
     spool: str  # the spool's id: a segment's key in the lake is `<spool>/<segment>` (unique across hosts)
     listed: bool = False  # copies taken from the service's listing (`catch_up`), not delivered
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(0))
-    _staged: dict[str, list[str]] = field(default_factory=dict)  # events, resources, a declared table -> staged tables
+    _staged: dict[str, list[str]] = field(default_factory=dict)  # events, resources, a declared table -> what `stage` returned per batch
     _changesets: list[tuple[int, Changeset]] = field(default_factory=list)
 
     def stage(self, parsed: Sequence[Parsed], dead: Sequence[DeadLetter], progress: Mapping[str, int]) -> None:
@@ -135,7 +135,7 @@ class EventLogStage:
 
     def _all(self, what: str) -> str | None:
         names = self._staged.get(what)
-        return f"({' UNION ALL BY NAME '.join(f'SELECT * FROM {n}' for n in names)})" if names else None
+        return self.warehouse.staged_union(names) if names else None
 
     # -- the merge, at commit ------------------------------------------------------------------
 
