@@ -4,7 +4,11 @@ merges in slices of keys that give the same rows and counts as one merge."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import duckdb
@@ -12,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from shipsync.api.tracking_models import Container
-from shipsync.warehouse import upsert
+from shipsync.warehouse import staged_files, upsert
 from shipsync.warehouse.declared_rows import declared_tables_batch
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.unit_of_work import CommitMessage, open_warehouse
@@ -73,6 +77,32 @@ def test_the_tables_a_deferred_write_reads_are_files_too(warehouse: Path, stagin
     assert list(staging_folder.glob("shipsync-stage-*")) == []
     with analyst(warehouse) as con:
         assert con.execute("SELECT id, file_size_bytes FROM documents ORDER BY id").fetchall() == [("a", 1), ("b", 2)]
+
+
+def test_a_run_that_stages_removes_the_folders_of_killed_runs(warehouse: Path, staging_folder: Path) -> None:
+    """A process killed mid-run leaves its folders; the next run that stages removes those of
+    processes that are gone and were left alone a while, and nothing of anyone still running."""
+    write_now(warehouse, {})
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)
+    long_ago = time.time() - 2 * staged_files.ORPHAN_AGE_S
+    left = {
+        "killed": staging_folder / f"shipsync-stage-{dead_pid}-abc",
+        "killed merge": staging_folder / f"shipsync-merge-{dead_pid}-def",
+        "running": staging_folder / f"shipsync-stage-{os.getppid()}-ghi",  # a live process (pytest's parent)
+        "just left": staging_folder / f"shipsync-links-{dead_pid}-jkl",
+        "not ours": staging_folder / f"other-stage-{dead_pid}-mno",
+    }
+    for name, folder in left.items():
+        folder.mkdir()
+        (folder / "000001-documents.parquet").write_bytes(b"rows")
+        if name != "just left":
+            os.utime(folder, (long_ago, long_ago))
+    with open_warehouse(location(warehouse)) as lake:
+        write_batch(lake, {"documents": {"id": ["a"], "name": ["A"]}})
+        assert {name for name, folder in left.items() if folder.exists()} == {"running", "just left", "not ours"}
+        assert len(_staged_files(staging_folder)) == 2  # this run's batch, and the running process's
+    assert left["running"].exists()
 
 
 def test_link_replacements_of_several_batches_end_as_if_made_one_after_another(warehouse: Path) -> None:

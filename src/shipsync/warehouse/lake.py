@@ -45,6 +45,7 @@ from shipsync.errors import WarehouseError
 from shipsync.redaction import redact
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.staged_files import folder_prefix
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
 
 # Catalog reads on the transaction's own SQLite connection, not a new one per scan (module docstring).
@@ -124,8 +125,9 @@ _loading = threading.Lock()
 
 @cache
 def _engine(single_threaded: bool) -> duckdb.DuckDBPyConnection:
-    # The engine's own temporary folder (private: mkdtemp) for a merge or sort larger than memory.
-    spill = tempfile.mkdtemp(prefix="shipsync-duckdb-")
+    # The engine's own temporary folder (private: mkdtemp) for a merge or sort larger than memory;
+    # it lasts as long as the process (removed after it by `staged_files.sweep_orphans`).
+    spill = tempfile.mkdtemp(prefix=folder_prefix("duckdb"))
     threads = {"threads": 1} if single_threaded else {}
     return duckdb.connect(config={**extensions.NO_AUTOLOAD, "temp_directory": spill, **threads})
 

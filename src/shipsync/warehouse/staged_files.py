@@ -8,13 +8,19 @@ round trip (each statement on a connection with the lake attached costs 10-30 ms
 the rows a deferred write reads (`Warehouse.stage`) by DuckDB's COPY on the run's staging
 connection (`copy_to_file`), cast to the lake's types as they are kept. The files stay until the
 run is done with them: a commit that lost a race replays from them. The folder is removed when the
-run's warehouse closes, whatever happened."""
+run's warehouse closes, whatever happened; a process killed mid-run (kill -9, out of memory) leaves
+its folders behind, and the next run that stages anything removes them (`sweep_orphans`): every
+private temporary folder shipsync makes is named by its kind and its process id (`folder_prefix`)."""
 
 from __future__ import annotations
 
 import itertools
+import logging
+import os
+import re
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +30,48 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from shipsync.warehouse.identifiers import literal
+
+log = logging.getLogger(__name__)
+
+_OWN_FOLDER = re.compile(r"shipsync-[a-z]+-(\d+)-")
+# A folder untouched for this long whose process is gone is a leftover. The age guards against a
+# process id seen from another PID namespace sharing the folder (a container's).
+ORPHAN_AGE_S = 600.0
+
+
+def folder_prefix(kind: str) -> str:
+    """How a private temporary folder of this process is named: its kind and the process id."""
+    return f"shipsync-{kind}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def sweep_orphans(now: float | None = None) -> list[Path]:
+    """Remove this user's shipsync temporary folders (`folder_prefix`) whose process is gone and
+    which nobody touched for `ORPHAN_AGE_S`; the folders removed."""
+    moment = time.time() if now is None else now
+    removed = []
+    with os.scandir(tempfile.gettempdir()) as entries:
+        for entry in entries:
+            named = _OWN_FOLDER.match(entry.name)
+            if named is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            found = entry.stat(follow_symlinks=False)
+            if found.st_uid != os.getuid() or moment - found.st_mtime < ORPHAN_AGE_S or _alive(int(named[1])):
+                continue
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    if removed:
+        log.info("removed %d temporary folders of shipsync processes that ended without removing them", len(removed))
+    return removed
 
 
 def parquet_relation(files: Sequence[Path], *, union_by_name: bool = False) -> str:
@@ -69,7 +117,8 @@ class StagedFiles:
     def new_path(self, label: str) -> Path:
         """The path of a new file of the folder, for a batch written by another writer (DuckDB)."""
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="shipsync-stage-"))
+            sweep_orphans()
+            self._folder = Path(tempfile.mkdtemp(prefix=folder_prefix("stage")))
         return self._folder / f"{next(self._names):06d}-{label}.parquet"
 
     def write(self, label: str, batch: pa.Table) -> Path:

@@ -27,7 +27,7 @@ from sqlalchemy import Table
 from shipsync.warehouse.declared_tables import FRESHNESS, STAMPS, derived_columns, refresh_derived_sql
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.schema import table as schema_table
-from shipsync.warehouse.staged_files import copy_to_file, parquet_relation
+from shipsync.warehouse.staged_files import copy_to_file, folder_prefix, parquet_relation
 
 _DIALECT = duckdb_engine.Dialect()
 
@@ -164,7 +164,7 @@ def merge_upsert(con: duckdb.DuckDBPyConnection, table_name: str, source: str, *
     slices = max(1, math.ceil((int(counted[0]) if counted else 0) / ROWS_PER_SLICE))
     keys = ", ".join(_q(k) for k in key_columns(schema_table(table_name)))
     counts = TableCounts()
-    with tempfile.TemporaryDirectory(prefix="shipsync-merge-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=folder_prefix("merge")) as scratch:
         for part in range(slices):
             sliced = source if slices == 1 else f"(SELECT * FROM {source} WHERE hash({keys}) % {slices} = {part})"
             newest = Path(scratch) / f"{part}.parquet"
@@ -261,7 +261,7 @@ def merge_links(
     owner, target = _q(owner_column), _q(other)
     # Files, not temporary tables (`copy_to_file`; as temporary tables, 84 MB of 100,000 documents'
     # links stayed until the commit).
-    with tempfile.TemporaryDirectory(prefix="shipsync-links-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=folder_prefix("links")) as scratch:
         kept_links = copy_to_file(
             con,
             f"SELECT l.* FROM {links} l "
