@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.schema import tables
 from shipsync.warehouse.unit_of_work import open_warehouse
 from support.lake import analyst, location
@@ -23,7 +24,7 @@ def test_a_new_lakes_tables_are_empty_with_statistics(tmp_path: Path) -> None:
                 "WHERE t.end_snapshot IS NULL"
             ).fetchall()
         }
-        rows = {name: con.execute(f'SELECT count(*) FROM "{name}"').fetchone() for name in declared - {"_shipsync_schema"}}
+        rows = {name: con.execute(f"SELECT count(*) FROM {ident(name)}").fetchone() for name in declared - {"_shipsync_schema"}}
         (schema_snapshot,) = con.execute("SELECT max(snapshot_id) FROM ducklake_snapshots(?)", [con.alias]).fetchone() or (None,)
         changed = con.execute("SELECT count(*) FROM table_changes('terminals', ?, ?)", [schema_snapshot, schema_snapshot]).fetchone()
     assert with_statistics == declared

@@ -29,7 +29,7 @@ import httpx
 from shipsync.config import Settings, load_settings
 from shipsync.safe_files import make_folders, open_log, write_bytes
 from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
-from shipsync.warehouse.lake import LakeConnection, connect_lake
+from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync_demo.embedded_prefect import EmbeddedPrefect
 from shipsync_demo.show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
@@ -61,7 +61,7 @@ class Demo:
     step: str = ""
     made: dict[str, str] = field(default_factory=dict)
     rows: dict[str, int | None] = field(default_factory=dict)
-    _reader: LakeConnection | None = None
+    _reader: duckdb.DuckDBPyConnection | None = None
 
     def flow(self, entrypoint: str, **parameters: Any) -> Any:
         """Run the flow at `entrypoint` (as prefect.yaml names it) as a flow run of this step; its result."""
@@ -72,12 +72,11 @@ class Demo:
 
     @property
     def reader(self) -> duckdb.DuckDBPyConnection:
-        """The demo's one read-only connection, opened at its first read (the first step that
-        writes makes the lake) and closed with the demo's processes."""
+        """The demo's one read-only connection, opened at its first read and closed with the demo's
+        processes."""
         if self._reader is None:
-            self._reader = connect_lake(self.settings.lake, read_only=True)
-            self.processes.callback(self._reader.close)
-        return self._reader.con
+            self._reader = self.processes.enter_context(read_only(self.settings.lake))
+        return self._reader
 
     @property
     def last_flow_run(self) -> str:
