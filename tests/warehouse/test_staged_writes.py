@@ -4,11 +4,13 @@ merges in slices of keys that give the same rows and counts as one merge."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -103,6 +105,21 @@ def test_a_run_that_stages_removes_the_folders_of_killed_runs(warehouse: Path, s
         assert {name for name, folder in left.items() if folder.exists()} == {"running", "just left", "not ours"}
         assert len(_staged_files(staging_folder)) == 2  # this run's batch, and the running process's
     assert left["running"].exists()
+
+
+def test_a_folder_its_run_removes_while_the_sweep_looks_is_passed_over(staging_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other runs make and remove their folders all the time: one listed and then gone is skipped."""
+    vanishing = staging_folder / f"shipsync-merge-{os.getpid()}-abc"
+    vanishing.mkdir()
+    listing = os.scandir
+
+    def listed_then_removed(path: str) -> Iterator[os.DirEntry[str]]:
+        entries = list(listing(path))
+        vanishing.rmdir()  # the run that made it is done with it, after the sweep listed it
+        return contextlib.nullcontext(iter(entries))  # type: ignore[return-value]
+
+    monkeypatch.setattr(staged_files.os, "scandir", listed_then_removed)
+    assert staged_files.sweep_orphans() == []
 
 
 def test_link_replacements_of_several_batches_end_as_if_made_one_after_another(warehouse: Path) -> None:

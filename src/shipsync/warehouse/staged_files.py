@@ -64,7 +64,10 @@ def sweep_orphans(now: float | None = None) -> list[Path]:
             named = _OWN_FOLDER.match(entry.name)
             if named is None or not entry.is_dir(follow_symlinks=False):
                 continue
-            found = entry.stat(follow_symlinks=False)
+            try:
+                found = entry.stat(follow_symlinks=False)
+            except OSError:  # most often: its run removed it since the listing, as runs do when they end
+                continue
             if found.st_uid != os.getuid() or moment - found.st_mtime < ORPHAN_AGE_S or _alive(int(named[1])):
                 continue
             shutil.rmtree(entry.path, ignore_errors=True)
