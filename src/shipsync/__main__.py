@@ -2,4 +2,6 @@
 
 from shipsync.cli import main
 
-main()
+# Guarded: worker processes (spawned, see `warehouse.normalize_workers`) import the main module again.
+if __name__ == "__main__":
+    main()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 from typing import Any
 
 import orjson
@@ -11,7 +13,22 @@ import orjson
 def dumps(value: Any) -> str:
     """Canonical JSON text (sorted keys) so that unchanged content compares equal as text; a
     datetime is written in ISO 8601, anything else JSON has no type for (a Decimal) as its `str`."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    except TypeError:
+        # An integer beyond 64 bits, which a response may carry (Python's JSON reads it): Python's
+        # JSON writes it exactly, with NaN and infinities as null, as orjson writes them.
+        return json.dumps(_finite(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def dumps_or_null(value: Any) -> str | None:
@@ -22,6 +39,16 @@ def dumps_or_null(value: Any) -> str | None:
 def loads(value: Any) -> Any:
     """A JSON column's value: text is parsed, anything DuckDB already handed back parsed passes through."""
     return orjson.loads(value) if isinstance(value, str) else value
+
+
+def read_body(body: bytes) -> Any:
+    """A response body as Python's `json.loads` reads it, at orjson's speed: what orjson refuses and
+    Python accepts (NaN, integers beyond 64 bits, a UTF-8 byte order mark, lone surrogates) is read
+    by Python. Raises ValueError (or RecursionError) for what is not JSON."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 def body_key(body: bytes) -> str:

@@ -6,7 +6,10 @@ from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from shipsync.errors import ErrorItem
+from shipsync.json_text import read_body
 
 JsonObject = dict[str, Any]
 
@@ -133,6 +136,54 @@ def parse_page(body: Any) -> Page:
     links = body.get("links") if isinstance(body.get("links"), dict) else {}
     meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
     return Page(items, [r for r in included if is_resource(r)], links or {}, meta or {})
+
+
+@dataclass
+class RawPage(Page):
+    """A listing page read only as far as walking the listing needs: its primary data, links and
+    meta; `included` stays empty here, unread in `body` (the response as sent), which is read whole
+    where the page is normalized (`read_page`), in another process. Reading a page's included
+    resources into Python objects costs more than normalizing them; done twice (once to walk, once
+    to normalize) it cost more than the parallel normalizing saved."""
+
+    body: bytes = b""
+
+
+class _PageHead(msgspec.Struct):
+    # The members `parse_page` reads but `included`, which the decoder passes over (checked as
+    # JSON, never built); UNSET tells an absent member from a null one.
+    data: Any = msgspec.UNSET
+    links: Any = msgspec.UNSET
+    meta: Any = msgspec.UNSET
+
+
+_HEAD = msgspec.json.Decoder(_PageHead)
+
+
+def read_page_head(body: bytes) -> RawPage:
+    """A response body as a `RawPage`. Raises ValueError if it is not JSON or not a JSON:API document
+    (as `parse_page`); JSON that the fast reader refuses but Python's reads (NaN, numbers out of
+    range) is read whole, so the page reads as it would in full."""
+    try:
+        head = _HEAD.decode(body)
+        members = {name: value for name in ("data", "links", "meta") if (value := getattr(head, name)) is not msgspec.UNSET}
+    except msgspec.ValidationError as exc:
+        if "Expected `object`" in str(exc):
+            raise ValueError("response body is not a JSON object") from None
+        members = _members(read_body(body))
+    except msgspec.DecodeError:
+        members = _members(read_body(body))  # raises ValueError for what is not JSON at all
+    page = parse_page(members)
+    return RawPage(page.data, [], page.links, page.meta, body)
+
+
+def _members(document: Any) -> Any:
+    return {k: v for k, v in document.items() if k != "included"} if isinstance(document, dict) else document
+
+
+def read_page(page: RawPage) -> Page:
+    """The whole page a `RawPage` holds, included resources read."""
+    return parse_page(read_body(page.body))
 
 
 def parse_errors(body: Any) -> tuple[ErrorItem, ...]:

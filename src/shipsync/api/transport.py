@@ -19,10 +19,11 @@ from typing import Any
 import httpx
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.api.jsonapi import Page, Pages, parse_errors, parse_page
+from shipsync.api.jsonapi import Page, Pages, RawPage, parse_errors, parse_page, read_page_head
 from shipsync.api.ratelimit import RequestLimiter, UnlimitedLimiter
 from shipsync.api.retry import IDEMPOTENT_METHODS, Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
 from shipsync.errors import ApiError, ApiNetworkError, OutcomeUnknownError, error_for_status
+from shipsync.json_text import read_body
 
 log = logging.getLogger("shipsync.api")
 
@@ -114,6 +115,25 @@ class Transport:
         json_body: Any = None,
     ) -> Any:
         """Send with limiting and retries; return the parsed JSON body (None when empty)."""
+        response, method, display = await self._respond(method, path_or_url, params, json_body)
+        content = self._content(response, method, display)
+        if content is None:
+            return None
+        try:
+            return read_body(content)
+        except (ValueError, RecursionError):
+            raise ApiNetworkError(
+                f"unreadable JSON body (status {response.status_code})",
+                status=response.status_code,
+                method=method,
+                path=display,
+            ) from None
+
+    async def _respond(
+        self, method: str, path_or_url: str, params: dict[str, Any] | None, json_body: Any
+    ) -> tuple[httpx.Response, str, str]:
+        """The successful response to a request (after limiting and retries), the method as sent and
+        the path as errors name it; a failure after every retry is raised."""
         method = method.upper()
         url = self._url(path_or_url)
         display = "/" + url.split("://", 1)[-1].split("/", 1)[-1] if "://" in url else "/" + url
@@ -128,7 +148,7 @@ class Transport:
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 self.limiter.pause_until_after(retry_wait(attempt, self.policy, retry_after, self.rng))
             if failure is None and response is not None:
-                return self._decode(response, method, display)
+                return response, method, display
             assert failure is not None
             if attempt <= self.policy.max_retries and is_retryable(method, failure, status):
                 self.stats.retries += 1
@@ -162,7 +182,8 @@ class Transport:
             return Failure.STATUS, response, None
         return None, response, None
 
-    def _decode(self, response: httpx.Response, method: str, path: str) -> Any:
+    def _content(self, response: httpx.Response, method: str, path: str) -> bytes | None:
+        """A successful response's JSON body as sent (None when empty); another content type raises."""
         if not response.content or response.status_code == 204:
             return None
         content_type = response.headers.get("content-type", "")
@@ -173,15 +194,7 @@ class Transport:
                 method=method,
                 path=path,
             )
-        try:
-            return json.loads(response.content)
-        except (ValueError, RecursionError):
-            raise ApiNetworkError(
-                f"unreadable JSON body (status {response.status_code})",
-                status=response.status_code,
-                method=method,
-                path=path,
-            ) from None
+        return response.content
 
     def _final_error(
         self,
@@ -223,6 +236,14 @@ class Transport:
         except ValueError as exc:
             raise ApiNetworkError(f"malformed response: {exc}", method="GET", path=path_or_url) from None
 
+    async def get_raw_page(self, path_or_url: str, params: dict[str, Any] | None = None) -> RawPage:
+        """`get_page`, its included resources left unread in the page's body (see `RawPage`)."""
+        response, method, display = await self._respond("GET", path_or_url, params, None)
+        try:
+            return read_page_head(self._content(response, method, display) or b"null")
+        except (ValueError, RecursionError) as exc:
+            raise ApiNetworkError(f"malformed response: {exc}", method="GET", path=path_or_url) from None
+
     async def paginate(
         self,
         path: str,
@@ -231,22 +252,25 @@ class Transport:
         page_size: int = MAX_PAGE_SIZE,
         max_pages: int | None = None,
         start: str | None = None,
+        raw: bool = False,
     ) -> Pages:
         """Yield pages, following `links.next` until absent or `max_pages` is reached.
 
         `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and
-        `params` are not sent again (the link carries the listing's query).
+        `params` are not sent again (the link carries the listing's query). `raw`: `RawPage`s, their
+        included resources left unread.
         """
+        get = self.get_raw_page if raw else self.get_page
         if start is None:
             query = dict(params or {})
             query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
-            page = await self.get_page(path, query)
+            page = await get(path, query)
         else:
-            page = await self.get_page(start)
+            page = await get(start)
         yield page
         seen = 1
         while (link := page.next_link) and (max_pages is None or seen < max_pages):
-            page = await self.get_page(link)
+            page = await get(link)
             seen += 1
             yield page
 
