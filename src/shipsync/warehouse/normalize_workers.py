@@ -87,8 +87,9 @@ class NormalizingPool:
 
 def broken_worker_message() -> str:
     return (
-        "a worker process normalizing documents ended abruptly (killed, or out of memory); nothing of this "
-        "run was committed: re-run it, or set SHIPSYNC_NORMALIZE_WORKERS=0 to normalize in the run's own process"
+        "a worker process normalizing documents ended abruptly (killed, out of memory, or it could not start: "
+        'a Python script that starts a pull needs an `if __name__ == "__main__":` guard); nothing of this run was '
+        "committed: re-run it, or set SHIPSYNC_NORMALIZE_WORKERS=0 to normalize in the run's own process"
     )
 
 
