@@ -142,16 +142,17 @@ def parse_page(body: Any) -> Page:
 class RawPage(Page):
     """A listing page read only as far as walking the listing needs: its primary data, links and
     meta; `included` stays empty here, unread in `body` (the response as sent), which is read whole
-    where the page is normalized (`read_page`), in another process. Reading a page's included
-    resources into Python objects costs more than normalizing them; done twice (once to walk, once
-    to normalize) it cost more than the parallel normalizing saved."""
+    where the page is normalized (`warehouse.normalize_workers`: in a worker process, or the run's
+    own for a small batch). Reading a page's included resources into Python objects costs about as
+    much as normalizing them: done twice (once to walk, once to normalize), it cost more than
+    normalizing on two cores saved."""
 
     body: bytes = b""
 
 
 class _PageHead(msgspec.Struct):
-    # The members `parse_page` reads but `included`, which the decoder passes over (checked as
-    # JSON, never built); UNSET tells an absent member from a null one.
+    # The members `parse_page` reads but `included`, which the decoder passes over (its syntax is
+    # checked, its text not decoded, nothing built); UNSET tells an absent member from a null one.
     data: Any = msgspec.UNSET
     links: Any = msgspec.UNSET
     meta: Any = msgspec.UNSET
@@ -171,7 +172,7 @@ def read_page_head(body: bytes) -> RawPage:
         if "Expected `object`" in str(exc):
             raise ValueError("response body is not a JSON object") from None
         members = _members(read_body(body))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):
         members = _members(read_body(body))  # raises ValueError for what is not JSON at all
     page = parse_page(members)
     return RawPage(page.data, [], page.links, page.meta, body)
@@ -179,11 +180,6 @@ def read_page_head(body: bytes) -> RawPage:
 
 def _members(document: Any) -> Any:
     return {k: v for k, v in document.items() if k != "included"} if isinstance(document, dict) else document
-
-
-def read_page(page: RawPage) -> Page:
-    """The whole page a `RawPage` holds, included resources read."""
-    return parse_page(read_body(page.body))
 
 
 def parse_errors(body: Any) -> tuple[ErrorItem, ...]:

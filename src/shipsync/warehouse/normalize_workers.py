@@ -18,6 +18,10 @@ in an unknown state) at the first task, and stopped when the pool closes.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from shipsync.api.jsonapi import parse_page
-from shipsync.errors import WarehouseError
+from shipsync.errors import ApiNetworkError, WarehouseError
 from shipsync.json_text import read_body
 from shipsync.warehouse.load import batch_tables
 from shipsync.warehouse.normalize import document_page_columns
@@ -72,7 +76,7 @@ class NormalizingPool:
 
     def submit(self, bodies: Sequence[bytes], observed_at: str | None) -> Future[NormalizedPages]:
         if self._executor is None:
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start)
         try:
             return self._executor.submit(normalize_document_pages, list(bodies), observed_at)
         except BrokenProcessPool:
@@ -85,6 +89,22 @@ class NormalizingPool:
             self._executor = None
 
 
+def _worker_start() -> None:
+    """In each worker, first: Ctrl-C is the run's to handle (a terminal sends it to the whole process
+    group; a worker it stopped would turn the run's "interrupted" into "a worker died"), and the
+    worker ends when the run's process does, however that ends (kill -9, out of memory, a flow run
+    cancelled by SIGTERM): it would otherwise wait for its next task for good, holding its memory."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True, name="shipsync-parent-watch").start()
+
+
+def _exit_with(parent_sentinel: int) -> None:
+    multiprocessing.connection.wait([parent_sentinel])
+    os._exit(1)
+
+
 def broken_worker_message() -> str:
     return (
         "a worker process normalizing documents ended abruptly (killed, out of memory, or it could not start: "
@@ -94,11 +114,15 @@ def broken_worker_message() -> str:
 
 
 def result_of(task: Future[NormalizedPages]) -> NormalizedPages:
-    """A task's result; a worker that died raises `WarehouseError` saying so."""
+    """A task's result; a worker that died raises `WarehouseError` saying so, and a body that is not
+    readable JSON after all (the walk's read of a page's head does not decode the text of what it
+    passes over: invalid UTF-8 there) `ApiNetworkError`, as a page read whole would have."""
     try:
         return task.result()
     except BrokenProcessPool:
         raise WarehouseError(broken_worker_message()) from None
+    except (ValueError, RecursionError) as exc:
+        raise ApiNetworkError(f"malformed response: a listing page is not readable JSON ({exc})", method="GET", path="/documents") from None
 
 
 @contextmanager

@@ -25,9 +25,9 @@ write to that table came between them; so are consecutive link replacements of o
 that must see the run's own pending rows (ids that a later step of the same run fetches) unions them
 in through `seeing_pending`.
 
-Rows still being made elsewhere (pages normalized in worker processes) are staged `later`: when they
-are ready, but always before anything staged after them, so the order of writes is the order they
-were made in.
+Rows still being made elsewhere (pages normalized in worker processes) are staged `later`: before
+the next write, read of pending rows, mark or commit (waiting for them if need be), so the order of
+writes is the order they were made in.
 """
 
 from __future__ import annotations
@@ -184,6 +184,9 @@ class Warehouse:
         self._settling = True  # its own staging must not settle the ones after it first
         try:
             stage(task)
+        except BaseException:
+            self.drop_later()  # what came after a write that failed must not be staged without it
+            raise
         finally:
             self._settling = False
 
@@ -335,7 +338,7 @@ class Warehouse:
     def discard(self) -> None:
         """Forget every staged write (a run that failed commits only its ledger row) and remove the
         files that held their rows."""
-        self._drop_later()
+        self.drop_later()
         self._writes.clear()
         self._barrier = 0
         self._staged_tables.clear()
@@ -343,11 +346,12 @@ class Warehouse:
 
     def close(self) -> None:
         """Remove the run's staged files (whether or not it committed) and close the stager."""
-        self._drop_later()
+        self.drop_later()
         self._files.clear()
         self.stager.close()
 
-    def _drop_later(self) -> None:
+    def drop_later(self) -> None:
+        """Forget what waits to be staged `later` (a run that is failing), cancelling what has not started."""
         for task, _ in self._later:
             task.cancel()
         self._later.clear()
