@@ -33,7 +33,6 @@ import itertools
 import sqlite3
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -45,6 +44,7 @@ from shipsync.errors import WarehouseError
 from shipsync.redaction import redact
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.races import retry_while_racing
 from shipsync.warehouse.staged_files import folder_prefix
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
 
@@ -178,19 +178,18 @@ def connect_lake(location: LakeLocation, *, read_only: bool, single_threaded: bo
 
 def _attach(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only: bool, alias: str) -> None:
     # The first ATTACH of a new catalog creates DuckLake's tables in it; several processes doing so
-    # at once find the catalog locked (SQLite) or the tables made under them: the losers look again
-    # and find the catalog made.
-    deadline = time.monotonic() + ATTACH_DEADLINE_S
-    while True:
-        try:
-            con.execute(attach_statement(location, read_only=read_only, alias=alias), [location.data_path])
-            return
-        except duckdb.Error as exc:
-            text = str(exc).lower()
-            initializing = "failed to initialize ducklake" in text and ("locked" in text or "already exists" in text)
-            if not initializing or time.monotonic() > deadline:
-                raise WarehouseError(f"cannot open the warehouse {location.describe()}: {redact(str(exc))}") from None
-            time.sleep(0.1)
+    # at once find the catalog locked (SQLite) or the tables made under them.
+    def initializing(exc: duckdb.Error) -> bool:
+        text = str(exc).lower()
+        return "failed to initialize ducklake" in text and ("locked" in text or "already exists" in text)
+
+    retry_while_racing(
+        lambda: con.execute(attach_statement(location, read_only=read_only, alias=alias), [location.data_path]),
+        raced=initializing,
+        deadline_s=ATTACH_DEADLINE_S,
+        pause_s=0.1,
+        failure=lambda exc: f"cannot open the warehouse {location.describe()}: {redact(str(exc))}",
+    )
 
 
 def _use_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-import time
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -26,6 +25,7 @@ from sqlalchemy.schema import CreateTable
 
 from shipsync.errors import WarehouseError
 from shipsync.warehouse.identifiers import ident
+from shipsync.warehouse.races import retry_while_racing
 from shipsync.warehouse.schema import SCHEMA_VERSION, tables
 from shipsync.warehouse.table_stats import give_statistics, is_empty
 from shipsync.warehouse.view_order import create_views_in_order, view_statements
@@ -103,8 +103,8 @@ def _columns(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> dict[st
 def ensure_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str, *, deadline_s: float = 120.0) -> bool:
     """Create or grow the account's tables and views to this version of shipsync (True when it
     committed a change). Another process doing the same at once makes one of the two redo it."""
-    started = time.monotonic()
-    while True:
+
+    def attempt() -> bool:
         found = recorded(con, alias, schema)
         if found is not None and found[0] != SCHEMA_VERSION:
             raise WarehouseError(
@@ -113,20 +113,19 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str, *, de
             )
         if found is not None and found[1] == schema_digest():
             return False
-        try:
-            _create(con, alias, schema)
-            # Options of a table cannot be set in the transaction that creates it: each its own commit.
-            for table in tables():
-                if not_inlined(table):
-                    con.execute(
-                        "CALL ducklake_set_option(?, 'data_inlining_row_limit', 0, schema => ?, table_name => ?)",
-                        [alias, schema, table.name],
-                    )
-            return True
-        except duckdb.Error as exc:
-            if time.monotonic() - started > deadline_s or not _raced(exc):
-                raise WarehouseError(f"cannot create the warehouse's tables: {exc}") from None
-            time.sleep(0.2)
+        _create(con, alias, schema)
+        # Options of a table cannot be set in the transaction that creates it: each its own commit.
+        for table in tables():
+            if not_inlined(table):
+                con.execute(
+                    "CALL ducklake_set_option(?, 'data_inlining_row_limit', 0, schema => ?, table_name => ?)",
+                    [alias, schema, table.name],
+                )
+        return True
+
+    return retry_while_racing(
+        attempt, raced=_raced, deadline_s=deadline_s, pause_s=0.2, failure=lambda exc: f"cannot create the warehouse's tables: {exc}"
+    )
 
 
 def _raced(exc: duckdb.Error) -> bool:
