@@ -43,7 +43,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -78,6 +78,14 @@ class CommitContext:
     run_id: str
 
 
+class _Batches(NamedTuple):
+    """What batches a staged write gathers: of one kind of write, to one table, with one set of columns."""
+
+    kind: Literal["upsert", "links"]
+    table: str
+    columns: pa.Schema
+
+
 @dataclass
 class _Write:
     """One staged write: the tables it writes and how to replay it. An upsert or a replacement of
@@ -86,7 +94,7 @@ class _Write:
 
     tables: frozenset[str]
     replay: Replay
-    joins: tuple[str, str, pa.Schema] | None = None
+    joins: _Batches | None = None
     rows: StagedRows | None = None
     owners: StagedRows | None = None
 
@@ -151,10 +159,10 @@ class Warehouse:
                 return write
         return None
 
-    def _joinable(self, joins: tuple[str, str, pa.Schema]) -> _Write | None:
+    def _joinable(self, joins: _Batches) -> _Write | None:
         """The staged write a batch of `joins` (kind, table, columns) may join: the last write to the
         table since the mark, if it is of the same kind and columns."""
-        last = self._last_write_to(joins[1])
+        last = self._last_write_to(joins.table)
         return last if last is not None and last.joins == joins else None
 
     def mark(self) -> int:
@@ -197,7 +205,7 @@ class Warehouse:
         self._settle()
         if batch.num_rows == 0:
             return
-        joins = ("upsert", table, batch.schema)
+        joins = _Batches("upsert", table, batch.schema)
         if (last := self._joinable(joins)) is not None and last.rows is not None:
             last.rows.files.append(self._files.write(table, self._with_seq(batch)))
             return
@@ -218,7 +226,7 @@ class Warehouse:
         part = next(self._seq)  # which batch named an owner: its latest naming holds its links
         links = self._with_seq(batch).append_column(PART, pa.array([part] * batch.num_rows, pa.int64()))
         named = pa.table({"owner": pa.array(list(owners), pa.string()), PART: pa.array([part] * len(owners), pa.int64())})
-        joins = ("links", table, batch.schema)
+        joins = _Batches("links", table, batch.schema)
         if (last := self._joinable(joins)) is not None and last.rows is not None and last.owners is not None:
             last.rows.files.append(self._files.write(table, links))
             last.owners.files.append(self._files.write(f"{table}_owners", named))
@@ -283,7 +291,11 @@ class Warehouse:
 
     def _pending_rows(self, table: str) -> list[StagedRows]:
         self._settle()
-        return [w.rows for w in self._writes if w.joins is not None and w.joins[:2] == ("upsert", table) and w.rows is not None]
+        return [
+            w.rows
+            for w in self._writes
+            if w.joins is not None and w.joins.kind == "upsert" and w.joins.table == table and w.rows is not None
+        ]
 
     def pending(self, table: str) -> list[str]:
         """The staged relations holding rows this run will upsert into `table` (to union into a read
@@ -317,7 +329,7 @@ class Warehouse:
         self._settle()
         shadowed: list[str] = []
         try:
-            for table in dict.fromkeys(w.joins[1] for w in self._writes if w.joins is not None and w.joins[0] == "upsert"):
+            for table in dict.fromkeys(w.joins.table for w in self._writes if w.joins is not None and w.joins.kind == "upsert"):
                 types = sql_types(table)
                 parts = [f"SELECT * FROM {ident(self.alias)}.{ident(self.location.schema)}.{ident(table)}"]
                 for rows in self._pending_rows(table):
