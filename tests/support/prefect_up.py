@@ -17,6 +17,7 @@ import duckdb
 from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.orchestration.deployments import request_patiently
 from support.lake import analyst
+from support.sandboxes import shipsync_env
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sandbox-key-1"
@@ -45,11 +46,7 @@ def up_env(tmp: Path, api_url: str, **extra: str) -> dict[str, str]:
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
             "PREFECT_HOME": str(tmp / "client-home"),
             "PREFECT_WORKER_QUERY_SECONDS": "2",  # scheduled runs start sooner than the default 10 s
-            "SHIPSYNC_API_URL": api_url,
-            "SHIPSYNC_API_KEY": KEY,
-            "SHIPSYNC_RATE_LIMIT": "20/2",
-            "SHIPSYNC_WAREHOUSE": str(tmp / "warehouse"),
-            "SHIPSYNC_STATE_DIR": str(tmp / "state"),
+            **shipsync_env(api_url, tmp / "warehouse", KEY, rate_limit="20/2", state_dir=str(tmp / "state")),
         }
     )
     env.update(extra)

@@ -34,7 +34,7 @@ class RunningSandbox:
 SandboxFactory = Callable[..., RunningSandbox]
 
 
-def shipsync_env(api_url: str, warehouse: Path, key: str = K1, **more: str) -> dict[str, str]:
+def shipsync_env(api_url: str, warehouse: Path | str, key: str = K1, **more: str) -> dict[str, str]:
     """The SHIPSYNC_* variables a command or flow needs to pull from a sandbox into `warehouse`,
     unthrottled; `more` adds others by their name after the prefix (e.g. spool=..., shared_budget="off")."""
     env = {"SHIPSYNC_API_URL": api_url, "SHIPSYNC_API_KEY": key, "SHIPSYNC_WAREHOUSE": str(warehouse), "SHIPSYNC_RATE_LIMIT": "0"}

@@ -35,6 +35,7 @@ from shipsync_sandbox.stream import document_pages
 from support.http import HTTP
 from support.object_storage import BUCKET, Keys
 from support.object_storage import ObjectStorage as S3Server
+from support.sandboxes import shipsync_env
 
 KEY = "sandbox-key-1"
 SECRET = "two-hosts-webhook-secret-0123456789"
@@ -55,14 +56,15 @@ def host_env(folder: Path, pg: TemporaryPostgres, s3: S3Server, sandbox: Sandbox
         "HOME": str(folder / "home"),  # DuckDB's extension folder too: each host installs its own
         "PGPASSWORD": pg.password,
         **s3.writer.environment(s3.endpoint),
-        "SHIPSYNC_WAREHOUSE": catalog(pg),
-        "SHIPSYNC_WAREHOUSE_DATA": f"s3://{BUCKET}/lake/",
-        "SHIPSYNC_API_URL": sandbox.api_url,
-        "SHIPSYNC_API_KEY": KEY,
-        "SHIPSYNC_RATE_LIMIT": "0",
-        "SHIPSYNC_SPOOL": str(folder / "spool"),
-        "SHIPSYNC_STATE_DIR": str(folder / "state"),
-        "SHIPSYNC_SECRETS_FILE": str(folder / "config" / "secrets.json"),
+        **shipsync_env(
+            sandbox.api_url,
+            catalog(pg),
+            KEY,
+            warehouse_data=f"s3://{BUCKET}/lake/",
+            spool=str(folder / "spool"),
+            state_dir=str(folder / "state"),
+            secrets_file=str(folder / "config" / "secrets.json"),
+        ),
         "PREFECT_HOME": str(folder / "prefect"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         **extra,
