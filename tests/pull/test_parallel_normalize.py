@@ -260,3 +260,38 @@ def test_workers_end_when_the_run_s_process_dies(tmp_path: Path, how: signal.Sig
     finally:
         parent.kill()
         parent.wait()
+
+
+_INTERRUPTED = """
+import multiprocessing, time
+from shipsync.warehouse.normalize_workers import NormalizingPool, result_of
+
+if __name__ == "__main__":
+    pool = NormalizingPool(2)
+    [result_of(pool.submit([b'{"data": []}'], None)) for _ in range(4)]
+    print("ready", flush=True)
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        pass  # the run's own handling of Ctrl-C; its workers must still be there to finish
+    print(len(result_of(pool.submit([b'{"data": [{"id": "d1", "type": "document"}]}'], None)).documents), flush=True)
+    pool.close()
+"""
+
+
+@pytest.mark.slow  # starts worker processes
+def test_ctrl_c_is_the_runs_to_handle_not_its_workers(tmp_path: Path) -> None:
+    script = tmp_path / "interrupted.py"
+    script.write_text(_INTERRUPTED)
+    # Its own process group, as a terminal's foreground job: Ctrl-C is SIGINT to every process in it.
+    run = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert run.stdout is not None
+        assert run.stdout.readline().strip() == "ready"
+        os.killpg(run.pid, signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+        assert out.strip() == "1", err
+        assert "KeyboardInterrupt" not in err
+    finally:
+        run.kill()
+        run.wait()
