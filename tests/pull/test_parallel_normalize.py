@@ -269,8 +269,8 @@ from shipsync.warehouse.normalize_workers import NormalizingPool, result_of
 if __name__ == "__main__":
     pool = NormalizingPool(2)
     [result_of(pool.submit([b'{"data": []}'], None)) for _ in range(4)]
-    print("ready", flush=True)
     try:
+        print("ready", flush=True)  # in the try: the test's Ctrl-C may come as soon as this is out
         time.sleep(60)
     except KeyboardInterrupt:
         pass  # the run's own handling of Ctrl-C; its workers must still be there to finish
