@@ -33,27 +33,36 @@ def _big_integers_as_digits(value: Any) -> Any:
     return value
 
 
-_DECODER = msgspec.json.Decoder()
-
-
 def dumps_or_null(value: Any) -> str | None:
     """`dumps`, except that None stays None (SQL NULL) instead of the text `null`."""
     return None if value is None else dumps(value)
 
 
 def loads(value: Any) -> Any:
-    """A JSON column's value: text is parsed, anything DuckDB already handed back parsed passes through."""
-    return orjson.loads(value) if isinstance(value, str) else value
+    """A JSON column's value: text is parsed (exactly, as `read_strict`), anything DuckDB already
+    handed back parsed passes through."""
+    return read_strict(value) if isinstance(value, str) else value
+
+
+_DECODER = msgspec.json.Decoder()
+
+
+def read_strict(text: bytes | str) -> Any:
+    """Strict JSON (no NaN, no byte order mark, valid UTF-8), integers of any size exact (orjson
+    turns those beyond 64 bits into floats). Raises ValueError for anything else."""
+    try:
+        return _DECODER.decode(text)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8: {exc}") from None
 
 
 def read_body(body: bytes) -> Any:
-    """A response body exactly as Python's `json.loads` reads it, faster: msgspec reads it (exact
-    integers of any size, where orjson turns those beyond 64 bits into floats), and what msgspec
-    refuses but Python accepts (NaN, numbers out of a float's range, a byte order mark, UTF-16,
-    surrogates) is read by Python. Raises ValueError (or RecursionError) for what is not JSON."""
+    """A response body exactly as Python's `json.loads` reads it, faster: `read_strict` reads it, and
+    what that refuses but Python accepts (NaN, numbers out of a float's range, a byte order mark,
+    UTF-16, surrogates) is read by Python. Raises ValueError (or RecursionError) for what is not JSON."""
     try:
-        return _DECODER.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+        return read_strict(body)
+    except ValueError:
         return json.loads(body)
 
 
@@ -62,7 +71,7 @@ def body_key(body: bytes) -> str:
     (sorted keys, no spacing). Never Python equality, for which `true`, `1` and `1.0` are equal: as
     JSON they are three different bodies."""
     try:
-        canonical = orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS)
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        canonical = dumps(read_strict(body)).encode()  # integers beyond 64 bits kept, not rounded
+    except (ValueError, orjson.JSONEncodeError):
         canonical = body
     return hashlib.sha256(canonical).hexdigest()

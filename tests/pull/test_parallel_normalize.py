@@ -141,6 +141,8 @@ def test_a_page_whose_included_text_is_not_utf8_fails_the_run_with_one_line(ware
     body = b'{"data": [{"id": "d1", "type": "document", "attributes": {}}], "included": [{"id": "u1", "type": "user", "name": "\xff"}]}'
     head = read_page_head(body)  # the walk's read passes over `included` without decoding it
     assert head.data[0]["id"] == "d1"
+    with pytest.raises(ApiNetworkError, match=r"^GET /documents: malformed response: a listing page is not readable JSON"):
+        normalize_document_pages([body], None)  # a small batch, in the run's own process
     with normalizing_pool(1) as pool:
         assert pool is not None
         task = pool.submit([body], None)

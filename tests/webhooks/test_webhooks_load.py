@@ -98,6 +98,8 @@ def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> 
     assert (report.loaded, report.conflicts, report.duplicates) == (1, 2, 2)
     assert sorted(r[0] for r in rows(warehouse, "SELECT payload->'$.data.attributes.flag' FROM webhook_event_conflicts")) == ["1", "1.0"]
     assert (body_key(b'{"a": 1.0}') == body_key(b'{"a":1.00}')) and body_key(b'{"a": 1}') != body_key(b'{"a": 1.0}')
+    # Integers beyond 64 bits are told apart (read as floats, these two were one body).
+    assert body_key(b'{"a": 18446744073709551616}') != body_key(b'{"a": 18446744073709551617}')
 
 
 def test_batches_are_bounded_by_bytes(tmp_path: Path) -> None:

@@ -42,8 +42,9 @@ PAGES_PER_BATCH = 50
 FLOW: FlowName = "pull_documents"
 
 
-# A batch of at least this many listing pages is normalized by the workers (their start costs about a
-# second; a smaller batch, such as a pull's last, is normalized in the run's own process).
+# A batch of at least this many listing pages is normalized by the workers (each starts a Python that
+# imports the warehouse's modules, 1-3 s; a smaller batch, such as a pull's last, is normalized in
+# the run's own process).
 WORKERS_FROM_PAGES = 20
 # Worker tasks waiting to be staged at once: two batches' worth, so that the next batch is fetched
 # while the workers normalize the last one, and the run waits only when they fall two batches behind.

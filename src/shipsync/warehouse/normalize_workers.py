@@ -56,7 +56,14 @@ def normalize_document_pages(bodies: Sequence[bytes], observed_at: str | None) -
     process for a batch too small to be worth a worker's start."""
     data, included = [], []
     for body in bodies:
-        page = parse_page(read_body(body))
+        try:
+            page = parse_page(read_body(body))
+        except (ValueError, RecursionError) as exc:
+            # The walk's read of a page's head does not decode the text of what it passes over
+            # (invalid UTF-8 there): the error a page read whole would have given.
+            raise ApiNetworkError(
+                f"malformed response: a listing page is not readable JSON ({exc})", method="GET", path="/documents"
+            ) from None
         data.extend(page.data)
         included.extend(page.included)
     batch = document_page_columns(data, included, observed_at)
@@ -114,15 +121,12 @@ def broken_worker_message() -> str:
 
 
 def result_of(task: Future[NormalizedPages]) -> NormalizedPages:
-    """A task's result; a worker that died raises `WarehouseError` saying so, and a body that is not
-    readable JSON after all (the walk's read of a page's head does not decode the text of what it
-    passes over: invalid UTF-8 there) `ApiNetworkError`, as a page read whole would have."""
+    """A task's result (its error, such as a page that is not readable JSON, raised here); a worker
+    that died raises `WarehouseError` saying so."""
     try:
         return task.result()
     except BrokenProcessPool:
         raise WarehouseError(broken_worker_message()) from None
-    except (ValueError, RecursionError) as exc:
-        raise ApiNetworkError(f"malformed response: a listing page is not readable JSON ({exc})", method="GET", path="/documents") from None
 
 
 @contextmanager

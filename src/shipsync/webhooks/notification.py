@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
-
 from shipsync.api.jsonapi import linkage
+from shipsync.json_text import read_strict
 from shipsync.warehouse.coerce import utc_timestamp
 from shipsync.webhooks.body_limits import members_of, shape_of
 
@@ -95,8 +94,8 @@ def parse_notification(body: bytes) -> Notification | str:
     if problem := shape.problem():
         return f"body {problem}"
     try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        document = read_strict(body)
+    except ValueError:
         return "body is not JSON"
     if members_of(document) != shape.members:
         return "a member is given twice in one object (read one way here, another in the warehouse)"
