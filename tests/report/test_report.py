@@ -70,8 +70,8 @@ def test_every_chart_is_drawn_from_its_own_sql(fleet: Settings, tmp_path: Path) 
             assert len(rows) == outcome.rows > 0, outcome.chart.key
     finally:
         con.close()
-    tables = {"pickup_risk", "freshness"}
-    svgs = [o.chart.key for o in result.outcomes if o.html.startswith("<svg")]
+    tables = {"headline", "pickup_risk", "upcoming_arrivals", "sync_status"}
+    svgs = [o.chart.key for o in result.outcomes if '<svg role="img"' in o.html]
     assert page.count('<svg role="img"') == len(svgs) and set(svgs) == {c.key for c in CHARTS} - tables - not_drawn
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
 
@@ -82,7 +82,7 @@ def test_charts_count_what_the_warehouse_holds(fleet: Settings, tmp_path: Path) 
     page = result.path.read_text()
     con = analyst(fleet)
     try:
-        flows = con.execute("SELECT count(DISTINCT flow) FROM sync_runs").fetchone()
+        flows = con.execute("SELECT count(DISTINCT flow) + 1 FROM sync_runs").fetchone()  # and the webhook events' line
         conflicts = con.execute("SELECT count(*) FROM webhook_event_conflicts").fetchone()
         statuses = con.execute("SELECT count(DISTINCT coalesce(current_status, '')) FROM containers").fetchone()
         ports = con.execute(
@@ -91,10 +91,14 @@ def test_charts_count_what_the_warehouse_holds(fleet: Settings, tmp_path: Path) 
     finally:
         con.close()
     by_key = {o.chart.key: o for o in result.outcomes}
-    assert flows and by_key["runs_per_flow"].rows == flows[0]
+    assert flows and by_key["sync_status"].rows == flows[0]
+    assert "_" not in re.sub(r"<[^>]+>", "", by_key["sync_status"].html)  # words, no flow's snake_case name
+    assert "Documents pull: last ran " in by_key["sync_status"].html
     assert statuses and by_key["containers_by_status"].rows == statuses[0]
     assert ports and by_key["containers_by_port"].rows == min(25, ports[0])
-    assert "Los Angeles" in by_key["containers_by_port"].html or "Long Beach" in by_key["containers_by_port"].html  # metro names
+    assert re.search(r">[A-Z][a-z][^<]* \([A-Z]{5}\)<", by_key["containers_by_port"].html)  # a metro area's name, its UN/LOCODE
+    # Boxes back empty are counted under the charts, never drawn in their bars.
+    assert ">empty returned<" not in by_key["containers_by_status"].html and "returned empty" in by_key["containers_by_status"].html
     assert conflicts == (1,)
     # Each figure has its title, the unit of its numbers, and its SQL folded away.
     for chart in CHARTS:
@@ -114,7 +118,7 @@ def newest(warehouse: Settings, sql: str) -> datetime:
     return found[0]
 
 
-SYNC_CHARTS = {"events_per_day", "delivery_health", "runs_per_flow", "requests_per_day", "trouble_per_day", "freshness"}
+SYNC_CHARTS = {"events_per_day", "delivery_health", "sync_status", "requests_per_day", "trouble_per_day"}
 
 
 @pytest.mark.slow
@@ -132,12 +136,12 @@ def test_an_old_warehouse_is_shown_as_of_its_own_newest_moments(fleet: Settings,
     assert "the newest transport event in the warehouse" in result.windows["fleet"].why
     assert "the newest run or webhook delivery in the warehouse" in result.windows["sync"].why
     not_drawn = {o.chart.key: o.message for o in result.outcomes if o.state != "drawn"}
-    assert set(not_drawn) <= {"pickup_risk", "dwell", "eta_slippage", "delivery_health"}, not_drawn
-    assert {"events_per_day", "runs_per_flow", "requests_per_day", "arrivals_per_week"}.isdisjoint(not_drawn)
+    assert set(not_drawn) <= {"pickup_risk", "upcoming_arrivals", "dwell", "eta_slippage", "delivery_health"}, not_drawn
+    assert {"events_per_day", "sync_status", "requests_per_day", "headline"}.isdisjoint(not_drawn)
     page = result.path.read_text()
     assert f"as of <strong>{event:%Y-%m-%d %H:%M} UTC</strong> (the newest transport event in the warehouse" in page
     assert f"<title>shipsync report, {event:%Y-%m-%d}</title>" in page
-    assert f"freshness counts the hours to {later:%Y-%m-%d %H:%M} UTC" in page
+    assert f"its last runs are timed to {later:%Y-%m-%d %H:%M} UTC" in page
     fresh = build_report(
         fleet.lake, tmp_path / "fresh.html", days=30, now=event + timedelta(days=1), spool=fleet.spool_dir
     )  # the day after
@@ -151,20 +155,19 @@ def test_as_of_moves_the_fleet_and_an_empty_chart_says_where_its_data_is(fleet: 
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     result = build_report(fleet.lake, tmp_path / "old.html", days=7, as_of=long_ago, spool=fleet.spool_dir)
     by_key = {o.chart.key: o for o in result.outcomes}
-    # The chart's newest arrival is the newest by the machine's clock (a simulated world can run ahead).
-    arrived = newest(fleet, "SELECT max(pod_arrived_at) FROM containers WHERE pod_arrived_at <= now()")
-    assert by_key["arrivals_per_week"].state == "empty"
-    assert by_key["arrivals_per_week"].message == (
-        "No container was expected or arrived in the 7 days to 2020-01-01 00:00 UTC. "
-        f"The newest is from {arrived:%Y-%m-%d %H:%M} UTC: `--as-of {arrived:%Y-%m-%d}` shows it."
+    # The chart's newest full out is the newest by the machine's clock (a simulated world can run ahead).
+    full_out = newest(fleet, "SELECT max(pod_full_out_at) FROM containers WHERE pod_discharged_at IS NOT NULL AND pod_full_out_at <= now()")
+    assert by_key["dwell"].state == "empty"
+    assert by_key["dwell"].message == (
+        "No container left a terminal full in the 7 days to 2020-01-01 00:00 UTC. "
+        f"The newest is from {full_out:%Y-%m-%d %H:%M} UTC: `--as-of {full_out:%Y-%m-%d}` shows it."
     )
     assert by_key["dwell"].state == by_key["eta_slippage"].state == "empty"
     assert all(by_key[key].state == "drawn" for key in SYNC_CHARTS - {"delivery_health"})
     page = result.path.read_text()
     assert "as of <strong>2020-01-01 00:00 UTC</strong> (given with <code>--as-of</code>)" in page
-    assert html.escape(f"`--as-of {arrived:%Y-%m-%d}`").replace("`--as-of", "<code>--as-of").replace("`", "</code>") in page
+    assert html.escape(f"`--as-of {full_out:%Y-%m-%d}`").replace("`--as-of", "<code>--as-of").replace("`", "</code>") in page
     # A window that ends after the data: `--days` reaches back to it.
-    full_out = newest(fleet, "SELECT max(pod_full_out_at) FROM containers WHERE pod_discharged_at IS NOT NULL AND pod_full_out_at <= now()")
     moment = full_out + timedelta(days=2, hours=1)
     short = build_report(fleet.lake, tmp_path / "short.html", days=1, as_of=moment, spool=fleet.spool_dir)
     dwell = next(o for o in short.outcomes if o.chart.key == "dwell")
@@ -186,7 +189,8 @@ def test_values_from_data_are_plain_text_on_the_page(fleet: Settings, tmp_path: 
     sql_now(
         warehouse,
         "UPDATE containers SET number = ?, current_status = 'available', pod_discharged_at = TIMESTAMPTZ '2019-12-20 00:00:00+00', "
-        "pod_full_out_at = NULL, pickup_lfd = TIMESTAMPTZ '2020-01-01 00:00:00+00' WHERE id = (SELECT min(id) FROM containers)",
+        "pod_full_out_at = NULL, final_destination_full_out_at = NULL, pod_rail_departed_at = NULL, delivered_at = NULL, "
+        "empty_terminated_at = NULL, pickup_lfd = TIMESTAMPTZ '2020-01-01 00:00:00+00' WHERE id = (SELECT min(id) FROM containers)",
         [number],
     )
     result = build_report(location(warehouse), tmp_path / "report.html", days=365, spool=tmp_path / "spool")
@@ -238,6 +242,18 @@ def test_cli_report(fleet: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyP
     bad = runner.invoke(app, ["report", "--as-of", "yesterday"])
     assert bad.exit_code == 1 and "--as-of 'yesterday' is not a date" in bad.output and "Traceback" not in bad.output
     assert runner.invoke(app, ["report", "--days", "0"]).exit_code == 2
+    priced = runner.invoke(app, ["report", "--output", str(tmp_path / "p.html"), "--demurrage-per-day", "175", "--currency", "eur"])
+    assert priced.exit_code == 0, priced.output
+    assert (
+        "CAST(175.0 AS DOUBLE)" in (tmp_path / "p.html").read_text()
+        and "&#x27;EUR&#x27; AS tariff_currency" in (tmp_path / "p.html").read_text()
+    )
+    wrong = runner.invoke(app, ["report", "--demurrage-per-day", "175", "--currency", "dollars"])
+    assert (
+        wrong.exit_code == 1
+        and "--currency 'DOLLARS': give a three-letter ISO 4217 code" in wrong.output
+        and "Traceback" not in wrong.output
+    )
 
 
 @pytest.mark.slow
@@ -264,3 +280,4 @@ def test_report_flow_leaves_a_link_and_a_summary(prefect_harness: None, fleet: S
     # Prefect 3.8 keeps a link artifact as markdown: [text](link).
     assert link and f"]({written.resolve().as_uri()})" in str(link[0]["data"])
     assert summary and "| Containers by current status |" in str(summary[0]["data"]) and "drawn" in str(summary[0]["data"])
+    assert "| The fleet today |" in str(summary[0]["data"])

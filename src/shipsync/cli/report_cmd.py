@@ -31,12 +31,22 @@ def report(
         help="The moment the fleet is shown at (ISO 8601, UTC unless given); default: now, or the newest transport event "
         "when the last --days days hold none. The sync's charts are always up to now (or its newest run).",
     ),
+    demurrage_per_day: float | None = typer.Option(
+        None, "--demurrage-per-day", help="What a box costs each day past its last free day, to project demurrage (in --currency)."
+    ),
+    detention_per_day: float | None = typer.Option(
+        None, "--detention-per-day", help="What a box costs each day past the line's last free day, to project detention (in --currency)."
+    ),
+    currency: str = typer.Option("USD", "--currency", help="The ISO 4217 currency of the daily rates."),
 ) -> None:
-    """Charts of the fleet, its journeys and the sync's health, in one HTML file that opens offline."""
+    """The fleet for its manager (headline figures, what needs action, what arrives next), then where
+    the boxes are and the sync's health, in one HTML file that opens offline."""
     from shipsync.report import build_report
+    from shipsync.report.tariff import Tariff
 
+    tariff = Tariff(demurrage_per_day, detention_per_day, currency.upper())
     settings = settings_from_env()
-    result = build_report(settings.lake, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir)
+    result = build_report(settings.lake, output, days=days, as_of=_as_of(as_of), spool=settings.spool_dir, tariff=tariff)
     if result.first_steps:
         console.print(line(result.first_steps))
     for as_of_line in result.as_of_lines():

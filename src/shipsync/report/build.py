@@ -4,6 +4,7 @@ and write the page in one go (a file is either the whole new report or the previ
 
 A chart whose tables are missing or empty says which command fills them; a warehouse that does
 not exist yet gives a page that says what to run first. Nothing here writes to the warehouse.
+Where the warehouse is may carry credentials (a catalog's URI): it is said only through `redact`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ from pathlib import Path
 import duckdb
 
 from shipsync.errors import WarehouseError
+from shipsync.redaction import redact
 from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section, Windows
 from shipsync.report.page import render_page
 from shipsync.report.queries import CLOCKS
 from shipsync.report.sections import SECTIONS
+from shipsync.report.tariff import NO_RATES, Tariff
 from shipsync.report.window import Window, clock_window, minute
 from shipsync.safe_files import make_folders, write_bytes
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.warehouse_location import LakeLocation
 
+MAX_DAYS = 3660  # the longest window `shipsync report --days` takes
 FIRST_STEPS = (
     "Nothing to show yet: run `shipsync pull all` to fill the warehouse (and `shipsync events load` once webhooks "
     "are registered), then build the report again. `shipsync demo` shows it all with the local sandbox."
@@ -67,11 +71,13 @@ def _empty(con: duckdb.DuckDBPyConnection, chart: Chart, window: Window, relatio
     if newest is None:
         return f"{said} The warehouse holds none at all yet."
     days = math.floor((window.as_of - newest) / timedelta(days=1)) + 1  # the window starts just after `since`
+    reachable = days <= MAX_DAYS  # a window `--days` can take
     if query.clock == "fleet" and (newest > window.as_of or newest <= window.since):
-        reach = f"`--as-of {newest:%Y-%m-%d}`" + (f" or `--days {days}`" if newest <= window.since else "")
+        reach = f"`--as-of {newest:%Y-%m-%d}`" + (f" or `--days {days}`" if newest <= window.since and reachable else "")
         return f"{said} The newest is from {minute(newest)}: {reach} shows it."
     if newest <= window.since:
-        return f"{said} The newest is from {minute(newest)}: `--days {days}` shows it."
+        reach = f": `--days {days}` shows it" if reachable else ""
+        return f"{said} The newest is from {minute(newest)}{reach}."
     return said
 
 
@@ -108,24 +114,25 @@ def collect(
     now: datetime,
     quarantine: Path,
     as_of: datetime | None = None,
+    tariff: Tariff = NO_RATES,
     sections: Sequence[Section] = SECTIONS,
 ) -> tuple[list[ChartOutcome], str, Windows]:
     """Every chart's outcome, the first-steps message when the warehouse has nothing at all, and
     the window of each clock (see `report.window`)."""
     charts = [chart for section in sections for chart in section.charts]
-    provisional = Window(now, days, quarantine, now)
+    provisional = Window(now, days, quarantine, now, tariff=tariff)
     with ExitStack() as stack:
         try:
             con = stack.enter_context(open_warehouse(location, read_only=True)).con
         except WarehouseError:
-            windows = {c.name: clock_window(c, None, days=days, now=now, quarantine=quarantine, as_of=as_of) for c in CLOCKS}
+            windows = {c.name: clock_window(c, None, days=days, now=now, quarantine=quarantine, as_of=as_of, tariff=tariff) for c in CLOCKS}
             outcomes = [
                 ChartOutcome(
                     c, c.query.runnable(windows[c.query.clock]), "missing", message=f"No warehouse yet: run `{c.query.filled_by}` first."
                 )
                 for c in charts
             ]
-            return outcomes, f"No warehouse at {location.describe()} yet. " + FIRST_STEPS, windows
+            return outcomes, f"No warehouse at {redact(location.describe())} yet. " + FIRST_STEPS, windows
         con.execute("SET TimeZone = 'UTC'")  # times on the page read in UTC, as the SQL's days are
         relations = _relations(con)
         windows = {
@@ -136,6 +143,7 @@ def collect(
                 now=now,
                 quarantine=quarantine,
                 as_of=as_of,
+                tariff=tariff,
             )
             for clock in CLOCKS
         }
@@ -153,15 +161,17 @@ def build_report(
     days: int = 30,
     as_of: datetime | None = None,
     now: datetime | None = None,
+    tariff: Tariff = NO_RATES,
 ) -> ReportResult:
     """Write the report of the warehouse at `location` to `output`: `days` of history up to each
     clock's as-of (the fleet's is `as_of` when given; see `report.window`); `now` is the machine's
-    clock; `spool` is the webhook spool (its quarantine is charted)."""
+    clock; `spool` is the webhook spool (its quarantine is charted); `tariff` the daily rates that
+    demurrage and detention are projected with."""
     started = time.perf_counter()
     now = now or datetime.now(UTC)
-    outcomes, first_steps, windows = collect(location, days=days, now=now, quarantine=spool / "quarantine", as_of=as_of)
-    html = render_page(SECTIONS, outcomes, windows, location.describe(), first_steps, datetime.now(UTC))
+    outcomes, first_steps, windows = collect(location, days=days, now=now, quarantine=spool / "quarantine", as_of=as_of, tariff=tariff)
+    html = render_page(SECTIONS, outcomes, windows, first_steps, datetime.now(UTC))
     output = Path(output)
     make_folders(output.parent)
     write_bytes(output, html.encode("utf-8"))
-    return ReportResult(output, location.describe(), time.perf_counter() - started, outcomes, first_steps, windows)
+    return ReportResult(output, redact(location.describe()), time.perf_counter() - started, outcomes, first_steps, windows)

@@ -1,41 +1,69 @@
-"""The report's fleet sections, from the typed tracking tables and their views: where the boxes are,
-when they arrive, which are at risk of demurrage, how long they dwell, and how far ETAs slip."""
+"""The report's fleet sections below the first screen, from the typed tracking tables and their
+views: where the boxes are (those whose journey is over counted apart), how long they dwell at the
+port, and how far ETAs slip, each with how many boxes or shipments it is drawn from."""
 
 from __future__ import annotations
 
+from html import escape
+
 from shipsync.report import charts
-from shipsync.report.model import Chart, Rows, Section
-from shipsync.report.queries import ARRIVALS_PER_WEEK, CONTAINERS_BY_PORT, CONTAINERS_BY_STATUS, DWELL, ETA_SLIPPAGE, PICKUP_RISK
-from shipsync.report.tables import as_table, columns, pivot
+from shipsync.report.model import Chart, Draw, Rows, Section
+from shipsync.report.queries import CONTAINERS_BY_PORT, CONTAINERS_BY_STATUS, DONE_STATUSES, DWELL, ETA_SLIPPAGE
+from shipsync.report.tables import columns
 from shipsync.report.window import Window
 
-PORT_STATES = ("on the way", "at the port", "out of the port")
-ARRIVAL_MEASURES = ("expected (original ETA)", "arrived (actual)", "not arrived yet (current ETA)")
+PORT_STATES = ("on the way", "at the port terminal", "gone on by rail", "picked up")
+DONE_WORDS = {"delivered": "delivered", "empty_returned": "returned empty"}
+
+
+def _boxes(count: float) -> str:
+    return "1 box" if count == 1 else f"{count:,.0f} boxes"
+
+
+def _apart(counts: dict[str, float]) -> str:
+    """The note that says which boxes a chart leaves out, and how many."""
+    done = [f"{_boxes(n)} {words}" for words, n in counts.items() if n]
+    return f'<p class="note">Not drawn, their journey over: {escape(" and ".join(done))}.</p>' if done else ""
 
 
 def _by_status(chart: Chart, rows: Rows, window: Window) -> str:
-    return charts.bars(chart.key, chart.title, [r["status"] for r in rows], {"containers": [r["containers"] for r in rows]}, chart.unit)
+    active = [r for r in rows if r["status"] not in DONE_STATUSES]
+    done = {DONE_WORDS[r["status"]]: float(r["containers"]) for r in rows if r["status"] in DONE_STATUSES}
+    if not active:
+        return f'<p class="empty">Every box the warehouse knows has finished its journey.</p>{_apart(done)}'
+    svg = charts.bars(
+        chart.key,
+        chart.title,
+        [r["status"].replace("_", " ") for r in active],
+        {"containers": [r["containers"] for r in active]},
+        chart.unit,
+    )
+    return svg + _apart(done)
 
 
 def _by_port(chart: Chart, rows: Rows, window: Window) -> str:
-    labels = [f"{r['port']} · {r['place']}" if r["place"] else r["port"] for r in rows]
-    return charts.bars(chart.key, chart.title, labels, columns(rows, PORT_STATES), chart.unit)
+    drawn = [r for r in rows if any(r[state] for state in PORT_STATES)]
+    returned = {"returned empty": float(sum(r["returned empty"] for r in rows))}
+    if not drawn:
+        return f'<p class="empty">Every box the warehouse knows is back empty.</p>{_apart(returned)}'
+    labels = [f"{r['place']} ({r['port']})" if r["place"] else r["port"] for r in drawn]
+    return charts.bars(chart.key, chart.title, labels, columns(drawn, PORT_STATES), chart.unit) + _apart(returned)
 
 
-def _arrivals(chart: Chart, rows: Rows, window: Window) -> str:
-    weeks, measured = pivot(rows, "week", "measure", "containers", window.weeks())
-    series = {name: measured.get(name, [0.0] * len(weeks)) for name in ARRIVAL_MEASURES}
-    return charts.grouped_columns(chart.key, chart.title, weeks, series, chart.unit)
+def _distribution(counted: str) -> Draw:
+    def draw(chart: Chart, rows: Rows, window: Window) -> str:
+        total = sum(int(r["n"]) for r in rows)
+        note = f'<p class="note">Drawn from {total:,} {counted}; each label says how many are behind its box (n).</p>'
+        return note + charts.distributions(chart.key, chart.title, rows, chart.unit)
 
-
-def _distribution(chart: Chart, rows: Rows, window: Window) -> str:
-    return charts.distributions(chart.key, chart.title, rows, chart.unit)
+    return draw
 
 
 WHERE = Section(
     "fleet",
     "Where the boxes are",
-    "Every container the warehouse knows, as of its last pull or delivery.",
+    "Every container the warehouse knows, as of its last pull or delivery. Boxes delivered or returned empty are counted "
+    "under each chart, not drawn.",
     (
         Chart(
             "containers_by_status",
@@ -47,7 +75,7 @@ WHERE = Section(
         ),
         Chart(
             "containers_by_port",
-            "Containers by port of discharge (the 25 busiest), on the way, at the port or out",
+            "Containers by port of discharge (the 25 busiest): on the way, at the port terminal, gone on by rail or picked up",
             "containers",
             CONTAINERS_BY_PORT,
             _by_port,
@@ -56,44 +84,9 @@ WHERE = Section(
     ),
 )
 
-ARRIVALS = Section(
-    "arrivals",
-    "Arrivals",
-    "Containers per week at the port of discharge: when they were first expected, when they arrived, and what is still "
-    "expected (four weeks past the report's date included). Weeks start on Monday, UTC.",
-    (
-        Chart(
-            "arrivals_per_week",
-            "Arrivals per week: original ETA against actual arrival",
-            "containers per week",
-            ARRIVALS_PER_WEEK,
-            _arrivals,
-            "No container was expected or arrived {window}.",
-        ),
-    ),
-)
-
-RISK = Section(
-    "risk",
-    "Pickup risk",
-    "Discharged or available, not picked up, and on hold or with a last free day passed or within 3 days of the "
-    "fleet's as-of (the pickup_risk view counts to today; for another horizon, filter containers_awaiting_pickup). "
-    "Most urgent first.",
-    (
-        Chart(
-            "pickup_risk",
-            "Containers at risk of demurrage, most urgent first",
-            "one row per container; days left from the fleet's as-of to the last free day (negative: passed)",
-            PICKUP_RISK,
-            as_table,
-            "No container is at risk: none is past or within 3 days of its last free day at the fleet's as-of, or on hold.",
-        ),
-    ),
-)
-
 DWELL_AND_SLIP = Section(
     "dwell",
-    "Dwell and ETA slippage",
+    "Dwell and ETA reliability",
     "Distributions: each box spans the middle half (25th to 75th percentile), the bar across it is the median, "
     "the triangle the mean, and the whiskers reach the 5th and 95th percentiles.",
     (
@@ -102,15 +95,15 @@ DWELL_AND_SLIP = Section(
             "Dwell at the port: discharge to full out, by port and terminal",
             "days from discharge to full out (boxes out in the window)",
             DWELL,
-            _distribution,
+            _distribution("boxes that left a port terminal full in the window"),
             "No container left a terminal full {window}.",
         ),
         Chart(
             "eta_slippage",
-            "ETA slippage per carrier: arrival (or current ETA) against the original ETA",
+            "ETA reliability per carrier: arrival (or current ETA) against the original ETA",
             "days late (negative: early), shipments arriving in the window",
             ETA_SLIPPAGE,
-            _distribution,
+            _distribution("shipments that arrived or were due in the window"),
             "No shipment with an original ETA arrived or was due {window}.",
         ),
     ),

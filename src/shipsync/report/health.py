@@ -1,19 +1,23 @@
-"""The report's health sections: webhook events and their delivery problems, and the sync itself
-(runs per flow, requests, 429s, retries, failures, and how fresh the analysts' data is)."""
+"""The report's health sections, last on the page: the sync in words (each kind of run, when it
+last ran, how it went), requests, retries and 429s per day, and the webhook events and their
+delivery problems."""
 
 from __future__ import annotations
 
+from html import escape
+
+from shipsync.plain_text import plain
 from shipsync.report import charts
 from shipsync.report.model import Chart, Draw, Rows, Section
-from shipsync.report.queries import DELIVERY_HEALTH, EVENTS_PER_DAY, FRESHNESS, REQUESTS_PER_DAY, RUNS_PER_FLOW
-from shipsync.report.tables import as_table, by_day, columns, pivot
+from shipsync.report.queries import DELIVERY_HEALTH, EVENTS_PER_DAY, REQUESTS_PER_DAY, SYNC_STATUS
+from shipsync.report.sync_words import sync_line
+from shipsync.report.tables import by_day, pivot
 from shipsync.report.window import Window
 
-RUN_STATES = ("completed", "completed with errors", "failed", "running or cut off")
 
-
-def _runs(chart: Chart, rows: Rows, window: Window) -> str:
-    return charts.bars(chart.key, chart.title, [r["flow"] for r in rows], columns(rows, RUN_STATES), chart.unit)
+def _in_words(chart: Chart, rows: Rows, window: Window) -> str:
+    items = "".join(f"<li>{escape(plain(sync_line(row, window.now, window.days)))}</li>" for row in rows)
+    return f'<ul class="sync-lines">{items}</ul>'
 
 
 def _requests(chart: Chart, rows: Rows, window: Window) -> str:
@@ -33,6 +37,38 @@ def _per_day(series: str, value: str) -> Draw:
 
     return draw
 
+
+SYNC = Section(
+    "sync",
+    "Sync health",
+    "How the pulls, loads and spreadsheet runs went, and what they asked of the service.",
+    (
+        Chart(
+            "sync_status",
+            "Each kind of run: when it last ran, and how it went",
+            "one line per kind of run; times to when the report was built",
+            SYNC_STATUS,
+            _in_words,
+            "No run has finished yet.",
+        ),
+        Chart(
+            "requests_per_day",
+            "Requests to the service per day",
+            "requests per UTC day",
+            REQUESTS_PER_DAY,
+            _requests,
+            "No runs started {window}.",
+        ),
+        Chart(
+            "trouble_per_day",
+            "Retries, 429s (rate limited) and failed runs per day",
+            "count per UTC day",
+            REQUESTS_PER_DAY,
+            _trouble,
+            "No runs started {window}.",
+        ),
+    ),
+)
 
 EVENTS = Section(
     "events",
@@ -54,46 +90,6 @@ EVENTS = Section(
             DELIVERY_HEALTH,
             _per_day("problem", "deliveries"),
             "No delivery problems {window}: no repeated or conflicting bodies, dead letters or quarantined deliveries.",
-        ),
-    ),
-)
-
-SYNC = Section(
-    "sync",
-    "Sync health",
-    "Every pull and apply writes a row in sync_runs: how many ran, how they ended, what they asked of the service.",
-    (
-        Chart(
-            "runs_per_flow",
-            "Runs per flow, by outcome",
-            "runs in the window",
-            RUNS_PER_FLOW,
-            _runs,
-            "No runs started {window}.",
-        ),
-        Chart(
-            "requests_per_day",
-            "Requests to the service per day",
-            "requests per UTC day",
-            REQUESTS_PER_DAY,
-            _requests,
-            "No runs started {window}.",
-        ),
-        Chart(
-            "trouble_per_day",
-            "Retries, 429s (rate limited) and failed runs per day",
-            "count per UTC day",
-            REQUESTS_PER_DAY,
-            _trouble,
-            "No runs started {window}.",
-        ),
-        Chart(
-            "freshness",
-            "Freshness: the last success of each flow",
-            "hours since, at the report's time",
-            FRESHNESS,
-            as_table,
-            "No run has finished yet.",
         ),
     ),
 )

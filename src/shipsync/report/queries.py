@@ -1,10 +1,16 @@
 """Every query of `shipsync report`, in one place: the SQL that runs is the SQL the page shows.
 
-`{since}`, `{until}`, `{as_of}`, `{now}` and `{quarantine}` become literals (see `report.window`).
-A window runs from after `{since}` to `{until}` included (an as-of that is the newest moment shows
-it). Days and weeks are UTC days and ISO weeks (`timezone('UTC', ...)`), whatever the session's
-time zone. Each query names its clock (the fleet's or the sync's) and, when windowed, how to find
-the newest moment it could show.
+`{since}`, `{until}`, `{as_of}`, `{now}`, `{quarantine}` and the tariff's `{demurrage_per_day}`,
+`{detention_per_day}` and `{currency}` become literals (see `report.window`). A window runs from
+after `{since}` to `{until}` included (an as-of that is the newest moment shows it). Days and weeks
+are UTC days and ISO weeks (`timezone('UTC', ...)`), whatever the session's time zone. Each query
+names its clock (the fleet's or the sync's) and, when windowed, how to find the newest moment it
+could show.
+
+A newest moment is `max(x) FILTER (WHERE x IS NOT NULL)`, never a bare `max(x)`: DuckLake answers a
+bare `max` of a NOT NULL column from the table's statistics, which keep the bounds of rows since
+deleted, so a table that never kept a row answers 1970-01-01 (see duckdb/ducklake#1192: min/max
+from statistics "does not work in table with deletes").
 """
 
 from __future__ import annotations
@@ -14,39 +20,19 @@ from shipsync.report.window import Clock, ReportQuery
 FLEET_CLOCK = Clock(
     "fleet",
     "transport event",
-    "SELECT max(timestamp) FROM transport_events WHERE timestamp <= {now}",
+    "SELECT max(timestamp) FILTER (WHERE timestamp IS NOT NULL) FROM transport_events WHERE timestamp <= {now}",
     ("transport_events",),
     follows_as_of=True,
 )
 SYNC_CLOCK = Clock(
     "sync",
     "run or webhook delivery",
-    "SELECT max(moment) FROM (SELECT max(started_at) AS moment FROM sync_runs UNION ALL SELECT max(received_at) FROM webhook_events) "
-    "WHERE moment <= {now}",
+    "SELECT max(moment) FROM (SELECT max(started_at) FILTER (WHERE started_at IS NOT NULL) AS moment FROM sync_runs "
+    "UNION ALL SELECT max(received_at) FILTER (WHERE received_at IS NOT NULL) FROM webhook_events) WHERE moment <= {now}",
     ("sync_runs", "webhook_events"),
     follows_as_of=False,
 )
 CLOCKS = (FLEET_CLOCK, SYNC_CLOCK)
-
-RUNS_PER_FLOW = ReportQuery(
-    "runs_per_flow",
-    """
-SELECT flow,
-       count(*) FILTER (WHERE status = 'completed') AS completed,
-       count(*) FILTER (WHERE status = 'completed_with_errors') AS "completed with errors",
-       count(*) FILTER (WHERE status = 'failed') AS failed,
-       count(*) FILTER (WHERE status NOT IN ('completed', 'completed_with_errors', 'failed') OR status IS NULL) AS "running or cut off"
-FROM sync_runs
-WHERE started_at > {since} AND started_at <= {until}
-GROUP BY flow
-ORDER BY count(*) DESC, flow
-""",
-    ("sync_runs",),
-    "sync_runs",
-    "shipsync pull all",
-    "sync",
-    "SELECT max(started_at) FROM sync_runs WHERE started_at <= {now}",
-)
 
 REQUESTS_PER_DAY = ReportQuery(
     "requests_per_day",
@@ -65,24 +51,31 @@ ORDER BY day
     "sync_runs",
     "shipsync pull all",
     "sync",
-    "SELECT max(started_at) FROM sync_runs WHERE started_at <= {now}",
+    "SELECT max(started_at) FILTER (WHERE started_at IS NOT NULL) FROM sync_runs WHERE started_at <= {now}",
 )
 
-FRESHNESS = ReportQuery(
-    "freshness",
+# Per kind of run: its last success, how its last run ended and when it started, and how many
+# runs (and failed runs) started in the window; the newest webhook event loaded is one more line.
+SYNC_STATUS = ReportQuery(
+    "sync_status",
     """
-SELECT flow AS "what",
-       max(finished_at) FILTER (WHERE status IN ('completed', 'completed_with_errors')) AS "last success",
-       round(date_diff('minute', "last success", {now}) / 60, 1) AS "hours ago",
-       arg_max(status, started_at) AS "last run's status",
-       max(started_at) AS "last run started"
-FROM sync_runs
-GROUP BY flow
-UNION ALL
-SELECT 'webhook events (newest loaded)', max(loaded_at), round(date_diff('minute', max(loaded_at), {now}) / 60, 1), NULL, NULL
-FROM webhook_events
-HAVING count(*) > 0
-ORDER BY "hours ago" DESC NULLS FIRST
+WITH kinds AS (
+    SELECT flow AS what,
+           max(finished_at) FILTER (WHERE status IN ('completed', 'completed_with_errors')) AS last_success,
+           arg_max(status, started_at) AS last_status,
+           max(started_at) FILTER (WHERE started_at IS NOT NULL) AS last_started,
+           count(*) FILTER (WHERE started_at > {since} AND started_at <= {until}) AS runs,
+           count(*) FILTER (WHERE status = 'failed' AND started_at > {since} AND started_at <= {until}) AS failed
+    FROM sync_runs
+    GROUP BY flow
+    UNION ALL
+    SELECT 'webhook_events', max(loaded_at) FILTER (WHERE loaded_at IS NOT NULL), NULL, NULL,
+           count(*) FILTER (WHERE received_at > {since} AND received_at <= {until}), NULL
+    FROM webhook_events
+    HAVING count(*) > 0
+)
+SELECT * FROM kinds
+ORDER BY what = 'webhook_events', coalesce(last_started, last_success) DESC NULLS LAST, what
 """,
     ("sync_runs", "webhook_events"),
     "sync_runs",
@@ -110,7 +103,7 @@ ORDER BY day, kind
     "webhook_events",
     "shipsync events load",
     "sync",
-    "SELECT max(received_at) FROM webhook_events WHERE received_at <= {now}",
+    "SELECT max(received_at) FILTER (WHERE received_at IS NOT NULL) FROM webhook_events WHERE received_at <= {now}",
 )
 
 DELIVERY_HEALTH = ReportQuery(
@@ -139,19 +132,112 @@ ORDER BY day, problem
     "sync",
     """
 SELECT max(moment) FROM (
-    SELECT max(received_at) AS moment FROM webhook_event_conflicts
-    UNION ALL SELECT max(received_at) FROM webhook_redeliveries
-    UNION ALL SELECT max(coalesce(received_at, dead_lettered_at)) FROM webhook_dead_letters
+    SELECT max(received_at) FILTER (WHERE received_at IS NOT NULL) AS moment FROM webhook_event_conflicts
+    UNION ALL SELECT max(received_at) FILTER (WHERE received_at IS NOT NULL) FROM webhook_redeliveries
+    UNION ALL SELECT max(coalesce(received_at, dead_lettered_at)) FILTER (WHERE coalesce(received_at, dead_lettered_at) IS NOT NULL)
+    FROM webhook_dead_letters
 ) WHERE moment <= {now}
 """,
 )
-
-HEALTH_QUERIES = (RUNS_PER_FLOW, REQUESTS_PER_DAY, FRESHNESS, EVENTS_PER_DAY, DELIVERY_HEALTH)
 
 # Journey order of the service's `current_status` values; values it adds later come after them.
 STATUS_ORDER = (
     "['new', 'on_ship', 'on_rail', 'grounded', 'not_available', 'available', 'awaiting_inland_transfer', "
     "'picked_up', 'off_dock', 'loaded', 'delivered', 'dropped', 'empty_returned']"
+)
+# Boxes whose journey is over for the fleet manager: drawn apart, never in the charts' bars.
+DONE_STATUSES = ("delivered", "empty_returned")
+
+HEADLINE = ReportQuery(
+    "headline",
+    """
+WITH boxes AS MATERIALIZED (
+    SELECT current_status, pod_discharged_at, at_port_terminal, fee_total, fee_currency FROM container_pickup
+), at_risk AS (
+    SELECT count(*) AS boxes FROM containers_awaiting_pickup
+    WHERE date_diff('day', CAST(timezone('UTC', {as_of}) AS DATE), last_free_day) <= 3 OR has_holds
+), fees AS (
+    SELECT list({'currency': currency, 'amount': amount, 'boxes': boxes} ORDER BY amount DESC) AS fees
+    FROM (
+        SELECT fee_currency AS currency, sum(fee_total) AS amount, count(*) AS boxes
+        FROM boxes
+        WHERE fee_total > 0 AND current_status IS DISTINCT FROM 'empty_returned'
+        GROUP BY ALL
+    )
+)
+SELECT count(*) FILTER (WHERE current_status = 'on_ship' AND pod_discharged_at IS NULL) AS on_the_water,
+       count(*) FILTER (WHERE at_port_terminal) AS waiting_at_the_port,
+       any_value((SELECT boxes FROM at_risk)) AS at_risk,
+       any_value((SELECT fees FROM fees)) AS fees_to_date
+FROM boxes
+""",
+    ("container_pickup", "containers_awaiting_pickup"),
+    "containers",
+    "shipsync pull containers",
+)
+
+# The pickup_risk view's rows, with the days left counted to the report's as-of rather than to
+# today (a warehouse of last year is at risk as of its own days), the consignee, the references a
+# person searches by (the shipment's reference numbers, its bill of lading, and a purchase order
+# number kept as a custom field of the container or its shipment), and demurrage and detention
+# projected with the tariff's daily rates: demurrage for each day past the last free day,
+# detention for each day past the line's last free day (the empty's return deadline), to the
+# report's day and to the line's last free day.
+PICKUP_RISK = ReportQuery(
+    "pickup_risk",
+    """
+WITH at_risk AS (
+    SELECT *, CAST(timezone('UTC', {as_of}) AS DATE) AS today, date_diff('day', today, last_free_day) AS days_left
+    FROM containers_awaiting_pickup
+    WHERE days_left <= 3 OR has_holds
+), purchase_orders AS (
+    SELECT entity_id, string_agg(DISTINCT coalesce(display_value, value ->> '$'), ', ') AS po
+    FROM custom_fields
+    WHERE api_slug IN ('po_number', 'po', 'purchase_order', 'purchase_order_number') AND entity_type IN ('container', 'shipment')
+    GROUP BY entity_id
+), projected AS (
+    SELECT r.*, coalesce(pc.po, ps.po) AS po,
+           greatest(0, date_diff('day', last_free_day, today)) AS demurrage_days,
+           greatest(0, date_diff('day', line_last_free_day, today)) AS detention_days,
+           greatest(0, date_diff('day', last_free_day, line_last_free_day)) AS demurrage_days_at_line_lfd
+    FROM at_risk r
+    LEFT JOIN purchase_orders pc ON pc.entity_id = r.container_id
+    LEFT JOIN purchase_orders ps ON ps.entity_id = r.shipment_id
+)
+SELECT container_number AS container, customer_name AS consignee, bill_of_lading, ref_numbers, po,
+       pod_locode, pod_name AS port, pod_terminal AS port_terminal, inland_facility AS inland_ramp,
+       current_status AS status, last_free_day, days_left, holds, fee_total AS fees, fee_currency,
+       demurrage_days, detention_days,
+       demurrage_days * {demurrage_per_day} + detention_days * coalesce({detention_per_day}, 0) AS cost_to_date,
+       demurrage_days_at_line_lfd * {demurrage_per_day} AS cost_at_line_lfd,
+       demurrage_days_at_line_lfd, {currency} AS tariff_currency,
+       line_last_free_day AS return_empty_by
+FROM projected
+ORDER BY days_left NULLS LAST, container_number
+""",
+    ("containers_awaiting_pickup", "custom_fields"),
+    "containers",
+    "shipsync pull containers",
+)
+
+UPCOMING_ARRIVALS = ReportQuery(
+    "upcoming_arrivals",
+    """
+SELECT CAST(date_trunc('week', timezone('UTC', s.pod_eta_at)) AS DATE) AS week,
+       s.pod_vessel_name AS vessel, s.pod_voyage_number AS voyage,
+       s.port_of_discharge_locode AS pod_locode, coalesce(p.name, s.port_of_discharge_name) AS port,
+       min(s.pod_eta_at) AS eta, count(c.id) AS boxes, count(DISTINCT s.id) AS shipments
+FROM shipments s
+LEFT JOIN containers c ON c.shipment_id = s.id
+LEFT JOIN ports p ON p.id = s.port_of_discharge_id
+WHERE s.pod_ata_at IS NULL AND c.pod_arrived_at IS NULL
+  AND s.pod_eta_at > {as_of} - INTERVAL 2 DAY AND s.pod_eta_at <= {as_of} + INTERVAL 28 DAY
+GROUP BY ALL
+ORDER BY eta, vessel, port
+""",
+    ("shipments", "containers", "ports"),
+    "shipments",
+    "shipsync pull shipments",
 )
 
 CONTAINERS_BY_STATUS = ReportQuery(
@@ -167,62 +253,30 @@ ORDER BY coalesce(list_position({STATUS_ORDER}, current_status), 99), status
     "shipsync pull containers",
 )
 
+# Each box in one column: at sea, in the port's yard (`at_port_terminal`), gone on by rail and not
+# yet picked up inland, picked up (out, not yet back empty), or returned empty (drawn apart).
 CONTAINERS_BY_PORT = ReportQuery(
     "containers_by_port",
     """
-SELECT coalesce(c.pod_locode, '(no port yet)') AS port, any_value(coalesce(m.name, c.pod_name)) AS place,
-       count(*) FILTER (WHERE pod_arrived_at IS NULL AND pod_discharged_at IS NULL) AS "on the way",
-       count(*) FILTER (WHERE (pod_arrived_at IS NOT NULL OR pod_discharged_at IS NOT NULL) AND pod_full_out_at IS NULL) AS "at the port",
-       count(*) FILTER (WHERE pod_full_out_at IS NOT NULL) AS "out of the port"
-FROM container_pickup c
-LEFT JOIN metro_areas m ON m.code = c.pod_locode
+WITH boxes AS (
+    SELECT c.*, c.current_status = 'empty_returned' AS returned FROM container_pickup c
+)
+SELECT coalesce(b.pod_locode, '(no port yet)') AS port, any_value(coalesce(m.name, b.pod_name)) AS place,
+       count(*) FILTER (WHERE NOT returned AND pod_arrived_at IS NULL AND pod_discharged_at IS NULL) AS "on the way",
+       count(*) FILTER (WHERE at_port_terminal) AS "at the port terminal",
+       count(*) FILTER (WHERE NOT returned AND NOT at_port_terminal AND inland_facility IS NOT NULL
+                        AND final_destination_full_out_at IS NULL AND current_status IS DISTINCT FROM 'delivered') AS "gone on by rail",
+       count(*) FILTER (WHERE NOT returned AND NOT at_port_terminal AND (pod_arrived_at IS NOT NULL OR pod_discharged_at IS NOT NULL)
+                        AND NOT (inland_facility IS NOT NULL AND final_destination_full_out_at IS NULL
+                                 AND current_status IS DISTINCT FROM 'delivered')) AS "picked up",
+       count(*) FILTER (WHERE returned) AS "returned empty"
+FROM boxes b
+LEFT JOIN metro_areas m ON m.code = b.pod_locode
 GROUP BY ALL
-ORDER BY count(*) DESC, port
+ORDER BY count(*) FILTER (WHERE NOT returned) DESC, count(*) DESC, port
 LIMIT 25
 """,
     ("container_pickup", "metro_areas"),
-    "containers",
-    "shipsync pull containers",
-)
-
-ARRIVALS_PER_WEEK = ReportQuery(
-    "arrivals_per_week",
-    """
-WITH boxes AS (
-    SELECT c.pod_arrived_at AS arrived, s.pod_eta_at AS eta, coalesce(s.pod_original_eta_at, s.pod_eta_at) AS original_eta
-    FROM containers c JOIN shipments s ON s.id = c.shipment_id
-), dated AS (
-    SELECT 'expected (original ETA)' AS measure, original_eta AS moment FROM boxes
-    UNION ALL SELECT 'arrived (actual)', arrived FROM boxes
-    UNION ALL SELECT 'not arrived yet (current ETA)', eta FROM boxes WHERE arrived IS NULL
-)
-SELECT CAST(date_trunc('week', timezone('UTC', moment)) AS DATE) AS week, measure, count(*) AS containers
-FROM dated
-WHERE moment > {since} AND moment <= {until} + INTERVAL 28 DAY
-GROUP BY ALL
-ORDER BY week, measure
-""",
-    ("containers", "shipments"),
-    "containers",
-    "shipsync pull containers",
-    "fleet",
-    "SELECT max(pod_arrived_at) FROM containers WHERE pod_arrived_at <= {now}",
-)
-
-# The pickup_risk view's rows, with the days left counted to the report's as-of rather than to
-# today: a warehouse of last year is at risk as of its own days. A box that went on by rail is due
-# at its inland facility (`last_free_day`, `pickup_facility`).
-PICKUP_RISK = ReportQuery(
-    "pickup_risk",
-    """
-SELECT container_number, bill_of_lading, carrier, pod_locode AS port, pickup_facility AS terminal, current_status AS status,
-       last_free_day AS "last free day",
-       date_diff('day', CAST(timezone('UTC', {as_of}) AS DATE), last_free_day) AS "days left", holds, fee_total AS fees
-FROM containers_awaiting_pickup
-WHERE "days left" <= 3 OR has_holds
-ORDER BY "days left" NULLS LAST, container_number
-""",
-    ("containers_awaiting_pickup",),
     "containers",
     "shipsync pull containers",
 )
@@ -249,7 +303,8 @@ LIMIT 20
     "containers",
     "shipsync pull containers",
     "fleet",
-    "SELECT max(pod_full_out_at) FROM containers WHERE pod_discharged_at IS NOT NULL AND pod_full_out_at <= {now}",
+    "SELECT max(pod_full_out_at) FILTER (WHERE pod_full_out_at IS NOT NULL) FROM containers "
+    "WHERE pod_discharged_at IS NOT NULL AND pod_full_out_at <= {now}",
 )
 
 ETA_SLIPPAGE = ReportQuery(
@@ -268,6 +323,6 @@ ORDER BY p50 DESC, label
     "shipments",
     "shipsync pull shipments",
     "fleet",
-    "SELECT max(moment) FROM (SELECT coalesce(pod_ata_at, pod_eta_at) AS moment FROM eta_changes WHERE slip_days IS NOT NULL) "
-    "WHERE moment <= {now}",
+    "SELECT max(moment) FILTER (WHERE moment IS NOT NULL) FROM "
+    "(SELECT coalesce(pod_ata_at, pod_eta_at) AS moment FROM eta_changes WHERE slip_days IS NOT NULL) WHERE moment <= {now}",
 )

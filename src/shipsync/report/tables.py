@@ -43,24 +43,66 @@ def _kind(numeric: bool, value: Any) -> str:
     return "when" if isinstance(value, date) else ""
 
 
-def html_table(key: str, rows: Sequence[dict[str, Any]], numeric: Sequence[str] = ()) -> str:
+def html_table(
+    key: str,
+    rows: Sequence[dict[str, Any]],
+    numeric: Sequence[str] = (),
+    *,
+    nowrap: Sequence[str] = (),
+    wide: Sequence[str] = (),
+    scroll: bool = False,
+) -> str:
     """A captioned-by-id table; at most MAX_TABLE_ROWS rows, saying how many were left out. Keys,
-    numbers and dates stay on one line; text wraps, so that a table fits its card."""
+    numbers, dates and the `nowrap` columns stay on one line; text wraps (the `wide` columns less
+    soon), so that a table fits its card. A `scroll` table shows its first rows and scrolls for the
+    rest (on screen; print shows all)."""
     if not rows:
         return ""
     columns = list(rows[0])
     head = "".join(f'<th scope="col">{escape(plain(c))}</th>' for c in columns)
     body = []
     for row in rows[:MAX_TABLE_ROWS]:
-        cells = "".join(f'<td class="{_kind(c in numeric, row[c])}">{escape(cell(row[c]))}</td>' for c in columns)
+        cells = "".join(
+            f'<td class="{"when" if c in nowrap else "wide" if c in wide else _kind(c in numeric, row[c])}">{escape(cell(row[c]))}</td>'
+            for c in columns
+        )
         body.append(f"<tr>{cells}</tr>")
     more = ""
     if len(rows) > MAX_TABLE_ROWS:
         more = f'<p class="note">The first {MAX_TABLE_ROWS} of {len(rows):,} rows; the query below lists them all.</p>'
+    wrap = "table-wrap scroll" if scroll else "table-wrap"
     return (
-        f'<div class="table-wrap"><table aria-labelledby="{key}-caption"><thead><tr>{head}</tr></thead>'
+        f'<div class="{wrap}"><table aria-labelledby="{key}-caption"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>{more}"
     )
+
+
+def money(amount: float | Decimal | None, currency: str | None) -> str:
+    """An amount as a reader wants it, with its currency: `USD 1,575`, `EUR 12.50`; `` for none."""
+    if amount is None:
+        return ""
+    value = float(amount)
+    shown = f"{value:,.0f}" if value == round(value) else f"{value:,.2f}"
+    return f"{plain(currency)} {shown}" if currency else f"{shown} (no currency given)"
+
+
+def day_text(value: date | None) -> str:
+    """A day as `Mon 30 Nov 2026`, or `` for none."""
+    return value.strftime("%a %d %b %Y") if value else ""
+
+
+def ago(moment: datetime | None, now: datetime) -> str:
+    """How long before `now`: `35 min ago`, `2 h ago`, `3 days ago`; `never` for none."""
+    if moment is None:
+        return "never"
+    minutes = int((now - moment).total_seconds() // 60)
+    if minutes < 0:
+        return "in the future (the clocks disagree)"
+    if minutes < 60:
+        return f"{minutes} min ago"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h ago"
+    return f"{minutes // (24 * 60)} days ago"
 
 
 def as_table(chart: Chart, rows: Rows, window: Window) -> str:

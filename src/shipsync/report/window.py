@@ -10,8 +10,9 @@ given; otherwise each is now, unless its newest moment in the warehouse is older
 and then that moment, so that a report of an old warehouse shows its last days rather than empty
 charts. The page says which as-of each clock took, and why.
 
-A query's text names the window with `{since}`, `{until}`, `{as_of}` and `{now}`, and the spool's
-quarantine folder with `{quarantine}`; `ReportQuery.runnable` puts literal values in their place,
+A query's text names the window with `{since}`, `{until}`, `{as_of}` and `{now}`, the spool's
+quarantine folder with `{quarantine}`, and the tariff's rates with `{demurrage_per_day}`,
+`{detention_per_day}` and `{currency}`; `ReportQuery.runnable` puts literal values in their place,
 so what an analyst copies from the page runs as is in any DuckDB session on the warehouse.
 """
 
@@ -22,6 +23,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from shipsync.report.tariff import NO_RATES, Tariff
 from shipsync.warehouse.identifiers import literal
 
 WEEKS_AHEAD = 4  # arrivals look this many weeks past `as_of`: what is still expected
@@ -52,14 +54,15 @@ class Clock:
 
 @dataclass(frozen=True)
 class Window:
-    """What a chart covers: `days` days up to `as_of`, `why` that as-of, the machine's `now`, and
-    where quarantined deliveries are."""
+    """What a chart covers: `days` days up to `as_of`, `why` that as-of, the machine's `now`, where
+    quarantined deliveries are, and the rates its costs are projected with."""
 
     as_of: datetime
     days: int
     quarantine: Path
     now: datetime
     why: str = "now"
+    tariff: Tariff = NO_RATES
 
     @property
     def since(self) -> datetime:
@@ -90,22 +93,30 @@ class Window:
             ("{as_of}", _timestamp(self.as_of)),
             ("{now}", _timestamp(self.now)),
             ("{quarantine}", literal(str(self.quarantine / "*.bin"))),
+            *self.tariff.sql_values().items(),
         ):
             text = text.replace(name, value)
         return text
 
 
 def clock_window(
-    clock: Clock, newest: datetime | None, *, days: int, now: datetime, quarantine: Path, as_of: datetime | None = None
+    clock: Clock,
+    newest: datetime | None,
+    *,
+    days: int,
+    now: datetime,
+    quarantine: Path,
+    as_of: datetime | None = None,
+    tariff: Tariff = NO_RATES,
 ) -> Window:
     """The window of `clock`: up to `as_of` if given and the clock follows it, else up to now, or up
     to the clock's `newest` moment when that is older than the window to now."""
     if as_of is not None and clock.follows_as_of:
-        return Window(as_of, days, quarantine, now, "given with `--as-of`")
+        return Window(as_of, days, quarantine, now, "given with `--as-of`", tariff)
     if newest is None or newest >= now - timedelta(days=days):
-        return Window(now, days, quarantine, now, "now")
+        return Window(now, days, quarantine, now, "now", tariff)
     why = f"the newest {clock.moments} in the warehouse: none in the {days} days up to now"
-    return Window(newest, days, quarantine, now, why)
+    return Window(newest, days, quarantine, now, why, tariff)
 
 
 @dataclass(frozen=True)
