@@ -9,6 +9,7 @@ process (with the answers rewritten on the way) instead of a port.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from shipsync.api import AsyncShipsyncClient, ClientOptions
 from shipsync.bulk.apply import apply_file
 from shipsync.config import Settings, load_settings
-from shipsync.errors import InputError
+from shipsync.errors import ApiNetworkError, InputError
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
 from shipsync.pull.reference import pull_metro_areas
@@ -145,3 +146,48 @@ def test_no_pull_fails_whatever_the_answers_look_like(answers: tuple[int, float,
     account = app.state.world.accounts[K1]
     assert {r[0] for r in rows(warehouse, "SELECT id FROM documents")} == set(account.documents)
     assert {r[0] for r in rows(warehouse, "SELECT id FROM tracking_requests")} == set(account.tracking_requests)
+
+
+BIG = 123456789012345678901234
+
+
+@pytest.mark.parametrize("odd", ["an integer beyond 64 bits", "NaN"])
+def test_a_listing_page_is_read_as_python_reads_it(tmp_path: Path, odd: str) -> None:
+    """An integer beyond 64 bits (too big for its column) is kept in the leftovers as sent, never
+    rounded to a float; NaN, which strict JSON readers refuse, does not stop the page."""
+    app = create_app(SandboxOptions(api_keys=(K1,), documents=3, rate_limit=None))
+
+    def odd_numbers(request: httpx.Request, body: Any) -> Any:
+        if request.url.path.endswith("/documents"):
+            if odd == "NaN":
+                body["data"][0]["attributes"]["file_size_bytes"] = float("nan")  # json.dumps writes NaN
+            else:
+                body["data"][0]["attributes"]["file_size_bytes"] = BIG
+        return body
+
+    warehouse = tmp_path / "w"
+    with answers_rewritten(app, odd_numbers):
+        record = pull_documents(in_process(warehouse), all_documents=True)
+    assert record.status == "completed" and not record.errors
+    assert rows(warehouse, "SELECT count(*) FROM documents") == [(3,)]
+    if odd != "NaN":
+        kept = rows(warehouse, "SELECT file_size_bytes, leftovers FROM documents WHERE leftovers LIKE '%file_size_bytes%'")
+        assert len(kept) == 1 and kept[0][0] is None
+        assert f'"file_size_bytes":{BIG}' in kept[0][1]
+
+
+def test_a_listing_page_that_is_not_readable_json_fails_the_run_with_one_line(tmp_path: Path) -> None:
+    app = create_app(SandboxOptions(api_keys=(K1,), documents=3, rate_limit=None))
+
+    def not_utf8(request: httpx.Request, body: Any) -> Any:
+        if request.url.path.endswith("/documents"):
+            return json.dumps(body).encode().replace(b'"included": [', b'"included": [{"id": "u1", "type": "user", "name": "\xff"}, ', 1)
+        return body
+
+    warehouse = tmp_path / "w"
+    with answers_rewritten(app, not_utf8), pytest.raises(ApiNetworkError) as caught:
+        pull_documents(in_process(warehouse), all_documents=True)
+    message = str(caught.value)
+    assert message.startswith("GET /documents") and "unreadable JSON body (status 200)" in message and "\n" not in message
+    assert rows(warehouse, "SELECT count(*) FROM documents") == [(0,)]
+    assert rows(warehouse, "SELECT status FROM sync_runs WHERE flow = 'pull_documents'") == [("failed",)]
