@@ -47,6 +47,7 @@ from shipsync.json_text import dumps
 from shipsync.redaction import redact
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
+from shipsync.warehouse.races import lost_a_race
 from shipsync.warehouse.schema_create import ensure_schema
 from shipsync.warehouse.staged_files import StagedFiles, StagedRows, copy_to_file, parquet_relation
 from shipsync.warehouse.upsert import PART, SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types, staged
@@ -381,10 +382,11 @@ class Warehouse:
         except duckdb.Error as exc:
             with suppress(duckdb.Error):
                 con.execute("ROLLBACK")
-            if _is_race(exc):
+            if lost_a_race(exc):
                 log.info("commit of run %s raced another writer; replaying it on the newer snapshot", message.run_id)
                 raise _Raced(base) from None
-            raise WarehouseError(f"cannot commit to {self.location.describe()}: {redact(str(exc))}") from None
+            reason = " ".join(str(exc).split())  # DuckDB's message spans lines: one line here
+            raise WarehouseError(f"cannot commit to {self.location.describe()}: {redact(reason)}") from None
         return commit.snapshot_id, counts
 
     def _writers_since(self, base: int) -> str:
@@ -406,15 +408,6 @@ class _Raced(Exception):
     def __init__(self, base: int) -> None:
         super().__init__(base)
         self.base = base
-
-
-def _is_race(exc: duckdb.Error) -> bool:
-    """Whether a failed COMMIT lost a race with another writer (and replaying it may succeed)."""
-    text = str(exc).lower()
-    return any(
-        sign in text
-        for sign in ("transaction conflict", "database is locked", "maximum retry count", "duplicate key", "unique constraint", "conflict")
-    )
 
 
 @contextmanager
