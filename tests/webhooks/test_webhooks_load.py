@@ -62,25 +62,43 @@ def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_p
     assert status.exit_code == 0 and "2 webhook notification(s) could not be loaded" in status.output
 
 
-def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stands for a shape nobody anticipated: the warehouse or a step fails on one notification."""
+def test_a_value_the_warehouse_refuses_dead_letters_its_record_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stands for data no check before the casts foresaw: the cast to `created_at`'s type refuses one
+    notification's value (DuckDB's own refusal, raised as `ValueRefusedError`)."""
+    refusing = event_log._EVENTS.replace(
+        "CAST(created_at AS TIMESTAMPTZ)", "CAST(CASE WHEN notification_id = 'n-13' THEN 'not a time' ELSE created_at END AS TIMESTAMPTZ)"
+    )
+    monkeypatch.setattr(event_log, "_EVENTS", refusing)
+    spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w"
+    report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
+    assert (report.loaded, report.dead_letters) == (39, 1)
+    [(notification_id, reason)] = rows(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters")
+    assert notification_id == "n-13" and reason.startswith("cannot be loaded: the warehouse refused a value: Conversion Error")
+    assert rows(warehouse, "SELECT count(*) FROM webhook_events WHERE notification_id <> 'n-13'") == [(39,)]
+    spool_of(tmp_path, [notification("n-40")])
+    assert load_events(location(warehouse), spool).loaded == 1  # the checkpoint moved past it
+
+
+def test_a_fault_in_the_code_stops_the_load_loudly_and_commits_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that fails on a Python error (a bug, not bad data) fails the run; no notification is
+    dead-lettered for it, and once the step is fixed every one loads."""
     entities = event_log._entities
 
     def fails_on_one(parsed: list[Any], seqs: list[int]) -> Any:
         if any(p.notification_id == "n-13" for p in parsed):
-            raise TypeError("an unforeseen shape")
+            raise TypeError("a bug in a step")
         return entities(parsed, seqs)
 
-    monkeypatch.setattr(event_log, "_entities", fails_on_one)
     spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w"
+    with monkeypatch.context() as patch:
+        patch.setattr(event_log, "_entities", fails_on_one)
+        with pytest.raises(TypeError, match="a bug in a step"):
+            load_events(location(warehouse), spool, SpoolSizes(load_records=25))
+    assert rows(warehouse, "SELECT count(*) FROM webhook_events") == [(0,)]
+    assert rows(warehouse, "SELECT count(*) FROM webhook_dead_letters") == [(0,)]
+    assert rows(warehouse, "SELECT status FROM sync_runs WHERE flow = 'load_events'") == [("failed",)]
     report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
-    assert (report.loaded, report.dead_letters) == (39, 1)
-    assert rows(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters") == [
-        ("n-13", "cannot be loaded: TypeError: an unforeseen shape")
-    ]
-    assert rows(warehouse, "SELECT count(*) FROM webhook_events WHERE notification_id <> 'n-13'") == [(39,)]
-    spool_of(tmp_path, [notification("n-40")])
-    assert load_events(location(warehouse), spool).loaded == 1  # the checkpoint moved past it
+    assert (report.loaded, report.dead_letters) == (40, 0)
 
 
 def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> None:

@@ -1,12 +1,19 @@
 """Values that fit their column's type, or NULL: one member of an unexpected type (a flag that reads
 `"perhaps"`, a count that is a string, a time that is not one) must not fail a whole batch. Used
-where the source is kept whole beside the row (the webhook event log keeps every body).
+where the source is kept whole beside the row (the webhook event log keeps every body). Where
+DuckDB's casts check values instead, `refused_values` names what they refuse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
+
+import duckdb
+
+from shipsync.errors import ValueRefusedError
 
 _INTEGER_RANGES = {"INTEGER": (-(2**31), 2**31 - 1), "BIGINT": (-(2**63), 2**63 - 1)}
 
@@ -47,3 +54,14 @@ def fit(sql_type: str, value: Any) -> Any:
     if sql_type == "VARCHAR":
         return value if isinstance(value, str) else None
     return value  # JSON columns hold text serialized by the caller
+
+
+@contextmanager
+def refused_values() -> Iterator[None]:
+    """A cast in the block that refuses a value (DuckDB's `DataError`: a conversion, a number out of
+    range; its `InvalidInputException`: text that is not JSON) raises `ValueRefusedError`, so that
+    callers tell bad data by our error and never by DuckDB's or Python's own."""
+    try:
+        yield
+    except (duckdb.DataError, duckdb.InvalidInputException) as exc:
+        raise ValueRefusedError(" ".join(str(exc).split())) from exc

@@ -45,6 +45,7 @@ import pyarrow as pa
 from shipsync.errors import WarehouseBusyError, WarehouseError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
+from shipsync.warehouse.coerce import refused_values
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
 from shipsync.warehouse.races import lost_a_race
@@ -222,12 +223,12 @@ class Warehouse:
     def stage(self, label: str, batch: pa.Table, *, select: str = "SELECT * FROM _shipsync_incoming") -> str:
         """Keep `batch` in the stage for a deferred write to read (through `select`, a query of
         `_shipsync_incoming`, e.g. casts to a table's types: if the data refuses it, nothing is
-        staged and the error is raised); the relation to read it by. In a staged file, not a table
+        staged and `ValueRefusedError` is raised); the relation to read it by. In a staged file, not a table
         of an in-memory database: a load of a receiver's backlog (200,000 deliveries, a 1.3 GB
         spool) grew past 4.8 GB in such tables before its commit."""
         self._writable()
         path = self._files.new_path(label)
-        with staged(self.stager, "_shipsync_incoming", batch):
+        with staged(self.stager, "_shipsync_incoming", batch), refused_values():
             name = copy_to_file(self.stager, select, path)
         self._staged_tables[name] = path
         return name
