@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from shipsync.cli import app
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.body_limits import MAX_DEPTH, MAX_VALUES, members_of, shape_of
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.http_limits import limited_protocol
@@ -27,6 +26,7 @@ from shipsync.webhooks.load import SPOOL_ID_FILE, load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import analyst, location
 from support.warehouse_rows import container_updated, load_deliveries, rows, write_container

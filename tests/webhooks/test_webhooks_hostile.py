@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shipsync.serving import BackgroundServer
 from shipsync.warehouse.upsert import sql_types
 from shipsync.webhooks.http_limits import limited_protocol
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.hostile_deliveries import CORPUS, NOT_NOTIFICATIONS, RAW_NOTIFICATIONS, SECRET, Json, Pipeline, shaped, valid_notification
 
 

@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.framing import read_records
 from shipsync.webhooks.http_limits import limited_protocol
 from shipsync.webhooks.limits import ReceiverLimits
@@ -25,6 +24,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign, verify
 from shipsync.webhooks.spool import segments
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import location
 

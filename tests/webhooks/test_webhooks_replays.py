@@ -17,7 +17,6 @@ import pytest
 from typer.testing import CliRunner
 
 from shipsync.cli import app
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.http_limits import limited_protocol
 from shipsync.webhooks.limits import ReceiverLimits
@@ -26,6 +25,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import ArchiveRetention, segments
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.lake import location
 from support.warehouse_rows import rows
 

@@ -146,8 +146,6 @@ SELECT max(moment) FROM (
 """,
 )
 
-HEALTH_QUERIES = (RUNS_PER_FLOW, REQUESTS_PER_DAY, FRESHNESS, EVENTS_PER_DAY, DELIVERY_HEALTH)
-
 # Journey order of the service's `current_status` values; values it adds later come after them.
 STATUS_ORDER = (
     "['new', 'on_ship', 'on_rail', 'grounded', 'not_available', 'available', 'awaiting_inland_transfer', "

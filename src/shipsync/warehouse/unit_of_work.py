@@ -301,10 +301,6 @@ class Warehouse:
                 with suppress(duckdb.Error):
                     self.con.execute(f"DROP VIEW IF EXISTS temp.main.{ident(table)}")
 
-    @property
-    def has_writes(self) -> bool:
-        return bool(self._writes)
-
     def discard(self) -> None:
         """Forget every staged write (a run that failed commits only its ledger row) and remove the
         files that held their rows."""

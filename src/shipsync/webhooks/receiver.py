@@ -237,12 +237,3 @@ class Receiver:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
-
-
-async def noop_app(scope: Scope, receive: Receive, send: Send) -> None:
-    """The benchmark's peer: reads the body and answers 200, storing nothing."""
-    if scope["type"] != "http":
-        return
-    while (await receive()).get("more_body", False):
-        pass
-    await _respond(send, 200, {"received": True})
