@@ -11,7 +11,7 @@ import threading
 import time
 from contextlib import suppress
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -55,24 +55,25 @@ class _PromptServer(uvicorn.Server):
 
 
 class BackgroundServer:
-    """`with BackgroundServer(app) as server: server.url` — stops cleanly on exit."""
+    """`with BackgroundServer(app) as server: server.url` — stops cleanly on exit. `settings` go to
+    uvicorn (e.g. a connection guard's, `ConnectionGuard.uvicorn_settings`)."""
 
-    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, http: type[asyncio.Protocol] | None = None) -> None:
+    def __init__(self, app: ASGIApp, host: str = "127.0.0.1", port: int = 0, **settings: Any) -> None:
         self.app = app
         self.host = host
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, port))
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            loop="uvloop",
-            http=http or "httptools",  # or a protocol class, such as the receiver's limits
-            lifespan="off",
-            access_log=False,
-            log_level="critical",
-            timeout_graceful_shutdown=2,
-        )
+        defaults: dict[str, Any] = {
+            "loop": "uvloop",
+            "http": "httptools",
+            "lifespan": "off",
+            "access_log": False,
+            "log_level": "critical",
+            "timeout_graceful_shutdown": 2,
+        }
+        config = uvicorn.Config(app, **(defaults | settings))
         self._server = _PromptServer(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
 
