@@ -17,7 +17,8 @@ import pytest
 
 from shipsync.serving import wait_until_answers
 from shipsync.webhooks.signature import sign
-from shipsync_sandbox.serving import free_port, stop_and_read
+from shipsync_sandbox.serving import free_port
+from support.processes import stop_and_read
 from support.sandboxes import SandboxFactory
 
 KEY = "logcanary-api-key-7d3f1a"

@@ -1,12 +1,10 @@
 """Serving an ASGI app (the sandbox, a webhook receiver) on uvicorn in a background thread, on a
-free loopback port, and stopping a server process while reading its output: for the tests, the
-benchmarks and the demo, never the product."""
+free loopback port: for the tests, the benchmarks and the demo, never the product."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
 import threading
 import time
 from contextlib import suppress
@@ -15,8 +13,6 @@ from typing import Any, Self
 
 import uvicorn
 from starlette.types import ASGIApp
-
-from shipsync.serving import STOP_GRACE_S
 
 
 class _PromptServer(uvicorn.Server):
@@ -108,14 +104,3 @@ def free_port(host: str = "127.0.0.1") -> int:
         probe.bind((host, 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-def stop_and_read(process: subprocess.Popen[str], grace_s: float = STOP_GRACE_S) -> tuple[str, str]:
-    """`stop_process` for a process whose output is piped: its stdout and stderr, read while it stops
-    (waiting without reading could leave it blocked on a full pipe). Never raises for a slow stop."""
-    process.terminate()
-    try:
-        return process.communicate(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        return process.communicate()
