@@ -113,7 +113,7 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
     receiver.wait()
     assert kills == KILLS and len(acknowledged) == len(bodies)
     report = load_events(location(warehouse), spool)
-    rows = fetch(warehouse, "SELECT fetch(*), fetch(DISTINCT notification_id) FROM webhook_events")[0]
+    rows = fetch(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
     assert rows == (len(bodies), len(bodies))
     loaded = {r[0] for r in fetch(warehouse, "SELECT notification_id FROM webhook_events")}
     assert acknowledged <= loaded
@@ -147,9 +147,9 @@ def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) ->
         process.send_signal(signal.SIGKILL)
         process.wait()
         if warehouse.exists():
-            fetch(warehouse, "SELECT fetch(*) FROM webhook_events")  # the file opens after a kill
+            fetch(warehouse, "SELECT count(*) FROM webhook_events")  # the file opens after a kill
     load_events(location(warehouse), spool)
-    rows = fetch(warehouse, "SELECT fetch(*), fetch(DISTINCT notification_id) FROM webhook_events")[0]
+    rows = fetch(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
     assert rows == (len(bodies), len(bodies))
     assert load_events(location(warehouse), spool).loaded == 0
 

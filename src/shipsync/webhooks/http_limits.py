@@ -48,7 +48,7 @@ class ConnectionGuard:
 
     def __init__(self, limits: ReceiverLimits) -> None:
         self.limits = limits
-        self.waiting: OrderedDict[GuardedConnection, None] = OrderedDict()
+        self.open_connections: OrderedDict[GuardedConnection, None] = OrderedDict()
         self.by_peer: dict[str, OrderedDict[GuardedConnection, None]] = {}
         self.by_client: dict[Client, GuardedConnection] = {}
 
@@ -94,11 +94,11 @@ class ConnectionGuard:
     def add(self, connection: GuardedConnection) -> bool:
         """Count a new connection in; False if there is no room for it, even after closing the
         longest-waiting connection of its peer and of all."""
-        self.waiting[connection] = None
+        self.open_connections[connection] = None
         self.by_client[connection.client] = connection
         mine = self.by_peer.setdefault(connection.peer, OrderedDict())
         mine[connection] = None
-        for connections, cap in ((mine, self.limits.max_connections_per_peer), (self.waiting, self.limits.max_connections)):
+        for connections, cap in ((mine, self.limits.max_connections_per_peer), (self.open_connections, self.limits.max_connections)):
             if len(connections) > cap:
                 # The served are skipped; they are few (a delivery is served for milliseconds).
                 victim = next((c for c in connections if not c.serving), None)
@@ -109,12 +109,12 @@ class ConnectionGuard:
         return True
 
     def waiting_again(self, connection: GuardedConnection) -> None:
-        if connection in self.waiting:
-            self.waiting.move_to_end(connection)
+        if connection in self.open_connections:
+            self.open_connections.move_to_end(connection)
             self.by_peer[connection.peer].move_to_end(connection)
 
     def remove(self, connection: GuardedConnection) -> None:
-        self.waiting.pop(connection, None)
+        self.open_connections.pop(connection, None)
         if self.by_client.get(connection.client) is connection:
             del self.by_client[connection.client]
         peers = self.by_peer.get(connection.peer)
