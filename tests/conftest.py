@@ -17,8 +17,8 @@ _prefect_home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-"))
 os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
 
 from shipsync.config import Settings  # noqa: E402
-from shipsync.serving import BackgroundServer  # noqa: E402
 from shipsync_sandbox import SandboxOptions, create_app  # noqa: E402
+from shipsync_sandbox.serving import BackgroundServer  # noqa: E402
 from support.sandboxes import K1, K2, PulledCopies, RunningSandbox, SandboxFactory, shipsync_env  # noqa: E402
 
 _MEMORY_DISK = Path("/dev/shm")

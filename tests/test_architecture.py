@@ -1,5 +1,6 @@
 """The house drawn from its imports: every `import` and `from ... import` in every module of
-`src/shipsync` (inside functions and `if TYPE_CHECKING:` blocks too), read from the source.
+`src/shipsync` (inside functions and `if TYPE_CHECKING:` blocks too), read from the source; and
+what it holds: nothing that only the tests, the benchmarks or the demo use.
 
 The product imports none of the lab; only `orchestration` imports Prefect; no module imports, however
 indirectly, one that imports it back; and no arrow runs up the floors, which follow the design:
@@ -13,18 +14,21 @@ indirectly, one that imports it back; and no arrow runs up the floors, which fol
     api                                   the service's client (it is given plain values)
     errors, redaction, values, ...        the base: no project module above it
 
-A failure names every offending edge, `importer -> imported`.
+A failure names every offending edge, `importer -> imported`, or every name the product defines
+for others only, with who uses it.
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-PRODUCT = Path(__file__).resolve().parents[1] / "src" / "shipsync"
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCT = ROOT / "src" / "shipsync"
 LAB = ("shipsync_sandbox", "shipsync_bench", "shipsync_demo")
 
 # Bottom first. A module's floor is that of its first name under `shipsync`.
@@ -188,3 +192,78 @@ def test_no_module_imports_itself_back() -> None:
 def test_no_arrow_runs_back_up_the_floors() -> None:
     upward = [str(imp) for imp in graph() if imp.imported in modules() and floor_of(imp.importer) < floor_of(imp.imported)]
     assert not upward, "arrows running up the floors (importer -> imported):\n" + "\n".join(upward)
+
+
+# Public names the product defines for others to use: none yet. Each entry says who its user is.
+PUBLIC_API: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Definition:
+    module: str
+    name: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.module}.{self.name} (line {self.line})"
+
+
+def _registered(node: ast.stmt) -> bool:
+    """Found without being named: a decorated function or class (a command, a flow, a task), or a
+    SQLModel table (its class is read from the metadata)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.decorator_list:
+        return True
+    return isinstance(node, ast.ClassDef) and any(
+        k.arg == "table" and isinstance(k.value, ast.Constant) and k.value.value is True for k in node.keywords
+    )
+
+
+def public_definitions(module: str, path: Path) -> Iterator[Definition]:
+    """The public names a module defines at its top level (functions, classes, constants)."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+        else:
+            continue
+        if not _registered(node):
+            yield from (Definition(module, name, node.lineno) for name in names if not name.startswith("_") and name != "__all__")
+
+
+def names_read(paths: list[Path]) -> set[str]:
+    """Every name the code at `paths` reads: a variable, an attribute (`module.name`), an import
+    that is not used does not count."""
+    found: set[str] = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                found.add(node.attr)
+    return found
+
+
+def exported() -> set[str]:
+    """What a package lists in `__all__`, and the console scripts' functions (pyproject.toml)."""
+    names: set[str] = set()
+    for path in PRODUCT.rglob("__init__.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                names |= {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    return names | {target.rpartition(":")[2] for target in scripts.values()}
+
+
+def test_the_product_holds_nothing_only_tests_benchmarks_or_the_demo_use() -> None:
+    """Every public name `src/shipsync` defines is read by the product itself or its flows, or is
+    exported (`__all__`, a console script) or listed in PUBLIC_API. A helper for tests goes to
+    `tests/support`, one for the lab to its package, and dead code goes."""
+    used = names_read([*PRODUCT.rglob("*.py"), *(ROOT / "flows").rglob("*.py")]) | exported() | set(PUBLIC_API)
+    others = {
+        where: names_read(list((ROOT / where).rglob("*.py"))) for where in ("tests", "src/lab/sandbox", "src/lab/bench", "src/lab/demo")
+    }
+    unused = [d for module, path in modules().items() for d in public_definitions(module, path) if d.name not in used]
+    described = [f"{d}: used by {', '.join(w for w, names in others.items() if d.name in names) or 'nobody'}" for d in unused]
+    assert not unused, "defined in the product for others only (move it to them) or for nobody (delete it):\n" + "\n".join(described)

@@ -76,9 +76,6 @@ class Settings(BaseSettings):
     # An incremental documents pull re-reads documents created this many days before its mark:
     # the service may still change their extraction (later changes: the weekly full pass).
     document_recheck_days: float = Field(default=3.0, ge=0, le=365)
-    # Worker processes normalizing a documents pull's listing pages beside its fetching (0: in the
-    # run's own process). Each holds about 300 MB at its peak; see `warehouse.normalize_workers`.
-    normalize_workers: int = Field(default=2, ge=0, le=32)
     webhook_secrets: SecretStr | None = None
     # The webhook secrets store; default: the user's configuration folder (see `secrets_file_path`).
     secrets_file: Path | None = None

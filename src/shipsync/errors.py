@@ -4,7 +4,8 @@
     ├── ConfigError                 a setting is missing or malformed (names the variable)
     ├── InputError                  a user file is unreadable or invalid (names file, row, column)
     ├── WarehouseError              the lake cannot be opened, read or written
-    │   └── WarehouseBusyError      other writers kept committing until a run's deadline
+    │   ├── WarehouseBusyError      other writers kept committing until a run's deadline
+    │   └── ValueRefusedError       a value does not fit the type a cast gives it
     └── ApiError                    the service (or the way to it) failed a request
         ├── AuthenticationError     401
         ├── PermissionDeniedError   403
@@ -46,6 +47,10 @@ class WarehouseError(ShipsyncError):
 
 class WarehouseBusyError(WarehouseError):
     """A run's commit kept losing races with other writers until its deadline (names them)."""
+
+
+class ValueRefusedError(WarehouseError):
+    """A value does not fit the type a cast to a table's column gives it (DuckDB refused it)."""
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,6 @@ from typing import Any
 
 from shipsync import patterns
 
-DATA_TYPES = ("short_text", "number", "date", "datetime", "boolean", "enum", "enum_multi", "reference")
-
 _FORMAT_TOKENS = (("YYYY", "%Y"), ("YY", "%y"), ("MM", "%m"), ("DD", "%d"), ("HH", "%H"), ("mm", "%M"), ("ss", "%S"))
 
 

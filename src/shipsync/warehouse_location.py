@@ -26,8 +26,6 @@ from shipsync.redaction import register_secret
 CATALOG_FILE = "catalog.sqlite"
 DATA_FOLDER = "data"
 DEFAULT_SCHEMA = "main"
-# The name the lake is attached under in shipsync's own connections (and in the printed statements).
-LAKE = "lake"
 _SCHEMA = re.compile(r"[a-z][a-z0-9_]{0,62}")
 _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 

@@ -25,7 +25,7 @@ from shipsync.errors import (
     UpstreamError,
     ValidationError,
 )
-from shipsync.serving import BackgroundServer, free_port
+from shipsync_sandbox.serving import BackgroundServer, free_port
 from support.sandboxes import K1, RunningSandbox, SandboxFactory
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from shipsync.api.clock import FakeClock
 from shipsync.api.ratelimit import RateLimit
 from shipsync.api.retry import RetryPolicy
 from shipsync.errors import NotFoundError, OutcomeUnknownError, ShipsyncError
+from support.clock import FakeClock
 from support.sandboxes import K1, K2, RunningSandbox, SandboxFactory
 
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shipsync.api.clock import FakeClock
 from shipsync.api.ratelimit import RateLimit, RollingWindowLimiter
 from shipsync.api.retry import Failure, RetryPolicy, backoff_delay, is_retryable, parse_retry_after, retry_wait
 from shipsync.config import parse_rate_limit
 from shipsync.errors import ConfigError
+from support.clock import FakeClock
 
 
 @pytest.mark.parametrize(

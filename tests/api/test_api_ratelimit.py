@@ -7,9 +7,9 @@ from __future__ import annotations
 import httpx
 
 from shipsync.api import AsyncShipsyncClient
-from shipsync.api.clock import FakeClock
 from shipsync.api.ratelimit import RateLimit, RollingWindowLimiter, UnlimitedLimiter, shared_limiter
 from shipsync.api.retry import RetryPolicy
+from support.clock import FakeClock
 
 METRO = {"data": {"id": "USLAX", "type": "metro_area", "attributes": {"name": "Los Angeles"}}}
 

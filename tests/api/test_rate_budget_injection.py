@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from shipsync.api import AsyncShipsyncClient
-from shipsync.api.clock import FakeClock
 from shipsync.api.ratelimit import RateLimit, RequestLimiter, RollingWindowLimiter
 from shipsync.config import load_settings
 from shipsync.orchestration.rate_budget import BUSY_PATIENCE_S, PrefectBudgetLimiter, PrefectRateBudget, attach_prefect_budget, bucket_for
+from support.clock import FakeClock
 
 
 class CountingBudget:

@@ -15,19 +15,11 @@ from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.views import tracking_request_view
-from support.lake import analyst, location
+from support.lake import fetch, location
 from support.sandboxes import K1, RunningSandbox, settings_for
 
 # Newer than anything the sandbox holds, and within the window events load trusts (up to two years ahead).
 NEWER = (datetime.now(UTC) + timedelta(days=365)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rows(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-    con = analyst(warehouse)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 def tagged_request(sandbox: RunningSandbox) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -40,7 +32,7 @@ def test_a_pull_reads_shipment_tags(sandbox: RunningSandbox, warehouse: Path) ->
     request, view = tagged_request(sandbox)
     assert "tags" not in view["attributes"] and view["attributes"]["shipment_tags"] == ["seeded"]
     pull_tracking_requests(settings_for(sandbox, warehouse))
-    assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
+    assert fetch(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
 
 
 def deliver(warehouse: Path, bodies: list[dict[str, Any]]) -> None:
@@ -54,4 +46,4 @@ def test_the_event_loader_reads_shipment_tags(sandbox: RunningSandbox, warehouse
     request, view = tagged_request(sandbox)
     view["attributes"]["updated_at"] = NEWER  # the event refreshes the row
     deliver(warehouse, [envelope("w", "tracking_request.succeeded", view, [view], NEWER)])
-    assert rows(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]
+    assert fetch(warehouse, "SELECT tags FROM tracking_requests WHERE id = ?", [request["id"]]) == [(["seeded"],)]

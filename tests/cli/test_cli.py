@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from shipsync.cli import app
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, shipsync_env

@@ -15,8 +15,10 @@ import httpx
 import orjson
 import pytest
 
-from shipsync.serving import free_port, stop_and_read, wait_until_answers
+from shipsync.serving import wait_until_answers
 from shipsync.webhooks.signature import sign
+from shipsync_sandbox.serving import free_port
+from support.processes import stop_and_read
 from support.sandboxes import SandboxFactory
 
 KEY = "logcanary-api-key-7d3f1a"

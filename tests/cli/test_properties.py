@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from shipsync.api.jsonapi import IncludedIndex, parse_errors, parse_page, ref_of, refs_of
 from shipsync.bulk.cells import cell_value
-from shipsync.values import DATA_TYPES, FieldRules, ValueProblem, check_value
+from shipsync.values import FieldRules, ValueProblem, check_value
+from shipsync_sandbox.value_rules import DATA_TYPES  # the service's data types, as the sandbox serves them
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

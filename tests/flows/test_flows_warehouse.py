@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shipsync.orchestration.project import load_flow
+from shipsync_demo.embedded_prefect import load_flow
 from support.lake import analyst, sql_now
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,12 +15,12 @@ from shipsync.bulk.apply import apply_file
 from shipsync.config import load_settings
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.lake import analyst, location
 from support.sandboxes import RunningSandbox, SandboxFactory, settings_for, shipsync_env
 

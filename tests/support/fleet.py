@@ -10,7 +10,6 @@ import orjson
 
 from shipsync.config import Settings, load_settings
 from shipsync.pull.everything import pull_all
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
@@ -18,6 +17,7 @@ from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.admin_client import wait_for_deliveries
+from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import analyst
 from support.sandboxes import K1

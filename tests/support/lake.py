@@ -57,6 +57,12 @@ def analyst(where: Where) -> Analyst:
     return Analyst(where)
 
 
+def fetch(where: Where, sql: str, parameters: Any = None) -> list[tuple[Any, ...]]:
+    """The rows of one query on a test's lake, read as an analyst reads them (its own connection)."""
+    with analyst(where) as con:
+        return con.execute(sql, parameters).fetchall()
+
+
 @contextmanager
 def written(where: Where, flow: str = "test") -> Iterator[Warehouse]:
     """A warehouse to stage writes on; committed as one snapshot when the block ends."""

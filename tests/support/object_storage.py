@@ -15,7 +15,8 @@ from typing import Self
 
 import boto3
 
-from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.serving import stop_process, wait_until_answers
+from shipsync_sandbox.serving import free_port
 
 BUCKET = "shipsync-lake"
 _ADMIN = {"aws_access_key_id": "admin", "aws_secret_access_key": "admin-secret", "region_name": "us-east-1"}

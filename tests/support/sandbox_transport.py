@@ -1,6 +1,6 @@
 """An in-process way to the sandbox for the client: httpx over the sandbox's ASGI app, with an
-optional rewrite of each JSON answer (to serve the answers the real service may send) and a record
-of every exchange (for the contract test)."""
+optional rewrite of each JSON answer (to serve the answers the real service may send, or bytes that
+are not JSON at all) and a record of every exchange (for the contract test)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ class Exchange:
 
 @dataclass
 class SandboxTransport(httpx.AsyncBaseTransport):
-    """Sends to the sandbox app in process; `rewrite(request, body)` may change each JSON answer."""
+    """Sends to the sandbox app in process; `rewrite(request, body)` may change each JSON answer (a
+    `bytes` result is sent as it is)."""
 
     app: SandboxApp
     rewrite: Rewrite | None = None
@@ -41,7 +42,7 @@ class SandboxTransport(httpx.AsyncBaseTransport):
         body: Any = json.loads(content) if content and "json" in response.headers.get("content-type", "") else None
         if body is not None and self.rewrite is not None:
             body = self.rewrite(request, body)
-            content = json.dumps(body).encode()
+            content = body if isinstance(body, bytes) else json.dumps(body).encode()
         self.exchanges.append(Exchange(request.method, request.url.path, response.status_code, body))
         headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
         return httpx.Response(response.status_code, headers=headers, content=content, request=request)

@@ -9,8 +9,8 @@ from pathlib import Path
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.retry import RetryPolicy
 from shipsync.config import Settings
-from shipsync.serving import BackgroundServer
 from shipsync_sandbox import SandboxApp
+from shipsync_sandbox.serving import BackgroundServer
 
 K1, K2 = "test-key-one", "test-key-two"
 

@@ -22,9 +22,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.serving import stop_process, wait_until_answers
 from shipsync_bench.processes import SandboxProcess
 from shipsync_demo.run import example_files
+from shipsync_sandbox.serving import free_port
 from support.lake import analyst
 from support.sandboxes import shipsync_env
 

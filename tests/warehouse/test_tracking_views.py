@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shipsync.warehouse.pickup_risk import pickup_risk_lines
+from shipsync_demo.show import pickup_risk_lines
 from support.analyst_world import TODAY, world
 from support.lake import analyst
 from support.warehouse_rows import rows

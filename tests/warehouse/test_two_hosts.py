@@ -23,7 +23,6 @@ from typing import Any
 import orjson
 import pytest
 
-from shipsync.serving import BackgroundServer
 from shipsync.warehouse_location import ObjectStorage, lake_location
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
@@ -31,6 +30,7 @@ from shipsync.webhooks.writer import SpoolWriter
 from shipsync_bench.journey_year import spooled_journeys
 from shipsync_bench.postgres import DATABASE, USER, TemporaryPostgres
 from shipsync_bench.processes import SandboxProcess
+from shipsync_sandbox.serving import BackgroundServer
 from shipsync_sandbox.stream import document_pages
 from support.http import HTTP
 from support.object_storage import BUCKET, Keys

@@ -4,6 +4,7 @@ processes that never wait for a writer nor make it wait."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -164,6 +165,24 @@ def test_a_writer_that_keeps_losing_gives_up_at_its_deadline_naming_the_others(w
         loser.defer(["documents"], always_late)
         with pytest.raises(WarehouseBusyError, match="the-other-run"):
             loser.commit(CommitMessage("test", "loser"), deadline_s=0.5)
+
+
+def test_a_commit_that_fails_for_another_reason_fails_at_once_saying_why(warehouse: Path) -> None:
+    """A full disk is not a lost race: the commit is not replayed until its deadline, nor reported as
+    other writers' doing. The catalog refuses the commit as SQLite refuses a write to a full disk."""
+    write_now(warehouse, {})
+    catalog = sqlite3.connect(warehouse / "catalog.sqlite")
+    catalog.execute(
+        "CREATE TRIGGER full_disk BEFORE INSERT ON ducklake_snapshot BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    catalog.commit()
+    catalog.close()
+    with open_warehouse(location(warehouse)) as lake:
+        lake.upsert("documents", to_arrow("documents", _docs(x="X")["documents"], sql_types("documents")))
+        with pytest.raises(WarehouseError) as failed:
+            lake.commit(CommitMessage("test", "full"), deadline_s=60)
+    assert not isinstance(failed.value, WarehouseBusyError)
+    assert "database or disk is full" in str(failed.value) and "\n" not in str(failed.value)
 
 
 READER = textwrap.dedent(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -16,7 +15,6 @@ from typer.testing import CliRunner
 from shipsync.api.jsonapi import Page
 from shipsync.cli import app
 from shipsync.config import Settings
-from shipsync.serving import free_port
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.webhooks.catch_up import MARGIN, Walk, catch_up, default_start, no_gap
 from shipsync.webhooks.event_log import EventLogStage
@@ -24,21 +22,14 @@ from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.registration import register_webhook
 from shipsync_sandbox.admin_client import wait_for_deliveries
+from shipsync_sandbox.serving import free_port
 from support.http import HTTP
-from support.lake import analyst, location
+from support.lake import fetch, location
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 
 # The columns a transport event's row takes from the notification that brought it; the rest say
 # when this lake wrote it.
 WRITTEN_BY_THE_LAKE = ("_synced_at", "_run_id", "first_seen_at", "last_changed_at")
-
-
-def rows(where: Path | Settings, sql: str, parameters: Any = None) -> list[tuple[Any, ...]]:
-    con = analyst(where)
-    try:
-        return con.execute(sql, parameters).fetchall()
-    finally:
-        con.close()
 
 
 def missed(sandbox: RunningSandbox, settings: Settings, containers: int = 2) -> list[bytes]:
@@ -77,23 +68,23 @@ def test_missed_notifications_land_once_with_the_typed_rows_a_delivery_makes(
     done = catch_up(settings)
     assert done.walk is not None and (done.loaded, done.walk.listed, done.walk.known) == (len(bodies), len(bodies), 0)
     assert done.whole_until is not None
-    logged = rows(settings, "SELECT notification_id, received_at, listed_at, delivery_status FROM webhook_events")
+    logged = fetch(settings, "SELECT notification_id, received_at, listed_at, delivery_status FROM webhook_events")
     assert sorted(r[0] for r in logged) == sorted(ids_of(bodies))
     assert {(r[1], r[3]) for r in logged} == {(None, "failed")} and all(r[2] is not None for r in logged)
 
     again = catch_up(settings)  # nothing new: every one is known
     assert again.walk is not None and (again.loaded, again.walk.known) == (0, len(bodies))
-    assert rows(settings, "SELECT count(*) FROM webhook_events") == [(len(bodies),)]
+    assert fetch(settings, "SELECT count(*) FROM webhook_events") == [(len(bodies),)]
 
     # The same notifications delivered to another lake: the typed rows the listing carries (each
     # notification's reference object) are the same rows, stamped the same.
     reference = settings_for(sandbox, tmp_path / "delivered")
     assert load_events(reference.lake, delivered(tmp_path, bodies)).loaded == len(bodies)
-    columns = [r[0] for r in rows(settings, "SELECT column_name FROM (DESCRIBE transport_events)") if r[0] not in WRITTEN_BY_THE_LAKE]
+    columns = [r[0] for r in fetch(settings, "SELECT column_name FROM (DESCRIBE transport_events)") if r[0] not in WRITTEN_BY_THE_LAKE]
     typed = f"SELECT {', '.join(columns)} FROM transport_events ORDER BY id"
-    listed_rows, delivered_rows = rows(settings, typed), rows(reference, typed)
+    listed_rows, delivered_rows = fetch(settings, typed), fetch(reference, typed)
     assert listed_rows and listed_rows == delivered_rows
-    assert rows(settings, "SELECT count(*) FROM transport_events WHERE last_event_id IS NULL") == [(0,)]
+    assert fetch(settings, "SELECT count(*) FROM transport_events WHERE last_event_id IS NULL") == [(0,)]
 
 
 @pytest.mark.slow
@@ -106,17 +97,17 @@ def test_a_delivery_after_the_listing_takes_its_place_and_a_listing_after_a_deli
     report = load_events(settings.lake, spool)
     # Their bodies differ from the listed copies (delivery status, included resources): no conflict.
     assert (report.loaded, report.delivered_after_listing, report.conflicts, report.duplicates) == (0, len(bodies), 0, 0)
-    assert rows(settings, "SELECT count(*) FROM webhook_events WHERE received_at IS NULL OR listed_at IS NULL") == [(0,)]
-    assert rows(settings, "SELECT DISTINCT delivery_status, payload->>'$.data.attributes.delivery_status' FROM webhook_events") == [
+    assert fetch(settings, "SELECT count(*) FROM webhook_events WHERE received_at IS NULL OR listed_at IS NULL") == [(0,)]
+    assert fetch(settings, "SELECT DISTINCT delivery_status, payload->>'$.data.attributes.delivery_status' FROM webhook_events") == [
         ("pending", "pending")
     ]
     # The delivery's included resources replace the listed ones: containers and shipments too now.
-    included = rows(settings, "SELECT DISTINCT type FROM webhook_event_resources ORDER BY type")
+    included = fetch(settings, "SELECT DISTINCT type FROM webhook_event_resources ORDER BY type")
     assert {"container", "shipment"} <= {r[0] for r in included}
-    assert rows(
+    assert fetch(
         settings, "SELECT count(*) FROM (SELECT notification_id, type, id FROM webhook_event_resources GROUP BY ALL HAVING count(*) > 1)"
     ) == [(0,)]
-    assert rows(settings, "SELECT count(*) FROM containers WHERE last_event_id IS NOT NULL")[0][0] > 0
+    assert fetch(settings, "SELECT count(*) FROM containers WHERE last_event_id IS NOT NULL")[0][0] > 0
     # Delivered again: now a redelivery of the delivered body.
     again = load_events(settings.lake, delivered(tmp_path, bodies))
     assert (again.loaded, again.duplicates, again.conflicts, again.delivered_after_listing) == (0, len(bodies), 0, 0)
@@ -127,8 +118,8 @@ def test_a_delivery_after_the_listing_takes_its_place_and_a_listing_after_a_deli
     register_webhook(other, "http://127.0.0.1:9/unused", ["container.created"])  # the lake's own webhook, so the listing is walked
     listed = catch_up(other)
     assert listed.walk is not None and (listed.loaded, listed.walk.known) == (0, len(bodies))
-    assert rows(other, "SELECT count(*) FROM webhook_event_conflicts") == [(0,)]
-    assert rows(other, "SELECT count(*) FROM webhook_events WHERE listed_at IS NOT NULL") == [(0,)]
+    assert fetch(other, "SELECT count(*) FROM webhook_event_conflicts") == [(0,)]
+    assert fetch(other, "SELECT count(*) FROM webhook_events WHERE listed_at IS NOT NULL") == [(0,)]
 
 
 @pytest.mark.slow

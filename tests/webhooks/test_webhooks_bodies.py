@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from shipsync.cli import app
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.body_limits import MAX_DEPTH, MAX_VALUES, members_of, shape_of
 from shipsync.webhooks.framing import encode_record, read_records
-from shipsync.webhooks.http_limits import limited_protocol
+from shipsync.webhooks.http_limits import ConnectionGuard
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.load import SPOOL_ID_FILE, load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import analyst, location
 from support.warehouse_rows import container_updated, load_deliveries, rows, write_container
@@ -95,7 +95,7 @@ REFUSED = {
 def receiver(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     writer = SpoolWriter(tmp_path / "spool")
     limits = ReceiverLimits()
-    with BackgroundServer(Receiver(writer, [SECRET], limits), http=limited_protocol(limits)) as server:
+    with BackgroundServer(**ConnectionGuard(limits).uvicorn_settings(Receiver(writer, [SECRET], limits))) as server:
         yield server.url, writer.spool
     writer.close()
 

@@ -17,7 +17,7 @@ import httpx
 import orjson
 import pytest
 
-from shipsync.serving import free_port, wait_until_answers
+from shipsync.serving import wait_until_answers
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.signature import sign
@@ -25,9 +25,10 @@ from shipsync.webhooks.spool import is_finished, segments
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.journeys import simulate
 from shipsync_sandbox.seed import AccountSize, build_world
+from shipsync_sandbox.serving import free_port
 from shipsync_sandbox.timeline import REFERENCE_START
 from support.http import HTTP
-from support.lake import analyst, location
+from support.lake import fetch, location
 
 SECRET = "whsec-durability-0001"
 KILLS = 20
@@ -60,14 +61,6 @@ def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[
     )
     wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=30)
     return process
-
-
-def count(warehouse: Path, sql: str) -> Any:
-    con = analyst(warehouse)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.mark.slow
@@ -120,9 +113,9 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
     receiver.wait()
     assert kills == KILLS and len(acknowledged) == len(bodies)
     report = load_events(location(warehouse), spool)
-    rows = count(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
+    rows = fetch(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
     assert rows == (len(bodies), len(bodies))
-    loaded = {r[0] for r in count(warehouse, "SELECT notification_id FROM webhook_events")}
+    loaded = {r[0] for r in fetch(warehouse, "SELECT notification_id FROM webhook_events")}
     assert acknowledged <= loaded
     assert report.loaded == len(bodies)
 
@@ -154,9 +147,9 @@ def test_kill_9_during_events_load_then_rerun_loads_each_once(tmp_path: Path) ->
         process.send_signal(signal.SIGKILL)
         process.wait()
         if warehouse.exists():
-            count(warehouse, "SELECT count(*) FROM webhook_events")  # the file opens after a kill
+            fetch(warehouse, "SELECT count(*) FROM webhook_events")  # the file opens after a kill
     load_events(location(warehouse), spool)
-    rows = count(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
+    rows = fetch(warehouse, "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events")[0]
     assert rows == (len(bodies), len(bodies))
     assert load_events(location(warehouse), spool).loaded == 0
 
@@ -173,10 +166,10 @@ def test_shuffled_orders_end_in_the_same_state(tmp_path: Path) -> None:
         load_events(location(warehouse), spool)
         states.append(
             (
-                count(warehouse, "SELECT id, current_status, observed_at, last_event_id FROM containers ORDER BY id"),
-                count(warehouse, "SELECT * EXCLUDE (_synced_at, _run_id, first_seen_at, last_changed_at) FROM shipments ORDER BY id"),
-                count(warehouse, "SELECT notification_id FROM webhook_events ORDER BY 1"),
-                count(warehouse, "SELECT container_number, event, event_at FROM container_milestones ORDER BY 1, 3, 2"),
+                fetch(warehouse, "SELECT id, current_status, observed_at, last_event_id FROM containers ORDER BY id"),
+                fetch(warehouse, "SELECT * EXCLUDE (_synced_at, _run_id, first_seen_at, last_changed_at) FROM shipments ORDER BY id"),
+                fetch(warehouse, "SELECT notification_id FROM webhook_events ORDER BY 1"),
+                fetch(warehouse, "SELECT container_number, event, event_at FROM container_milestones ORDER BY 1, 3, 2"),
             )
         )
     assert states[0] == states[1] == states[2]

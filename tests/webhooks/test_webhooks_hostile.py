@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shipsync.serving import BackgroundServer
 from shipsync.warehouse.upsert import sql_types
-from shipsync.webhooks.http_limits import limited_protocol
+from shipsync.webhooks.http_limits import ConnectionGuard
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.hostile_deliveries import CORPUS, NOT_NOTIFICATIONS, RAW_NOTIFICATIONS, SECRET, Json, Pipeline, shaped, valid_notification
 
 
@@ -31,7 +31,10 @@ from support.hostile_deliveries import CORPUS, NOT_NOTIFICATIONS, RAW_NOTIFICATI
 def pipeline(tmp_path: Path) -> Iterator[Pipeline]:
     writer = SpoolWriter(tmp_path / "spool")
     limits = ReceiverLimits()
-    with BackgroundServer(Receiver(writer, [SECRET], limits), http=limited_protocol(limits)) as server, httpx.Client(timeout=10) as http:
+    with (
+        BackgroundServer(**ConnectionGuard(limits).uvicorn_settings(Receiver(writer, [SECRET], limits))) as server,
+        httpx.Client(timeout=10) as http,
+    ):
         yield Pipeline(server.url, writer.spool, tmp_path / "w", http)
     writer.close()
 

@@ -23,9 +23,10 @@ import orjson
 import pytest
 import uvloop
 
-from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.serving import stop_process, wait_until_answers
 from shipsync.webhooks.signature import sign
 from shipsync_bench.webhook_abuse import deliveries_under_attack
+from shipsync_sandbox.serving import free_port
 
 SECRET = "whsec-limits-test-0001"
 # Real `webhooks serve` processes, and timeouts waited out over real sockets.

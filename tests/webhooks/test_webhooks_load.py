@@ -23,7 +23,7 @@ from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.spool import SpoolSizes
-from support.lake import analyst, location, write_now
+from support.lake import fetch, location, write_now
 from support.sandboxes import RunningSandbox, settings_for
 
 
@@ -40,47 +40,57 @@ def spool_of(tmp_path: Path, bodies: list[bytes]) -> Path:
     return spool
 
 
-def rows(warehouse: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = analyst(warehouse)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 @pytest.mark.slow
 def test_a_record_that_cannot_be_loaded_is_dead_lettered_and_the_rest_load(tmp_path: Path) -> None:
     bodies = [notification("n-1"), b"not json at all", b'{"data": {"type": "webhook_notification"}}', notification("n-2")]
     spool, warehouse = spool_of(tmp_path, bodies), tmp_path / "w"
     report = load_events(location(warehouse), spool)
     assert (report.loaded, report.dead_letters) == (2, 2)
-    dead = rows(warehouse, "SELECT reason, body, notification_id FROM webhook_dead_letters ORDER BY end_offset")
+    dead = fetch(warehouse, "SELECT reason, body, notification_id FROM webhook_dead_letters ORDER BY end_offset")
     assert dead == [("body is not JSON", b"not json at all", None), ("no data.id", bodies[2], None)]
     assert load_events(location(warehouse), spool).dead_letters == 0  # once, like everything else
-    assert rows(warehouse, "SELECT count(*) FROM webhook_events") == [(2,)]
+    assert fetch(warehouse, "SELECT count(*) FROM webhook_events") == [(2,)]
     status = CliRunner().invoke(app, ["status"], env={"SHIPSYNC_WAREHOUSE": str(warehouse), "COLUMNS": "200"})
     assert status.exit_code == 0 and "2 webhook notification(s) could not be loaded" in status.output
 
 
-def test_a_failure_no_step_foresaw_is_isolated_to_its_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stands for a shape nobody anticipated: the warehouse or a step fails on one notification."""
+def test_a_value_the_warehouse_refuses_dead_letters_its_record_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stands for data no check before the casts foresaw: the cast to `created_at`'s type refuses one
+    notification's value (DuckDB's own refusal, raised as `ValueRefusedError`)."""
+    refusing = event_log._EVENTS.replace(
+        "CAST(created_at AS TIMESTAMPTZ)", "CAST(CASE WHEN notification_id = 'n-13' THEN 'not a time' ELSE created_at END AS TIMESTAMPTZ)"
+    )
+    monkeypatch.setattr(event_log, "_EVENTS", refusing)
+    spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w"
+    report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
+    assert (report.loaded, report.dead_letters) == (39, 1)
+    [(notification_id, reason)] = fetch(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters")
+    assert notification_id == "n-13" and reason.startswith("cannot be loaded: the warehouse refused a value: Conversion Error")
+    assert fetch(warehouse, "SELECT count(*) FROM webhook_events WHERE notification_id <> 'n-13'") == [(39,)]
+    spool_of(tmp_path, [notification("n-40")])
+    assert load_events(location(warehouse), spool).loaded == 1  # the checkpoint moved past it
+
+
+def test_a_fault_in_the_code_stops_the_load_loudly_and_commits_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that fails on a Python error (a bug, not bad data) fails the run; no notification is
+    dead-lettered for it, and once the step is fixed every one loads."""
     entities = event_log._entities
 
     def fails_on_one(parsed: list[Any], seqs: list[int]) -> Any:
         if any(p.notification_id == "n-13" for p in parsed):
-            raise TypeError("an unforeseen shape")
+            raise TypeError("a bug in a step")
         return entities(parsed, seqs)
 
-    monkeypatch.setattr(event_log, "_entities", fails_on_one)
     spool, warehouse = spool_of(tmp_path, [notification(f"n-{n}") for n in range(40)]), tmp_path / "w"
+    with monkeypatch.context() as patch:
+        patch.setattr(event_log, "_entities", fails_on_one)
+        with pytest.raises(TypeError, match="a bug in a step"):
+            load_events(location(warehouse), spool, SpoolSizes(load_records=25))
+    assert fetch(warehouse, "SELECT count(*) FROM webhook_events") == [(0,)]
+    assert fetch(warehouse, "SELECT count(*) FROM webhook_dead_letters") == [(0,)]
+    assert fetch(warehouse, "SELECT status FROM sync_runs WHERE flow = 'load_events'") == [("failed",)]
     report = load_events(location(warehouse), spool, SpoolSizes(load_records=25))
-    assert (report.loaded, report.dead_letters) == (39, 1)
-    assert rows(warehouse, "SELECT notification_id, reason FROM webhook_dead_letters") == [
-        ("n-13", "cannot be loaded: TypeError: an unforeseen shape")
-    ]
-    assert rows(warehouse, "SELECT count(*) FROM webhook_events WHERE notification_id <> 'n-13'") == [(39,)]
-    spool_of(tmp_path, [notification("n-40")])
-    assert load_events(location(warehouse), spool).loaded == 1  # the checkpoint moved past it
+    assert (report.loaded, report.dead_letters) == (40, 0)
 
 
 def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> None:
@@ -96,7 +106,7 @@ def test_conflicts_are_judged_on_json_not_on_python_equality(tmp_path: Path) -> 
     spool, warehouse = spool_of(tmp_path, [body("true"), body("1"), body("1.0"), body("true", "   "), reordered]), tmp_path / "w"
     report = load_events(location(warehouse), spool)
     assert (report.loaded, report.conflicts, report.duplicates) == (1, 2, 2)
-    assert sorted(r[0] for r in rows(warehouse, "SELECT payload->'$.data.attributes.flag' FROM webhook_event_conflicts")) == ["1", "1.0"]
+    assert sorted(r[0] for r in fetch(warehouse, "SELECT payload->'$.data.attributes.flag' FROM webhook_event_conflicts")) == ["1", "1.0"]
     assert (body_key(b'{"a": 1.0}') == body_key(b'{"a":1.00}')) and body_key(b'{"a": 1}') != body_key(b'{"a": 1.0}')
     # Integers beyond 64 bits are told apart (read as floats, these two were one body).
     assert body_key(b'{"a": 18446744073709551616}') != body_key(b'{"a": 18446744073709551617}')
@@ -148,7 +158,7 @@ def test_memory_stays_flat_with_1_mib_bodies_of_empty_objects(tmp_path: Path) ->
 def test_webhooks_keep_their_headers_names_only(sandbox: RunningSandbox, warehouse: Path) -> None:
     settings = settings_for(sandbox, warehouse)
     register_webhook(settings, "http://127.0.0.1:9/hook", ["container.updated"], headers=[("Authorization", "Bearer tok-9f2e71")])
-    assert rows(warehouse, "SELECT headers FROM webhooks") == [([{"name": "Authorization"}],)]
+    assert fetch(warehouse, "SELECT headers FROM webhooks") == [([{"name": "Authorization"}],)]
     assert all(b"tok-9f2e71" not in f.read_bytes() for f in warehouse.rglob("*") if f.is_file())
 
 

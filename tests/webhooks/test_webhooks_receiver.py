@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.framing import read_records
-from shipsync.webhooks.http_limits import limited_protocol
+from shipsync.webhooks.http_limits import ConnectionGuard
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign, verify
 from shipsync.webhooks.spool import segments
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import location
 
@@ -64,7 +64,7 @@ def notification(notification_id: str = "n-1", event: str = "container.transport
 def receiver(tmp_path: Path):  # type: ignore[no-untyped-def]
     writer = SpoolWriter(tmp_path / "spool")
     limits = ReceiverLimits(max_body=64 * 1024, body_timeout_s=1.0)
-    with BackgroundServer(Receiver(writer, [SECRET, OTHER], limits), http=limited_protocol(limits)) as server:
+    with BackgroundServer(**ConnectionGuard(limits).uvicorn_settings(Receiver(writer, [SECRET, OTHER], limits))) as server:
         yield server, writer
     writer.close()
 
@@ -152,6 +152,12 @@ def test_oversized_and_slow_bodies(receiver) -> None:  # type: ignore[no-untyped
         started = time.monotonic()
         answer = sock.recv(1024)
         assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 4
+
+    # The same on any path: a health check's body that never ends does not keep its connection.
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
+        sock.settimeout(5)
+        assert sock.recv(1024).startswith(b"HTTP/1.1 408")
 
     # Chunked upload beyond the cap, with no Content-Length to refuse early.
     def chunks():  # type: ignore[no-untyped-def]

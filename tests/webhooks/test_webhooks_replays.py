@@ -17,15 +17,15 @@ import pytest
 from typer.testing import CliRunner
 
 from shipsync.cli import app
-from shipsync.serving import BackgroundServer
 from shipsync.webhooks.framing import encode_record, read_records
-from shipsync.webhooks.http_limits import limited_protocol
+from shipsync.webhooks.http_limits import ConnectionGuard
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import ArchiveRetention, segments
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.serving import BackgroundServer
 from support.lake import location
 from support.warehouse_rows import rows
 
@@ -41,7 +41,7 @@ def captured(notification_id: str, padding: int = 100_000) -> bytes:
 def receiver(tmp_path: Path) -> Iterator[tuple[str, SpoolWriter]]:
     writer = SpoolWriter(tmp_path / "spool")
     limits = ReceiverLimits()
-    with BackgroundServer(Receiver(writer, [SECRET], limits), http=limited_protocol(limits)) as server:
+    with BackgroundServer(**ConnectionGuard(limits).uvicorn_settings(Receiver(writer, [SECRET], limits))) as server:
         yield server.url, writer
     writer.close()
 

@@ -53,12 +53,10 @@ class Documents:
         page_size: int = 100,
         max_pages: int | None = None,
         start: str | None = None,
-        raw: bool = False,
     ) -> Pages:
         """Extension: every document, page by page, with related resources included.
 
-        `sort`: `created_at`, `document_type` or `added_by` (`-` first for descending). `raw`:
-        `RawPage`s, whose included resources are read where they are normalized.
+        `sort`: `created_at`, `document_type` or `added_by` (`-` first for descending).
         """
         params: dict[str, str] = {}
         if include:
@@ -71,4 +69,4 @@ class Documents:
             params["filter[filename]"] = filename
         if reference:
             params["filter[reference]"] = reference
-        return self._t.paginate("documents", params, page_size=page_size, max_pages=max_pages, start=start, raw=raw)
+        return self._t.paginate("documents", params, page_size=page_size, max_pages=max_pages, start=start)

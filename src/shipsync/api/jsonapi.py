@@ -6,10 +6,7 @@ from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
 from shipsync.errors import ErrorItem
-from shipsync.json_text import read_body
 
 JsonObject = dict[str, Any]
 
@@ -136,50 +133,6 @@ def parse_page(body: Any) -> Page:
     links = body.get("links") if isinstance(body.get("links"), dict) else {}
     meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
     return Page(items, [r for r in included if is_resource(r)], links or {}, meta or {})
-
-
-@dataclass
-class RawPage(Page):
-    """A listing page read only as far as walking the listing needs: its primary data, links and
-    meta; `included` stays empty here, unread in `body` (the response as sent), which is read whole
-    where the page is normalized (`warehouse.normalize_workers`: in a worker process, or the run's
-    own for a small batch). Reading a page's included resources into Python objects costs about as
-    much as normalizing them: done twice (once to walk, once to normalize), it cost more than
-    normalizing on two cores saved."""
-
-    body: bytes = b""
-
-
-class _PageHead(msgspec.Struct):
-    # The members `parse_page` reads but `included`, which the decoder passes over (its syntax is
-    # checked, its text not decoded, nothing built); UNSET tells an absent member from a null one.
-    data: Any = msgspec.UNSET
-    links: Any = msgspec.UNSET
-    meta: Any = msgspec.UNSET
-
-
-_HEAD = msgspec.json.Decoder(_PageHead)
-
-
-def read_page_head(body: bytes) -> RawPage:
-    """A response body as a `RawPage`. Raises ValueError if it is not JSON or not a JSON:API document
-    (as `parse_page`); JSON that the fast reader refuses but Python's reads (NaN, numbers out of
-    range) is read whole, so the page reads as it would in full."""
-    try:
-        head = _HEAD.decode(body)
-        members = {name: value for name in ("data", "links", "meta") if (value := getattr(head, name)) is not msgspec.UNSET}
-    except msgspec.ValidationError as exc:
-        if "Expected `object`" in str(exc):
-            raise ValueError("response body is not a JSON object") from None
-        members = _members(read_body(body))
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        members = _members(read_body(body))  # raises ValueError for what is not JSON at all
-    page = parse_page(members)
-    return RawPage(page.data, [], page.links, page.meta, body)
-
-
-def _members(document: Any) -> Any:
-    return {k: v for k, v in document.items() if k != "included"} if isinstance(document, dict) else document
 
 
 def parse_errors(body: Any) -> tuple[ErrorItem, ...]:

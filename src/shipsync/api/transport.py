@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.api.jsonapi import Page, Pages, RawPage, parse_errors, parse_page, read_page_head
+from shipsync.api.jsonapi import Page, Pages, parse_errors, parse_page
 from shipsync.api.ratelimit import RequestLimiter, UnlimitedLimiter
 from shipsync.api.retry import IDEMPOTENT_METHODS, Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
 from shipsync.errors import ApiError, ApiNetworkError, OutcomeUnknownError, error_for_status
@@ -236,14 +236,6 @@ class Transport:
         except ValueError as exc:
             raise ApiNetworkError(f"malformed response: {exc}", method="GET", path=path_or_url) from None
 
-    async def get_raw_page(self, path_or_url: str, params: dict[str, Any] | None = None) -> RawPage:
-        """`get_page`, its included resources left unread in the page's body (see `RawPage`)."""
-        response, method, display = await self._respond("GET", path_or_url, params, None)
-        try:
-            return read_page_head(self._content(response, method, display) or b"null")
-        except (ValueError, RecursionError) as exc:
-            raise ApiNetworkError(f"malformed response: {exc}", method="GET", path=path_or_url) from None
-
     async def paginate(
         self,
         path: str,
@@ -252,25 +244,22 @@ class Transport:
         page_size: int = MAX_PAGE_SIZE,
         max_pages: int | None = None,
         start: str | None = None,
-        raw: bool = False,
     ) -> Pages:
         """Yield pages, following `links.next` until absent or `max_pages` is reached.
 
         `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and
-        `params` are not sent again (the link carries the listing's query). `raw`: `RawPage`s, their
-        included resources left unread.
+        `params` are not sent again (the link carries the listing's query).
         """
-        get = self.get_raw_page if raw else self.get_page
         if start is None:
             query = dict(params or {})
             query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
-            page = await get(path, query)
+            page = await self.get_page(path, query)
         else:
-            page = await get(start)
+            page = await self.get_page(start)
         yield page
         seen = 1
         while (link := page.next_link) and (max_pages is None or seen < max_pages):
-            page = await get(link)
+            page = await self.get_page(link)
             seen += 1
             yield page
 

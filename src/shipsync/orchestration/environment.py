@@ -1,15 +1,13 @@
 """Prefect's environment for the processes shipsync starts or runs in: its home folder (which must
 exist before Prefect starts), no telemetry, and which API and database it talks to.
 
-Prefect reads its settings once, when it is first imported, so a process points itself at a home
-with `use_prefect_home` (or only turns telemetry off, `keep_offline`) before importing it; child
-processes get `prefect_env(...)`.
+Prefect reads its settings once, when it is first imported, so a process turns telemetry off
+(`keep_offline`) before importing it; child processes get `prefect_env(...)`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -68,12 +66,3 @@ def made_private(folder: Path) -> Path:
         if entry.is_file() and not entry.is_symlink():
             os.chmod(entry, PRIVATE_FILE)
     return folder
-
-
-def use_prefect_home(home: Path, extra: Mapping[str, str] | None = None) -> None:
-    """Point this process's Prefect at `home`, its own: call before Prefect is first imported."""
-    if "prefect" in sys.modules:
-        raise RuntimeError("Prefect is already imported: its home can no longer change in this process")
-    for name in ELSEWHERE:
-        os.environ.pop(name, None)
-    os.environ.update(prefect_env(home, base={}, extra=extra))

@@ -1,12 +1,10 @@
 """The project folder: where prefect.yaml and the flows (`flows/`) are, which workers run from
-(`SHIPSYNC_PROJECT_DIR`, as prefect.yaml's pull step says), and loading a flow from it by the
-entrypoint a deployment names (`flows/pull.py:pull_all`), as a worker does.
+(`SHIPSYNC_PROJECT_DIR`, as prefect.yaml's pull step says).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from shipsync.errors import ConfigError
 
@@ -21,11 +19,3 @@ def require_project(folder: Path) -> Path:
             "or name it with --project-dir or SHIPSYNC_PROJECT_DIR"
         )
     return folder
-
-
-def load_flow(project: Path, entrypoint: str) -> Any:
-    """The flow at `entrypoint` (`flows/pull.py:pull_all`), a path relative to the project folder."""
-    from prefect.flows import load_flow_from_entrypoint
-
-    path, _, name = entrypoint.rpartition(":")
-    return load_flow_from_entrypoint(f"{require_project(project) / path}:{name}", use_placeholder_flow=False)

@@ -22,16 +22,8 @@ from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun
-from shipsync.warehouse.load import batch_tables, stage_tables
+from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import document_page_columns
-from shipsync.warehouse.normalize_workers import (
-    PAGES_PER_TASK,
-    NormalizedPages,
-    NormalizingPool,
-    normalize_document_pages,
-    normalizing_pool,
-    result_of,
-)
 from shipsync.warehouse.unit_of_work import Warehouse
 
 ID_BATCH = 500  # documents fetched by id per batch
@@ -42,33 +34,12 @@ PAGES_PER_BATCH = 50
 FLOW: FlowName = "pull_documents"
 
 
-# A batch of at least this many listing pages is normalized by the workers (each starts a Python that
-# imports the warehouse's modules, 1-3 s; a smaller batch, such as a pull's last, is normalized in
-# the run's own process).
-WORKERS_FROM_PAGES = 20
-# Worker tasks waiting to be staged at once: two batches' worth, so that the next batch is fetched
-# while the workers normalize the last one, and the run waits only when they fall two batches behind.
-TASKS_IN_FLIGHT = 2 * PAGES_PER_BATCH // PAGES_PER_TASK
-
-
-def stage_documents(warehouse: Warehouse, normalized: NormalizedPages) -> None:
-    """Stage normalized documents: their tables, and their links replacing the links they had."""
-    owners = normalized.documents
-    stage_tables(warehouse, normalized.tables, link_owners={"document_shipments": owners, "document_containers": owners})
-
-
-def load_documents(warehouse: Warehouse, fetched: Fetched, pool: NormalizingPool | None = None) -> None:
-    """Normalize a fetched batch and stage it: listing pages fetched unread (`fetched.bodies`) by the
-    pool's workers when there are enough of them, else here."""
-    if not fetched.bodies:
-        batch = document_page_columns(fetched.data, fetched.included, fetched.observed_at)
-        stage_documents(warehouse, NormalizedPages(batch_tables(batch), [str(d["id"]) for d in fetched.data]))
-    elif pool is None or len(fetched.bodies) < WORKERS_FROM_PAGES:
-        stage_documents(warehouse, normalize_document_pages(fetched.bodies, fetched.observed_at))
-    else:
-        for start in range(0, len(fetched.bodies), PAGES_PER_TASK):
-            task = pool.submit(fetched.bodies[start : start + PAGES_PER_TASK], fetched.observed_at)
-            warehouse.later(task, lambda done: stage_documents(warehouse, result_of(done)), at_most=TASKS_IN_FLIGHT)
+def load_documents(warehouse: Warehouse, fetched: Fetched) -> None:
+    """Normalize a fetched batch and stage it: its tables, and its documents' links replacing the
+    links they had."""
+    batch = document_page_columns(fetched.data, fetched.included, fetched.observed_at)
+    owners = [str(document["id"]) for document in fetched.data]
+    write_batch(warehouse, batch, link_owners={"document_shipments": owners, "document_containers": owners})
 
 
 def documents_by_id(settings: Settings, warehouse: Warehouse, ids: Sequence[str]) -> BatchOutcome:
@@ -77,15 +48,12 @@ def documents_by_id(settings: Settings, warehouse: Warehouse, ids: Sequence[str]
     return outcome_of(fetched)
 
 
-def documents_pages(
-    settings: Settings, warehouse: Warehouse, pool: NormalizingPool | None, cutoff: str | None, cursor: str | None
-) -> BatchOutcome:
-    """A batch of listing pages: every document (oldest first), or newest first down to `cutoff`.
-    The pages are fetched unread but for what the walk needs; `pool`'s workers normalize them."""
+def documents_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
+    """A batch of listing pages: every document (oldest first), or newest first down to `cutoff`."""
     sort = None if cutoff is None else "-created_at"
-    listing = lambda client, start, pages: client.documents.list_pages(ALL_INCLUDES, sort=sort, start=start, max_pages=pages, raw=True)  # noqa: E731
+    listing = lambda client, start, pages: client.documents.list_pages(ALL_INCLUDES, sort=sort, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
-    load_documents(warehouse, fetched, pool)
+    load_documents(warehouse, fetched)
     outcome = outcome_of(fetched)
     outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome
@@ -124,8 +92,7 @@ def pull_documents_step(
             absorb(record, runner("documents-by-id", documents_by_id, settings, run.warehouse, chunk))
             progress(len(chunk))
         if listing:
-            with normalizing_pool(settings.normalize_workers) as pool:
-                outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, run.warehouse, pool, cutoff)
+            outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, run.warehouse, cutoff)
             leave_mark(record, outcomes, mark)
     return record
 

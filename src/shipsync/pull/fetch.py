@@ -8,7 +8,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from shipsync.api import AsyncShipsyncClient, run_with_client
-from shipsync.api.jsonapi import JsonObject, Page, Pages, RawPage
+from shipsync.api.jsonapi import JsonObject, Page, Pages
 from shipsync.api.transport import ClientStats
 from shipsync.config import Settings
 from shipsync.errors import ApiError, AuthenticationError, NotFoundError
@@ -18,12 +18,10 @@ from shipsync.warehouse.declared_rows import observed_now
 
 @dataclass
 class Fetched:
-    """Resources of one batch and what could not be had. Pages read only as far as the walk needs
-    (`RawPage`) keep their bodies in `bodies`; their included resources are not in `included`."""
+    """Resources of one batch and what could not be had."""
 
     data: list[JsonObject] = field(default_factory=list)
     included: list[JsonObject] = field(default_factory=list)
-    bodies: list[bytes] = field(default_factory=list)
     not_found: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "id: reason", after every retry
     stats: ClientStats = field(default_factory=ClientStats)
@@ -34,8 +32,6 @@ class Fetched:
     def add_page(self, page: Page) -> None:
         self.data.extend(page.data)
         self.included.extend(page.included)
-        if isinstance(page, RawPage):
-            self.bodies.append(page.body)
 
 
 GetOne = Callable[[AsyncShipsyncClient, str], Awaitable[Page]]

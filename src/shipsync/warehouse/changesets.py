@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from shipsync.api.jsonapi import linkage
 from shipsync.api.tracking_models import Container
+from shipsync.warehouse.coerce import refused_values
 from shipsync.warehouse.declared_tables import FRESHNESS, refresh_derived_sql
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.members import MISFIT, Member, members_of
@@ -71,13 +72,14 @@ def _members() -> dict[str, Member]:
 
 
 def check_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset]) -> None:
-    """Cast every value the changesets would set (and their times), raising where the data refuses:
-    run while a load stages its batch, so that a changeset the commit could not apply makes its
-    record a dead letter instead."""
+    """Cast every value the changesets would set (and their times), raising `ValueRefusedError` where
+    the data refuses: run while a load stages its batch, so that a changeset the commit could not
+    apply makes its record a dead letter instead."""
     for change in changesets:
         sets, values = _assignments(change)
         casts = [clause.split(" = ", 1)[1] for clause in sets]
-        con.execute(f"SELECT CAST(? AS TIMESTAMPTZ){''.join(', ' + c for c in casts)}", [change.at, *values]).fetchall()
+        with refused_values():
+            con.execute(f"SELECT CAST(? AS TIMESTAMPTZ){''.join(', ' + c for c in casts)}", [change.at, *values]).fetchall()
 
 
 def apply_changesets(con: duckdb.DuckDBPyConnection, changesets: Iterable[Changeset], synced_at: datetime) -> int:

@@ -1,14 +1,17 @@
-"""Values that fit their column's type, or NULL: one member of an unexpected type (a flag that reads
-`"perhaps"`, a count that is a string, a time that is not one) must not fail a whole batch. Used
-where the source is kept whole beside the row (the webhook event log keeps every body).
+"""Values and their columns' types. A time is read tolerantly (`utc_timestamp`: one that is not a
+time reads as NULL and never fails a batch, the source being kept whole beside the row); where
+DuckDB's casts check values instead, what they refuse is raised as our own error (`refused_values`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
 
-_INTEGER_RANGES = {"INTEGER": (-(2**31), 2**31 - 1), "BIGINT": (-(2**63), 2**63 - 1)}
+import duckdb
+
+from shipsync.errors import ValueRefusedError
 
 
 def utc_timestamp(value: object) -> str | None:
@@ -29,21 +32,12 @@ def utc_timestamp(value: object) -> str | None:
         return None
 
 
-def fit(sql_type: str, value: Any) -> Any:
-    """`value` if it fits a column of `sql_type` (as the staging Arrow types expect it), else None."""
-    if value is None:
-        return None
-    if sql_type == "BOOLEAN":
-        return value if isinstance(value, bool) else None
-    if sql_type in _INTEGER_RANGES:
-        low, high = _INTEGER_RANGES[sql_type]
-        return value if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high else None
-    if sql_type in ("DOUBLE", "DOUBLE PRECISION"):
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if sql_type.startswith("TIMESTAMP"):
-        return utc_timestamp(value)
-    if sql_type == "VARCHAR[]":
-        return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
-    if sql_type == "VARCHAR":
-        return value if isinstance(value, str) else None
-    return value  # JSON columns hold text serialized by the caller
+@contextmanager
+def refused_values() -> Iterator[None]:
+    """A cast in the block that refuses a value (DuckDB's `DataError`: a conversion, a number out of
+    range; its `InvalidInputException`: text that is not JSON) raises `ValueRefusedError`, so that
+    callers tell bad data by our error and never by DuckDB's or Python's own."""
+    try:
+        yield
+    except (duckdb.DataError, duckdb.InvalidInputException) as exc:
+        raise ValueRefusedError(" ".join(str(exc).split())) from exc

@@ -179,13 +179,8 @@ def connect_lake(location: LakeLocation, *, read_only: bool, single_threaded: bo
 def _attach(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only: bool, alias: str) -> None:
     # The first ATTACH of a new catalog creates DuckLake's tables in it; several processes doing so
     # at once find the catalog locked (SQLite) or the tables made under them.
-    def initializing(exc: duckdb.Error) -> bool:
-        text = str(exc).lower()
-        return "failed to initialize ducklake" in text and ("locked" in text or "already exists" in text)
-
     retry_while_racing(
         lambda: con.execute(attach_statement(location, read_only=read_only, alias=alias), [location.data_path]),
-        raced=initializing,
         deadline_s=ATTACH_DEADLINE_S,
         pause_s=0.1,
         failure=lambda exc: f"cannot open the warehouse {location.describe()}: {redact(str(exc))}",

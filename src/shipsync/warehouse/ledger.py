@@ -186,12 +186,10 @@ class WarehouseRun:
         try:
             yield record
         except AuthenticationError as exc:
-            self.warehouse.drop_later()  # the step failed: nothing it still makes is staged
             record.errors.append(redact(str(exc)))
             record.finish("failed")
             raise
         except BaseException as exc:
-            self.warehouse.drop_later()
             record.errors.append(redact(f"{type(exc).__name__}: {exc}"))
             record.finish("failed")
             raise

@@ -124,13 +124,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str, *, de
         return True
 
     return retry_while_racing(
-        attempt, raced=_raced, deadline_s=deadline_s, pause_s=0.2, failure=lambda exc: f"cannot create the warehouse's tables: {exc}"
+        attempt, deadline_s=deadline_s, pause_s=0.2, failure=lambda exc: f"cannot create the warehouse's tables: {exc}"
     )
-
-
-def _raced(exc: duckdb.Error) -> bool:
-    text = str(exc).lower()
-    return "conflict" in text or "locked" in text or "retry count" in text or "already exists" in text
 
 
 def _create(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> None:

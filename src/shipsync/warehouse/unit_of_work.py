@@ -24,10 +24,6 @@ once (a pull of many batches is one merge per table, not one per batch), unless 
 write to that table came between them; so are consecutive link replacements of one table. A read
 that must see the run's own pending rows (ids that a later step of the same run fetches) unions them
 in through `seeing_pending`.
-
-Rows still being made elsewhere (pages normalized in worker processes) are staged `later`: before
-the next write, read of pending rows, mark or commit (waiting for them if need be), so the order of
-writes is the order they were made in.
 """
 
 from __future__ import annotations
@@ -36,14 +32,12 @@ import itertools
 import logging
 import random
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -51,15 +45,16 @@ import pyarrow as pa
 from shipsync.errors import WarehouseBusyError, WarehouseError
 from shipsync.json_text import dumps
 from shipsync.redaction import redact
+from shipsync.warehouse.coerce import refused_values
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.lake import LakeConnection, connect_lake
+from shipsync.warehouse.races import lost_a_race
 from shipsync.warehouse.schema_create import ensure_schema
 from shipsync.warehouse.staged_files import StagedFiles, StagedRows, copy_to_file, parquet_relation
 from shipsync.warehouse.upsert import PART, SEQ, TableCounts, cast_column, merge_links, merge_upsert, sql_types, staged
 from shipsync.warehouse_location import LakeLocation
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 DEFAULT_COMMIT_DEADLINE_S = 600.0
 # A staged write replayed at commit: it reads its staged rows and the lake, writes the lake, and
@@ -137,8 +132,6 @@ class Warehouse:
         self._staged_tables: dict[str, Path] = {}  # what `stage` returned -> its file
         self._seq = itertools.count(0)
         self._barrier = 0
-        self._later: deque[tuple[Future[Any], Callable[[Future[Any]], None]]] = deque()
-        self._settling = False
 
     # -- staging -------------------------------------------------------------------------------
 
@@ -168,41 +161,13 @@ class Warehouse:
     def mark(self) -> int:
         """How many writes are staged; later upserts start writes of their own (so that what each
         part of a run changed can be told apart at commit: `Committed`'s counts per write)."""
-        self._settle()
         self._barrier = len(self._writes)
         return self._barrier
-
-    def later(self, task: Future[T], stage: Callable[[Future[T]], None], *, at_most: int) -> None:
-        """Stage what `task` will give (rows being made elsewhere): `stage(task)` reads its result and
-        stages through this warehouse. Every write staged after this call, a read of pending rows and
-        the commit first stage what waits here, oldest first, so writes keep the order they were made
-        in. At most `at_most` wait at once: past that, this call stages the oldest (waiting for it)."""
-        self._writable()
-        self._later.append((task, stage))
-        while len(self._later) > at_most:
-            self._settle_one()
-
-    def _settle(self) -> None:
-        """Stage everything `later` still holds, oldest first."""
-        while self._later and not self._settling:
-            self._settle_one()
-
-    def _settle_one(self) -> None:
-        task, stage = self._later.popleft()
-        self._settling = True  # its own staging must not settle the ones after it first
-        try:
-            stage(task)
-        except BaseException:
-            self.drop_later()  # what came after a write that failed must not be staged without it
-            raise
-        finally:
-            self._settling = False
 
     def upsert(self, table: str, batch: pa.Table) -> None:
         """Merge `batch` into `table` on its key at commit: newer wins, unchanged rows are left alone
         (see `upsert.merge_upsert`). A batch may carry only some columns: only those are written."""
         self._writable()
-        self._settle()
         if batch.num_rows == 0:
             return
         joins = _Batches("upsert", table, batch.schema)
@@ -220,7 +185,6 @@ class Warehouse:
         """Upsert link rows, and at commit delete the links of `owners` the batch does not have (an
         owner's links are those of the last batch that named it, and of any later batch)."""
         self._writable()
-        self._settle()
         if batch.num_rows == 0 and not owners:
             return
         part = next(self._seq)  # which batch named an owner: its latest naming holds its links
@@ -245,7 +209,6 @@ class Warehouse:
     def append(self, table: str, batch: pa.Table) -> None:
         """Insert the rows of `batch` (by column name) into `table` at commit."""
         self._writable()
-        self._settle()
         if batch.num_rows == 0:
             return
         rows = self._files.rows(table, batch)
@@ -260,13 +223,12 @@ class Warehouse:
     def stage(self, label: str, batch: pa.Table, *, select: str = "SELECT * FROM _shipsync_incoming") -> str:
         """Keep `batch` in the stage for a deferred write to read (through `select`, a query of
         `_shipsync_incoming`, e.g. casts to a table's types: if the data refuses it, nothing is
-        staged and the error is raised); the relation to read it by. In a staged file, not a table
+        staged and `ValueRefusedError` is raised); the relation to read it by. In a staged file, not a table
         of an in-memory database: a load of a receiver's backlog (200,000 deliveries, a 1.3 GB
         spool) grew past 4.8 GB in such tables before its commit."""
         self._writable()
-        self._settle()
         path = self._files.new_path(label)
-        with staged(self.stager, "_shipsync_incoming", batch):
+        with staged(self.stager, "_shipsync_incoming", batch), refused_values():
             name = copy_to_file(self.stager, select, path)
         self._staged_tables[name] = path
         return name
@@ -286,11 +248,9 @@ class Warehouse:
         """A write of its own to `tables`, replayed at commit in its place among the others. It reads
         only the lake and what it staged (`stage`), and gives the same result on every replay."""
         self._writable()
-        self._settle()
         self._writes.append(_Write(frozenset(tables), replay))
 
     def _pending_rows(self, table: str) -> list[StagedRows]:
-        self._settle()
         return [
             w.rows
             for w in self._writes
@@ -309,7 +269,6 @@ class Warehouse:
         a plan reads what a refresh staged, then the block ends before anything is sent). Costs a
         replay: for a few thousand rows (a bulk apply's refresh); `seeing_pending` is the cheap way
         for the sets of ids a pull's later steps read."""
-        self._settle()
         self.con.execute("BEGIN TRANSACTION")
         try:
             commit = CommitContext(snapshot_id=-1, committed_at=datetime.now(UTC), run_id="preview")
@@ -326,7 +285,6 @@ class Warehouse:
         later step of the run reads what an earlier one fetched): each such table is shadowed by a
         temporary view of the lake's rows and the staged rows, cast to the table's types. Both copies
         of a key may show: for the sets of ids and codes such reads collect, that is what is wanted."""
-        self._settle()
         shadowed: list[str] = []
         try:
             for table in dict.fromkeys(w.joins.table for w in self._writes if w.joins is not None and w.joins.kind == "upsert"):
@@ -343,14 +301,9 @@ class Warehouse:
                 with suppress(duckdb.Error):
                     self.con.execute(f"DROP VIEW IF EXISTS temp.main.{ident(table)}")
 
-    @property
-    def has_writes(self) -> bool:
-        return bool(self._writes) or bool(self._later)
-
     def discard(self) -> None:
         """Forget every staged write (a run that failed commits only its ledger row) and remove the
         files that held their rows."""
-        self.drop_later()
         self._writes.clear()
         self._barrier = 0
         self._staged_tables.clear()
@@ -358,15 +311,8 @@ class Warehouse:
 
     def close(self) -> None:
         """Remove the run's staged files (whether or not it committed) and close the stager."""
-        self.drop_later()
         self._files.clear()
         self.stager.close()
-
-    def drop_later(self) -> None:
-        """Forget what waits to be staged `later` (a run that is failing), cancelling what has not started."""
-        for task, _ in self._later:
-            task.cancel()
-        self._later.clear()
 
     # -- commit --------------------------------------------------------------------------------
 
@@ -380,7 +326,6 @@ class Warehouse:
         """Replay the staged writes (then `last`, e.g. the ledger row) in one transaction and commit
         it as one snapshot; redone from the staged rows when another writer committed first."""
         self._writable()
-        self._settle()
         if not self._writes and last is None:
             return Committed(None, {}, 0)
         # Arrow's pool keeps what staging's batches freed for the next batch; the merges need it more
@@ -434,10 +379,11 @@ class Warehouse:
         except duckdb.Error as exc:
             with suppress(duckdb.Error):
                 con.execute("ROLLBACK")
-            if _is_race(exc):
+            if lost_a_race(exc):
                 log.info("commit of run %s raced another writer; replaying it on the newer snapshot", message.run_id)
                 raise _Raced(base) from None
-            raise WarehouseError(f"cannot commit to {self.location.describe()}: {redact(str(exc))}") from None
+            reason = " ".join(str(exc).split())  # DuckDB's message spans lines: one line here
+            raise WarehouseError(f"cannot commit to {self.location.describe()}: {redact(reason)}") from None
         return commit.snapshot_id, counts
 
     def _writers_since(self, base: int) -> str:
@@ -459,15 +405,6 @@ class _Raced(Exception):
     def __init__(self, base: int) -> None:
         super().__init__(base)
         self.base = base
-
-
-def _is_race(exc: duckdb.Error) -> bool:
-    """Whether a failed COMMIT lost a race with another writer (and replaying it may succeed)."""
-    text = str(exc).lower()
-    return any(
-        sign in text
-        for sign in ("transaction conflict", "database is locked", "maximum retry count", "duplicate key", "unique constraint", "conflict")
-    )
 
 
 @contextmanager

@@ -3,8 +3,9 @@ staged batch by batch, then merged into the lake when its run commits, judged ag
 holds at that moment.
 
 Staging does everything that can fail on a copy's data (parsing, normalizing, casting to the
-tables' types), so that a batch that fails is split and the copy at fault dead-lettered before
-anything of it is staged (`stage_copies`). The merge, replayed in the run's commit, then only
+tables' types), so that a batch the casts refuse (`ValueRefusedError`) is split and the copy at
+fault dead-lettered before anything of it is staged (`stage_copies`). Any other error is a fault
+of the code or the machine, not of a copy: it stops the run with nothing committed. The merge, replayed in the run's commit, then only
 compares and writes. A delivered copy (from a spool) is new (its first copy in the run, and not in
 the lake), a redelivery (the same body again) or a conflict (another body under a known id). A
 listed copy (taken from the service's listing by `events catch-up`, see `catch_up`) is new, or
@@ -32,6 +33,7 @@ import duckdb
 import pyarrow as pa
 
 from shipsync.api.declared import Declared
+from shipsync.errors import ValueRefusedError
 from shipsync.json_text import body_key
 from shipsync.warehouse.changesets import Changeset, apply_changesets, changesets_of, check_changesets
 from shipsync.warehouse.declared_rows import declared_columns
@@ -41,9 +43,6 @@ from shipsync.warehouse.upsert import SEQ, TableCounts, affected, merge_upsert, 
 from shipsync.webhooks.load_steps import REASON_CHARACTERS, Copy, DeadLetter, Parsed, parse_records
 
 log = logging.getLogger("shipsync.webhooks")
-# Failures of a copy's data, not of the machine: the warehouse refusing a value, or a shape no
-# step foresaw. Anything else (a full disk, a lost catalog) stops the run with nothing committed.
-DATA_ERRORS = (duckdb.DataError, duckdb.InvalidInputException, ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 
 EVENT_LOG_TABLES = ("webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries")
 
@@ -300,13 +299,13 @@ def _changesets_of(parsed: Sequence[Parsed], seqs: Sequence[int]) -> list[tuple[
 
 
 def stage_copies(stage: EventLogStage, copies: Sequence[Copy], progress: Callable[[Sequence[Copy]], Mapping[str, int]]) -> None:
-    """Stage copies whole; on a data failure, their halves one by one, down to the one copy at fault,
-    which becomes a dead letter. `progress(copies)`: the spool checkpoints that move with them (none
-    for listed copies)."""
+    """Stage copies whole; where a cast refuses a value, their halves one by one, down to the one copy
+    at fault, which becomes a dead letter. `progress(copies)`: the spool checkpoints that move with
+    them (none for listed copies)."""
     try:
         parsed, dead = parse_records(copies, stage.loaded_at)
         stage.stage(parsed, dead, progress(copies))
-    except DATA_ERRORS as error:
+    except ValueRefusedError as error:
         if len(copies) > 1:
             middle = len(copies) // 2
             stage_copies(stage, copies[:middle], progress)
@@ -314,6 +313,6 @@ def stage_copies(stage: EventLogStage, copies: Sequence[Copy], progress: Callabl
             return
         copy = copies[0]
         parsed, _ = parse_records([copy], stage.loaded_at)
-        reason = f"cannot be loaded: {type(error).__name__}: {error}"
+        reason = f"cannot be loaded: the warehouse refused a value: {error}"
         log.warning("event log: %s@%d dead-lettered: %s", copy.segment, copy.end_offset, reason)
         stage.stage([], [DeadLetter(copy, reason, parsed[0].notification_id if parsed else None)], progress(copies))

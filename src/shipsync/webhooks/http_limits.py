@@ -1,66 +1,122 @@
-"""HTTP limits uvicorn does not enforce, in a subclass of its httptools protocol: header and body
-deadlines, header size and count limits, `Transfer-Encoding` only as `chunked`, and caps on open
-connections, in all and per peer, that make room instead of locking deliveries out.
+"""The receiver's limits on connections and on request heads: the ones neither uvicorn nor Starlette
+has a setting for (docs/webhooks.md, "Why the receiver has a connection guard of its own").
 
-uvicorn (with httptools) accepts headers of any size and number, for as long as the client likes:
-one 128 MiB header cost 24 s of CPU (httptools joins a header's pieces one by one), and idle
-connections stayed open for good. Its `limit_concurrency` answers 503 once connections reach the
-limit, so idle or slow connections would lock deliveries out.
+uvicorn serves the receiver with httptools, whose parser (llhttp) refuses malformed and ambiguous
+framing with 400, and closes a connection left idle after an answer (`timeout_keep_alive`). The
+receiver app itself refuses what a request's head says, before the body (`receiver`), and reads
+each body under a deadline. What is left is here, in `ConnectionGuard`: a protocol that uvicorn
+builds for each connection (its `http=` setting) and that hands every byte on to uvicorn's own, and
+a wrapper of the app that tells the guard when a request is all in and when it is answered.
 
-Deadlines: a request's head must be in within `header_timeout_s` of its first byte, its body within
-`body_timeout_s` of the end of its head. Each is one timer per request, started once and never
-moved, so a client trickling a byte at a time cannot extend it. The timers start only when a chunk
-of bytes leaves a request incomplete: a request that arrives whole in one chunk, as the service's
-do, costs no timer at all (an `asyncio.timeout` per delivery cost the receiver ~5-20 µs, a tenth
-of its time or more).
-
-Caps: a connection *waits* from when it opens, or answers a request, until its next request is all
-in; it is *served* from then until its answer is sent. A new connection beyond `max_connections`,
-or beyond `max_connections_per_peer` for its peer, closes the connection (of that peer, for the
-peer's cap) that has waited the longest: an idle keep-alive, a head still arriving, or a body still
-arriving (before, a connection mid-body never counted as idle, and 1,000 of them sending one byte
-each locked every delivery out with 503). A delivery arrives whole within milliseconds, so it is
-the newest waiter, never the oldest; it is never closed while served. Only when every connection
-is served does a new one get 503.
+- **Heads.** A request's head must be in within `header_timeout_s` of its first byte: one timer per
+  request, started once and never moved, so a client trickling a byte at a time cannot stretch it.
+  A head past `max_header_bytes` is refused (431) before uvicorn's parser sees the rest of it. A
+  new connection that sends nothing is closed after `idle_timeout_s`. The guard follows requests'
+  boundaries with a parser of its own (httptools, the one uvicorn uses), fed the same bytes.
+- **Caps.** A connection *waits* from when it opens, or is answered, until its next request is all
+  in (its head and its body); it is *served* from then until its answer. A new connection beyond
+  `max_connections`, or beyond `max_connections_per_peer` for its peer, closes the connection (of
+  that peer, for the peer's cap) that has waited the longest: an idle keep-alive, a head or a body
+  still arriving. A delivery arrives whole within milliseconds, so it is the newest waiter, never
+  the oldest, and it is never closed while served. Only when every connection is served does a
+  new one get 503.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from asyncio import TimerHandle, Transport
+import math
 from collections import OrderedDict
-from typing import ClassVar
+from http import HTTPStatus
+from typing import Any, cast
 
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+import httptools
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from shipsync.webhooks.limits import ReceiverLimits
 
 log = logging.getLogger("shipsync.webhooks")
+Client = tuple[str, int]
 
 
-class _Refused(Exception):
-    """Raised in a parser callback to stop parsing; `send_400_response` answers the refusal."""
-
-
-class OpenConnections:
+class ConnectionGuard:
     """One server's open connections, all of them and each peer's, in the order they began to wait
-    (oldest first): moving one to the end when it waits again keeps the order in O(1)."""
+    (oldest first: moving one to the end when it waits again keeps the order in O(1)), and what
+    uvicorn needs to serve an app under them (`uvicorn_settings`)."""
 
-    def __init__(self) -> None:
-        self.all: OrderedDict[LimitedHttpToolsProtocol, None] = OrderedDict()
-        self.by_peer: dict[str, OrderedDict[LimitedHttpToolsProtocol, None]] = {}
+    def __init__(self, limits: ReceiverLimits) -> None:
+        self.limits = limits
+        self.open_connections: OrderedDict[GuardedConnection, None] = OrderedDict()
+        self.by_peer: dict[str, OrderedDict[GuardedConnection, None]] = {}
+        self.by_client: dict[Client, GuardedConnection] = {}
 
-    def add(self, connection: LimitedHttpToolsProtocol) -> None:
-        self.all[connection] = None
-        self.by_peer.setdefault(connection.peer, OrderedDict())[connection] = None
+    def uvicorn_settings(self, app: ASGIApp) -> dict[str, Any]:
+        """uvicorn's settings to serve `app` under the limits: this guard's protocol around
+        httptools', the app wrapped to report its requests, uvicorn's idle timeout after an answer
+        (whole seconds there, rounded up), and `scope["client"]` left as the socket's peer (the
+        guard finds a request's connection by it)."""
+        guard = self
 
-    def waiting_again(self, connection: LimitedHttpToolsProtocol) -> None:
-        if connection in self.all:
-            self.all.move_to_end(connection)
+        class Protocol(GuardedConnection):
+            def __init__(self, **uvicorn_arguments: Any) -> None:
+                super().__init__(guard, HttpToolsProtocol(**uvicorn_arguments))
+
+        return {
+            "app": self._reporting(app),
+            "http": Protocol,
+            "timeout_keep_alive": math.ceil(self.limits.idle_timeout_s),
+            "proxy_headers": False,
+        }
+
+    def _reporting(self, app: ASGIApp) -> ASGIApp:
+        async def reporting(scope: Scope, receive: Receive, send: Send) -> None:
+            client = scope.get("client")
+            connection = self.by_client.get((client[0], client[1])) if scope["type"] == "http" and client else None
+            if connection is None:
+                await app(scope, receive, send)
+                return
+
+            async def receive_reporting() -> Any:
+                message = await receive()
+                if message["type"] == "http.request" and not message.get("more_body", False):
+                    connection.serving = True  # all in: from now until its answer, never closed for room
+                return message
+
+            try:
+                await app(scope, receive_reporting, send)
+            finally:
+                connection.answered()
+
+        return reporting
+
+    def add(self, connection: GuardedConnection) -> bool:
+        """Count a new connection in; False if there is no room for it, even after closing the
+        longest-waiting connection of its peer and of all."""
+        self.open_connections[connection] = None
+        self.by_client[connection.client] = connection
+        mine = self.by_peer.setdefault(connection.peer, OrderedDict())
+        mine[connection] = None
+        for connections, cap in ((mine, self.limits.max_connections_per_peer), (self.open_connections, self.limits.max_connections)):
+            if len(connections) > cap:
+                # The served are skipped; they are few (a delivery is served for milliseconds).
+                victim = next((c for c in connections if not c.serving), None)
+                if victim is None or victim is connection:
+                    return False
+                log.info("connection from %s closed: waited the longest, at %d connections", victim.client, len(connections))
+                victim.close_for_room()
+        return True
+
+    def waiting_again(self, connection: GuardedConnection) -> None:
+        if connection in self.open_connections:
+            self.open_connections.move_to_end(connection)
             self.by_peer[connection.peer].move_to_end(connection)
 
-    def remove(self, connection: LimitedHttpToolsProtocol) -> None:
-        self.all.pop(connection, None)
+    def remove(self, connection: GuardedConnection) -> None:
+        self.open_connections.pop(connection, None)
+        if self.by_client.get(connection.client) is connection:
+            del self.by_client[connection.client]
         peers = self.by_peer.get(connection.peer)
         if peers is not None:
             peers.pop(connection, None)
@@ -68,153 +124,137 @@ class OpenConnections:
                 del self.by_peer[connection.peer]
 
 
-def _longest_waiting(connections: OrderedDict[LimitedHttpToolsProtocol, None]) -> LimitedHttpToolsProtocol | None:
-    # Served connections are skipped; they are few (a delivery is served for milliseconds).
-    return next((connection for connection in connections if not connection.served()), None)
+class GuardedConnection(asyncio.Protocol):
+    """One connection: every event handed on to uvicorn's protocol (`inner`), after the guard's
+    own look at it (see the module's docstring)."""
 
+    def __init__(self, guard: ConnectionGuard, inner: asyncio.Protocol) -> None:
+        self.guard = guard
+        self.limits = guard.limits
+        self.inner = inner
+        self.loop = asyncio.get_running_loop()
+        # The requests' boundaries, read from the same bytes as uvicorn's parser reads them.
+        self.boundaries = httptools.HttpRequestParser(self)
+        self.boundaries.set_dangerous_leniencies(lenient_data_after_close=True)  # as uvicorn's parser is
+        self.followed = True  # False once the boundaries are lost (a request uvicorn's parser refuses too)
+        self.transport: asyncio.Transport | None = None
+        self.client: Client = ("", 0)
+        self.peer = ""
+        self.serving = False  # a request all in, its answer not yet sent
+        self.head_bytes = 0  # of the request whose head is arriving
+        self.in_body = False  # its head in, its body arriving
+        self.idle_timer: asyncio.TimerHandle | None = None  # a new connection's first byte
+        self.head_timer: asyncio.TimerHandle | None = None  # a head's last byte
 
-class LimitedHttpToolsProtocol(HttpToolsProtocol):
-    limits: ClassVar[ReceiverLimits] = ReceiverLimits()
-    connections_open: ClassVar[OpenConnections] = OpenConnections()
+    # -- asyncio's protocol, handed on -----------------------------------------------------------
 
-    # Per connection: its peer's address, bytes of the current request's head so far, its header
-    # count, whether its headers are still to come, the timers for its head and body, whether a
-    # Transfer-Encoding header was seen, and the refusal a parser callback raised.
-    peer = ""
-    _head_bytes = 0
-    _header_count = 0
-    _awaiting_head = True
-    _head_timer: TimerHandle | None = None
-    _body_timer: TimerHandle | None = None
-    _awaiting_body = False
-    _transfer_encoding = False
-    _refusal: tuple[int, str] | None = None
-
-    def connection_made(self, transport: Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self.timeout_keep_alive = self.limits.idle_timeout_s  # type: ignore[assignment]  # uvicorn's is whole seconds
-        self.peer = self.client[0] if self.client else ""
-        self.connections_open.add(self)
-        if not self._make_room():
-            self._refuse(503, "too many connections")
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is one, without the class
+        peer = transport.get_extra_info("peername")
+        self.client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) and len(peer) >= 2 else ("", 0)
+        self.peer = self.client[0]
+        self.inner.connection_made(self.transport)
+        if not self.guard.add(self):
+            self.refuse(HTTPStatus.SERVICE_UNAVAILABLE, "too many connections")
             return
-        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
-
-    def _make_room(self) -> bool:
-        """Close the longest-waiting connection of this peer past its cap, then of all past the cap;
-        False if every one that would have to go is being served."""
-        mine, everyone = self.connections_open.by_peer[self.peer], self.connections_open.all
-        for connections, cap in ((mine, self.limits.max_connections_per_peer), (everyone, self.limits.max_connections)):
-            if len(connections) > cap:
-                victim = _longest_waiting(connections)
-                if victim is None or victim is self:
-                    return False
-                victim._close_for_room(len(connections))
-        return True
-
-    def _close_for_room(self, count: int) -> None:
-        self.connections_open.remove(self)
-        if self.transport.is_closing():
-            return  # on its way out already (its answer said `connection: close`)
-        log.info("connection from %s closed: waited the longest, at %d connections", self.client, count)
-        if self._head_bytes or self._awaiting_body:
-            self._refuse(503, "closed to make room for other connections")
-        else:
-            self.transport.close()
-
-    def served(self) -> bool:
-        """A request all in and its answer not yet sent: never closed to make room."""
-        return self.cycle is not None and not self.cycle.more_body and not self.cycle.response_complete
+        self.idle_timer = self.loop.call_later(math.ceil(self.limits.idle_timeout_s), self._idle)
 
     def data_received(self, data: bytes) -> None:
-        if self._awaiting_head:
-            room = self.limits.max_header_bytes - self._head_bytes
-            self._head_bytes += min(len(data), room)
-            if len(data) > room:
-                # The head may end within the room: parse that much, then refuse or go on.
-                super().data_received(data[:room])
-                if self._awaiting_head:
-                    self._refuse(431, "request headers too large")
-                    return
-                data = data[room:]
-                if self.transport.is_closing():
-                    return
-        super().data_received(data)
-        if self.transport.is_closing():
-            return
-        if self._awaiting_head and self._head_bytes and self._head_timer is None:
-            self._head_timer = self.loop.call_later(self.limits.header_timeout_s, self._too_slow, "request headers")
-        elif self._awaiting_body and self._body_timer is None:
-            self._body_timer = self.loop.call_later(self.limits.body_timeout_s, self._too_slow, "request body")
+        if self._follow(data):
+            self.inner.data_received(data)
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._header_count = 0
-        self._transfer_encoding = False
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._header_count += 1
-        if self._header_count > self.limits.max_headers:
-            self._refusal = (431, "too many request headers")
-            raise _Refused
-        if name.lower() == b"transfer-encoding":
-            # Only a lone `chunked`: any other coding, or a list (`identity, chunked`), is a framing
-            # a proxy in front may read another way (request smuggling).
-            if self._transfer_encoding or value.strip().lower() != b"chunked":
-                self._refusal = (400, "Transfer-Encoding other than a single chunked")
-                raise _Refused
-            self._transfer_encoding = True
-        super().on_header(name, value)
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
 
-    def on_headers_complete(self) -> None:
-        self._awaiting_head, self._head_bytes, self._awaiting_body = False, 0, True
-        _cancel(self._head_timer)
-        self._head_timer = None
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        super().on_message_complete()
-        self._awaiting_head, self._awaiting_body = True, False  # what follows is the next request's head
-        _cancel(self._body_timer)
-        self._body_timer = None
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self.connections_open.waiting_again(self)
-
-    def send_400_response(self, msg: str) -> None:
-        if self._refusal is not None:
-            self._refuse(*self._refusal)
-        else:
-            super().send_400_response(msg)
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        _cancel(self._head_timer)
-        _cancel(self._body_timer)
-        self.connections_open.remove(self)
-        super().connection_lost(exc)
+        _cancel(self.idle_timer)
+        _cancel(self.head_timer)
+        self.guard.remove(self)
+        self.inner.connection_lost(exc)
 
-    def _too_slow(self, what: str) -> None:
-        self._head_timer = self._body_timer = None
-        if not self.transport.is_closing():
-            self._refuse(408, f"{what} not received in time")
+    # -- the requests' boundaries --------------------------------------------------------------
 
-    def _refuse(self, status: int, reason: str) -> None:
+    def _follow(self, data: bytes) -> bool:
+        """Read `data` for the requests' boundaries and the head's limits; False if the connection
+        was refused for it (nothing of it then goes on to uvicorn)."""
+        if self.closing():
+            return False
+        if not self.followed or self.in_body or self.serving:
+            return self._parse(data)
+        _cancel(self.idle_timer)  # a first byte: the new connection's deadline gives way to its head's
+        room = self.limits.max_header_bytes - self.head_bytes
+        self.head_bytes += min(len(data), room)
+        if self.head_timer is None:
+            self.head_timer = self.loop.call_later(self.limits.header_timeout_s, self._too_slow)
+        if len(data) <= room:
+            return self._parse(data)
+        # The head may end within the room: read that much, then refuse, or go on with the rest.
+        if not self._parse(data[:room]):
+            return False
+        if not self.in_body and not self.serving:
+            self.refuse(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large")
+            return False
+        return self._parse(data[room:])
+
+    def _parse(self, data: bytes) -> bool:
+        if self.followed:
+            try:
+                self.boundaries.feed_data(data)
+            except (httptools.HttpParserError, httptools.HttpParserUpgrade):
+                self.followed = False  # uvicorn's parser refuses (400) or declines (an upgrade) it too
+        return not self.closing()
+
+    def on_headers_complete(self) -> None:
+        _cancel(self.head_timer)
+        self.head_timer, self.head_bytes, self.in_body = None, 0, True
+
+    def on_message_complete(self) -> None:
+        self.in_body = False  # what follows is the next request's head
+
+    def answered(self) -> None:
+        """The app answered a request: the connection waits again, as the newest waiter."""
+        self.serving = False
+        self.guard.waiting_again(self)
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def closing(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    def close_for_room(self) -> None:
+        """Closed for a newer connection: 503 if a request was under way, else without a word."""
+        self.guard.remove(self)
+        if self.head_bytes or self.in_body:
+            self.refuse(HTTPStatus.SERVICE_UNAVAILABLE, "closed to make room for other connections")
+        elif not self.closing():
+            self.transport.close()  # type: ignore[union-attr]
+
+    def refuse(self, status: HTTPStatus, reason: str) -> None:
         """Answer `status` with `reason` and close, without reading any further."""
+        if self.closing() or self.transport is None:
+            return
         body = reason.encode()
-        head = b"content-type: text/plain\r\ncontent-length: %d\r\nconnection: close\r\n\r\n" % len(body)
-        self.transport.write(STATUS_LINE[status] + head + body)
+        head = b"HTTP/1.1 %d %s\r\ncontent-type: text/plain\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+        self.transport.write(head % (status.value, status.phrase.encode(), len(body)) + body)
         self.transport.close()
-        log.info("connection from %s refused -> %d %s", self.client, status, reason)
+        log.info("connection from %s refused -> %d %s", self.client, status.value, reason)
+
+    def _idle(self) -> None:
+        self.idle_timer = None
+        if not self.closing():
+            self.transport.close()  # type: ignore[union-attr]
+
+    def _too_slow(self) -> None:
+        self.head_timer = None
+        self.refuse(HTTPStatus.REQUEST_TIMEOUT, "request headers not received in time")
 
 
-def _cancel(timer: TimerHandle | None) -> None:
+def _cancel(timer: asyncio.TimerHandle | None) -> None:
     if timer is not None:
         timer.cancel()
-
-
-def limited_protocol(limits: ReceiverLimits) -> type[LimitedHttpToolsProtocol]:
-    """The protocol class for uvicorn's `http=`, with these limits and a record of its own of the
-    server's open connections (one class per server)."""
-    attributes = {"limits": limits, "connections_open": OpenConnections()}
-    return type("LimitedHttpToolsProtocol", (LimitedHttpToolsProtocol,), attributes)

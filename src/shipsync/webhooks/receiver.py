@@ -1,16 +1,17 @@
 """The webhook receiver: `POST /webhook` and `GET /healthz`, as a plain ASGI app.
 
 Order of work for a delivery, refusing as early as it can: at the end of the headers (where the
-app starts), a signature header that cannot match (absent, or not 64 lowercase hex digits: 401)
-and a declared length over the cap (413) are answered before a byte of the body is read; then
-the body, under its size cap (413); the signature verified over the raw bytes before parsing
-(401, nothing stored); a replay of a delivery stored lately answered 200 without writing it again
-(`RecentDeliveries`); parsing, within `body_limits`, and a signed body that is not a notification
-kept in quarantine (400); the record appended to the spool and 200 answered only once synced. Every
-refusal closes its connection, so nothing more is read from it. No input yields a 5xx; a spool that
-cannot be written answers 503, which the service retries. Time limits, and limits on headers and
-connections, are the HTTP protocol's (`http_limits`): it sees bytes arrive, so only a request still
-incomplete costs a timer.
+app starts), too many header fields (431), a `Transfer-Encoding` other than one `chunked` (400), a
+signature header that cannot match (absent, or not 64 lowercase hex digits: 401) and a declared
+length over the cap (413) are answered before a byte of the body is read; then the body, under its
+size cap (413) and its deadline (408, from the end of the head: a trickle cannot stretch it); the
+signature verified over the raw bytes before parsing (401, nothing stored); a replay of a delivery
+stored lately answered 200 without writing it again (`RecentDeliveries`); parsing, within
+`body_limits`, and a signed body that is not a notification kept in quarantine (400); the record
+appended to the spool and 200 answered only once synced. Every refusal closes its connection, so
+nothing more is read from it. No input yields a 5xx; a spool that cannot be written answers 503,
+which the service retries. Limits on connections and on heads are the connection guard's
+(`http_limits`): they come before a request reaches the app.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ LOGGED_CHARACTERS = 120  # of an event kind or a notification id, in the deliver
 
 
 class BodyTooLarge(Exception):
+    pass
+
+
+class BodyTooSlow(Exception):
     pass
 
 
@@ -156,14 +161,26 @@ class Receiver:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        if scope["path"] == "/webhook" and scope["method"] == "POST":
+        if (refusal := self._head_refusal(scope["headers"])) is not None:
+            await _respond(send, refusal.status, refusal.body)
+            self.delivery_log.add(refusal, 0.0)
+        elif scope["path"] == "/webhook" and scope["method"] == "POST":
             started = time.perf_counter()
             answer = await self._deliver(scope, receive)
             if answer.status:
                 await _respond(send, answer.status, answer.body)
             self.delivery_log.add(answer, (time.perf_counter() - started) * 1000)
         elif scope["path"] == "/healthz" and scope["method"] == "GET":
-            await _respond(send, 200, {"status": "ok", "records": self.writer.records, "fsyncs": self.writer.fsyncs})
+            try:
+                await self._read_body(receive)  # none is expected; one that comes is read under the same limits
+            except BodyTooLarge:
+                await _respond(send, 413, {"error": f"body larger than {self.limits.max_body} bytes"})
+            except BodyTooSlow:
+                await _respond(send, 408, {"error": "request body not received in time"})
+            except ClientGone:
+                pass
+            else:
+                await _respond(send, 200, {"status": "ok", "records": self.writer.records, "fsyncs": self.writer.fsyncs})
         elif scope["path"] == "/webhook":
             await _respond(send, 405, {"error": "use POST"})
         else:
@@ -178,9 +195,11 @@ class Receiver:
         if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body:
             return self._too_large()
         try:
-            body = await self._read_body(receive)  # a slow body is the protocol's to cut (`http_limits`)
+            body = await self._read_body(receive)
         except BodyTooLarge:
             return self._too_large()
+        except BodyTooSlow:
+            return Answer(408, {"error": "request body not received in time"}, "too slow")
         except ClientGone:
             return Answer(0, {}, "client went away")
         index = verify(body, signature, self.secrets)
@@ -223,26 +242,33 @@ class Receiver:
             return Answer(503, {"error": "cannot store the delivery now"}, "quarantine failed")
         return Answer(400, {"error": f"not a webhook notification: {reason}"}, f"quarantined ({printable(reason)})")
 
+    def _head_refusal(self, headers: list[tuple[bytes, bytes]]) -> Answer | None:
+        """What a request's head alone refuses it for: too many fields, or a framing that a proxy in
+        front may read another way (request smuggling) than httptools does."""
+        if len(headers) > self.limits.max_headers:
+            return Answer(431, {"error": "too many request headers"}, "too many headers")
+        codings = [value for name, value in headers if name == b"transfer-encoding"]
+        if codings and codings != [b"chunked"]:
+            return Answer(400, {"error": "Transfer-Encoding other than a single chunked"}, "odd framing")
+        return None
+
     async def _read_body(self, receive: Receive) -> bytes:
+        """The body, all of it within `body_timeout_s` of the app's start (the end of the head): the
+        deadline is set once, so no pace of arrival moves it."""
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise ClientGone
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limits.max_body:
-                raise BodyTooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-
-async def noop_app(scope: Scope, receive: Receive, send: Send) -> None:
-    """The benchmark's peer: reads the body and answers 200, storing nothing."""
-    if scope["type"] != "http":
-        return
-    while (await receive()).get("more_body", False):
-        pass
-    await _respond(send, 200, {"received": True})
+        try:
+            async with asyncio.timeout(self.limits.body_timeout_s):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise ClientGone
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.limits.max_body:
+                        raise BodyTooLarge
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            raise BodyTooSlow from None

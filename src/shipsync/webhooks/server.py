@@ -1,5 +1,5 @@
-"""Running the receiver: settings to secrets and spool, then uvicorn (uvloop + httptools, with the
-limits of `http_limits`) until SIGTERM or Ctrl-C, then a clean close.
+"""Running the receiver: settings to secrets and spool, then uvicorn (uvloop + httptools, under the
+connection guard of `http_limits`) until SIGTERM or Ctrl-C, then a clean close.
 
 Secrets come from SHIPSYNC_WEBHOOK_SECRETS and the secrets store; ones given on the command line
 are accepted with a warning, since other users of the machine can read a command line.
@@ -15,7 +15,7 @@ from pathlib import Path
 from shipsync.config import Settings
 from shipsync.errors import ConfigError
 from shipsync.logsetup import setup_logging
-from shipsync.webhooks.http_limits import limited_protocol
+from shipsync.webhooks.http_limits import ConnectionGuard
 from shipsync.webhooks.limits import ReceiverLimits
 from shipsync.webhooks.receiver import EveryLineFormatter, Receiver
 from shipsync.webhooks.secrets_store import check_secrets, load_secrets
@@ -60,11 +60,10 @@ def run_receiver(receiver: Receiver, *, host: str, port: int) -> None:
     signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         uvicorn.run(
-            receiver,
+            **ConnectionGuard(receiver.limits).uvicorn_settings(receiver),
             host=host,
             port=port,
             loop="uvloop",
-            http=limited_protocol(receiver.limits),
             ws="none",
             lifespan="off",
             access_log=False,

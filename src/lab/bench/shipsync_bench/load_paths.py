@@ -20,16 +20,15 @@ import duckdb
 import orjson
 
 from shipsync.api.declared import Declared
-from shipsync.api.jsonapi import read_page_head
+from shipsync.api.jsonapi import parse_page
 from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
 from shipsync.api.tracking_models import Container, Shipment
-from shipsync.config import Settings
+from shipsync.json_text import read_body
 from shipsync.pull.documents import PAGES_PER_BATCH, load_documents  # batches as the pull flow writes them
 from shipsync.pull.fetch import Fetched
 from shipsync.warehouse.lake import connect_lake
 from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.members import members_of
-from shipsync.warehouse.normalize_workers import normalizing_pool
 from shipsync.warehouse.schema_create import ensure_schema
 from shipsync.warehouse_location import lake_location
 
@@ -41,28 +40,24 @@ def read_pages(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def fetched_batches(pages_file: Path) -> Iterator[Fetched]:
-    """The pages of the file in the pull's batches, as the pull's fetch gives them: each page read
-    only as far as the listing's walk needs (`read_page_head`), its body kept for the workers."""
+    """The pages of the file in the pull's batches, as the pull's fetch gives them: each body read
+    as the client reads a response (`read_body`, `parse_page`)."""
     with pages_file.open("rb") as lines:
         while batch := list(islice(lines, PAGES_PER_BATCH)):
             fetched = Fetched()
             for body in batch:
-                fetched.add_page(read_page_head(body))
+                fetched.add_page(parse_page(read_body(body)))
             del batch
             yield fetched
             del fetched  # one batch in memory at a time, as in the pull (not the last while the next is read)
 
 
 def load_shipsync(pages_file: Path, warehouse: Path) -> None:
-    """shipsync's own path: normalize each batch and stage it as the pull does (with its default
-    worker processes), and commit the load as one run."""
-    with (
-        warehouse_run(lake_location(str(warehouse)), "pull_documents", {"bench": True}) as run,
-        run.step("pull_documents", {}),
-        normalizing_pool(Settings().normalize_workers) as pool,
-    ):
+    """shipsync's own path: normalize each batch and stage it as the pull does, and commit the load
+    as one run."""
+    with warehouse_run(lake_location(str(warehouse)), "pull_documents", {"bench": True}) as run, run.step("pull_documents", {}):
         for fetched in fetched_batches(pages_file):
-            load_documents(run.warehouse, fetched, pool)
+            load_documents(run.warehouse, fetched)
             del fetched
 
 
@@ -227,10 +222,8 @@ def main() -> None:
     PATHS[kind](pages_file, warehouse)
     seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the largest worker's
     table = "bench.documents" if kind == "dlt" else "documents"
-    found = documents_in(warehouse, table)
-    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak_mb, "worker_peak_rss_mb": worker_peak_mb, "documents": found}))
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak_mb, "documents": documents_in(warehouse, table)}))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from shipsync.serving import free_port
+from shipsync_sandbox.serving import free_port
 
 DATABASE, USER = "prefect", "shipsync"
 

@@ -13,6 +13,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from shipsync.config import load_settings
 from shipsync_bench.processes import SandboxProcess
@@ -27,9 +28,9 @@ def prefect_overhead(documents: int = 10_000, rounds: int = 3) -> list[BenchResu
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     home = Path(os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="shipsync-prefect-")))
     home.mkdir(parents=True, exist_ok=True)
+    from prefect.flows import load_flow_from_entrypoint
     from prefect.testing.utilities import prefect_test_harness
 
-    from shipsync.orchestration.project import load_flow
     from shipsync.pull.documents import pull_documents
 
     with (
@@ -41,7 +42,8 @@ def prefect_overhead(documents: int = 10_000, rounds: int = 3) -> list[BenchResu
         os.environ.update(env)
         try:
             with prefect_test_harness(server_startup_timeout=120):
-                pull_documents_flow = load_flow(project, "flows/pull.py:pull_documents")
+                entrypoint = f"{project.resolve()}/flows/pull.py:pull_documents"
+                pull_documents_flow: Any = load_flow_from_entrypoint(entrypoint, use_placeholder_flow=False)
 
                 plain_times, flow_times, empty_times = [], [], []
                 for n in range(rounds):  # alternate, and keep the better of each (noise only slows)

@@ -13,7 +13,8 @@ from typing import Self
 import httpx
 
 from shipsync.orchestration.api_auth import PrefectApi
-from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.serving import stop_process, wait_until_answers
+from shipsync_sandbox.serving import free_port
 
 
 class SandboxProcess:

@@ -12,7 +12,6 @@ from typing import Any
 
 from shipsync.config import Settings
 from shipsync.pull.listing_marks import MARK
-from shipsync.serving import BackgroundServer
 from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.ledger import last_success_parameter
 from shipsync.warehouse_location import LakeLocation
@@ -24,6 +23,7 @@ from shipsync_bench.bounds_common import KEY, Sandbox, bounded, counted, pages, 
 from shipsync_bench.processes import SandboxProcess
 from shipsync_bench.results import BenchResult
 from shipsync_sandbox.admin_client import wait_for_deliveries
+from shipsync_sandbox.serving import BackgroundServer
 
 SINGLES = ("pull_places", "pull_metro_areas", "pull_document_schemas")  # one request per record
 

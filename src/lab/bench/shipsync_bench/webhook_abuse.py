@@ -18,9 +18,10 @@ from pathlib import Path
 
 import uvloop
 
-from shipsync.serving import free_port, stop_process
+from shipsync.serving import stop_process
 from shipsync_bench.results import BenchResult, at_least, under
 from shipsync_bench.webhook_bench import exchange, notification_body, percentile_ms, receiver_args, receiver_env, serve, signed_request
+from shipsync_sandbox.serving import free_port
 
 # A head that passes every check before the body (a well-formed signature, a length under the
 # cap), then one byte of the hundred it announces.

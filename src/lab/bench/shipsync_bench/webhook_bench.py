@@ -26,7 +26,7 @@ import orjson
 import uvloop
 
 import shipsync.webhooks
-from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.serving import stop_process, wait_until_answers
 from shipsync.warehouse_location import lake_location
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.load import load_events
@@ -34,6 +34,7 @@ from shipsync.webhooks.signature import sign
 from shipsync.webhooks.spool import segments
 from shipsync.webhooks.writer import SpoolWriter
 from shipsync_bench.results import BenchResult, at_least, at_most, under
+from shipsync_sandbox.serving import free_port
 
 SECRET = "whsec-bench-0001"
 CONCURRENCY = 32  # connections of the load generator (the sender's pool in a burst)
@@ -193,7 +194,7 @@ def _measure_interleaved(servers: dict[str, list[str]], env: dict[str, str], cou
 
 def _servers(spool: Path) -> dict[str, list[str]]:
     """The receiver, and its peer: a no-op handler on the same stack that stores nothing."""
-    noop = [sys.executable, "-m", "uvicorn", "shipsync.webhooks.receiver:noop_app", "--port", str(free_port())]
+    noop = [sys.executable, "-m", "uvicorn", "shipsync_bench.noop_receiver:noop_app", "--port", str(free_port())]
     noop += ["--loop", "uvloop", "--http", "httptools", "--log-level", "warning", "--no-access-log", "--lifespan", "off"]
     return {"receiver": receiver_args(free_port(), spool), "no-op": noop}
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +21,32 @@ from typing import Any, Self
 
 import httpx
 
-from shipsync.orchestration.environment import prefect_env, use_prefect_home
-from shipsync.orchestration.project import load_flow, require_project
-from shipsync.serving import free_port, stop_process, wait_until_answers
+from shipsync.orchestration.environment import ELSEWHERE, prefect_env
+from shipsync.orchestration.project import require_project
+from shipsync.serving import stop_process, wait_until_answers
+from shipsync_sandbox.serving import free_port
 
 UI_PORT = 4200
 # Modules Prefect imports lazily when a process runs its first flow (its parameters' encoder is
 # FastAPI's): about half a second that the server's start-up can hide.
 WARM_IMPORTS = ("fastapi.encoders", "prefect.flow_engine", "prefect.utilities.visualization")
+
+
+def use_prefect_home(home: Path, extra: Mapping[str, str] | None = None) -> None:
+    """Point this process's Prefect at `home`, its own: call before Prefect is first imported."""
+    if "prefect" in sys.modules:
+        raise RuntimeError("Prefect is already imported: its home can no longer change in this process")
+    for name in ELSEWHERE:
+        os.environ.pop(name, None)
+    os.environ.update(prefect_env(home, base={}, extra=extra))
+
+
+def load_flow(project: Path, entrypoint: str) -> Any:
+    """The flow at `entrypoint` (`flows/pull.py:pull_all`), a path relative to the project folder."""
+    from prefect.flows import load_flow_from_entrypoint
+
+    path, _, name = entrypoint.rpartition(":")
+    return load_flow_from_entrypoint(f"{require_project(project) / path}:{name}", use_placeholder_flow=False)
 
 
 @dataclass(frozen=True)

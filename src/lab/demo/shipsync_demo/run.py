@@ -28,13 +28,14 @@ import httpx
 
 from shipsync.config import Settings, load_settings
 from shipsync.safe_files import make_folders, open_log, write_bytes
-from shipsync.serving import BackgroundServer, free_port, stop_process, wait_until_answers
+from shipsync.serving import stop_process, wait_until_answers
 from shipsync.warehouse.analyst import read_only
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync_demo.embedded_prefect import EmbeddedPrefect
 from shipsync_demo.show import ANALYST_QUERIES, analyst_query, console, show_flow_runs, show_pickup_risk, show_query
 from shipsync_sandbox import DEFAULT_API_KEYS, SandboxOptions, create_app
 from shipsync_sandbox.admin_client import wait_for_deliveries
+from shipsync_sandbox.serving import BackgroundServer, free_port
 from shipsync_sandbox.timeline import SEEDED_SPAN
 
 JOURNEY_CONTAINERS = 25

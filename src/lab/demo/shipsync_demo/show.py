@@ -13,7 +13,6 @@ from rich.table import Table
 
 from shipsync.cli.common import line
 from shipsync.warehouse.identifiers import ident, literal
-from shipsync.warehouse.pickup_risk import pickup_risk_lines
 from shipsync_demo.embedded_prefect import FlowRunSeen
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
@@ -38,6 +37,25 @@ def analyst_query(con: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any
     """Every read the demo makes of the warehouse (on its read-only connection): columns and rows."""
     result = con.execute(sql, parameters or [])
     return [d[0] for d in result.description or []], result.fetchall()
+
+
+def pickup_risk_lines(con: duckdb.DuckDBPyConnection, *, days: int = 3, limit: int = 10) -> list[str]:
+    """Containers at risk of demurrage (the view `containers_awaiting_pickup`, in warehouse/views), one
+    line per container at risk within `days` (most urgent first), or one line saying none is."""
+    rows = con.execute(
+        "SELECT container_number, bill_of_lading, pod_locode, pickup_facility, strftime(last_free_day, '%Y-%m-%d'), risk, fee_total "
+        "FROM containers_awaiting_pickup WHERE days_until_lfd <= ? OR has_holds "
+        "ORDER BY days_until_lfd NULLS LAST, container_number LIMIT ?",
+        [days, limit],
+    ).fetchall()
+    if not rows:
+        return [f"no container at risk: none discharged and waiting with holds or a last free day within {days} days"]
+    lines = []
+    for number, bill, port, terminal, lfd, risk, fees in rows:
+        where = " ".join(p for p in (port, terminal) if p)
+        fee = f", fees {fees:,.2f}" if fees else ""
+        lines.append(f"{number} (B/L {bill or '?'}) at {where or '?'}: last free day {lfd or 'unknown'}; {risk}{fee}")
+    return lines
 
 
 def show_pickup_risk(con: duckdb.DuckDBPyConnection) -> None:
