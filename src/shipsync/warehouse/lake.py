@@ -132,14 +132,19 @@ def _engine(single_threaded: bool) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(config={**extensions.NO_AUTOLOAD, "temp_directory": spill, **threads})
 
 
+def load_extensions(con: duckdb.DuckDBPyConnection, needed: tuple[extensions.Extension, ...]) -> None:
+    """Load on `con`'s DuckDB what `needed` names and it lacks (the sqlite one with its catalog setting)."""
+    have = {r[0] for r in con.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
+    missing = tuple(e for e in needed if e.name not in have)
+    extensions.load_all(con, missing)
+    if extensions.SQLITE in missing:
+        con.execute(SQLITE_CATALOG_READS)
+
+
 def _loaded(needed: tuple[extensions.Extension, ...], single_threaded: bool) -> duckdb.DuckDBPyConnection:
     engine = _engine(single_threaded)
     with _loading:
-        have = {r[0] for r in engine.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
-        missing = tuple(e for e in needed if e.name not in have)
-        extensions.load_all(engine, missing)
-        if extensions.SQLITE in missing:
-            engine.execute(SQLITE_CATALOG_READS)
+        load_extensions(engine, needed)
     return engine
 
 
@@ -152,7 +157,12 @@ def connect_lake(location: LakeLocation, *, read_only: bool, single_threaded: bo
     if read_only and not location.exists():
         raise WarehouseError(f"no warehouse at {location.describe()}: run a pull first (e.g. `shipsync pull all`)")
     con = _loaded(needed_extensions(location), single_threaded).cursor()
-    alias = f"lake_{next(_aliases)}"
+    return attach_lake(con, location, read_only=read_only, alias=f"lake_{next(_aliases)}")
+
+
+def attach_lake(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only: bool, alias: str) -> LakeConnection:
+    """The lake attached on `con` (whose DuckDB has loaded `needed_extensions`) as `alias`, the
+    account's schema in use; `con` is closed when this fails, and by the result's `close`."""
     opened = LakeConnection(con, alias)
     try:
         if location.storage is not None:
