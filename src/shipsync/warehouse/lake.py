@@ -42,8 +42,10 @@ import duckdb
 
 from shipsync.errors import WarehouseError
 from shipsync.redaction import redact
+from shipsync.safe_files import make_folders
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.ownership import claim_data_path
 from shipsync.warehouse.races import retry_while_racing
 from shipsync.warehouse.staged_files import folder_prefix
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
@@ -170,10 +172,11 @@ def attach_lake(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_
         file = location.sqlite_file
         if file is not None and not read_only:
             prepare_sqlite_catalog(file)
-        if location.folder is not None and not location.on_object_storage and not read_only:
-            Path(location.data_path).mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not location.on_object_storage and not read_only:
+            make_folders(Path(location.data_path))  # 0700, its new parents too, whatever the catalog
         _attach(con, location, read_only=read_only, alias=alias)
         if not read_only:
+            claim_data_path(con, alias, location)
             con.execute("SET SESSION ducklake_max_retry_count = 0")
         if not _use_schema(con, alias, location.schema):
             if read_only:
