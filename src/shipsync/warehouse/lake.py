@@ -30,6 +30,7 @@ before DuckLake first writes it, so that readers never wait for a writer nor a w
 from __future__ import annotations
 
 import itertools
+import re
 import sqlite3
 import tempfile
 import threading
@@ -45,7 +46,7 @@ from shipsync.redaction import redact
 from shipsync.safe_files import make_folders
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
-from shipsync.warehouse.ownership import claim_data_path
+from shipsync.warehouse.ownership import check_bucket, claim_data_path
 from shipsync.warehouse.races import retry_while_racing
 from shipsync.warehouse.staged_files import folder_prefix
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
@@ -174,6 +175,8 @@ def attach_lake(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_
             prepare_sqlite_catalog(file)
         if not location.on_object_storage and not read_only:
             make_folders(Path(location.data_path))  # 0700, its new parents too, whatever the catalog
+        if location.on_object_storage and not read_only:
+            check_bucket(con, location)
         _attach(con, location, read_only=read_only, alias=alias)
         if not read_only:
             claim_data_path(con, alias, location)
@@ -201,8 +204,33 @@ def _attach(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only
         raced=initializing,
         deadline_s=ATTACH_DEADLINE_S,
         pause_s=0.1,
-        failure=lambda exc: f"cannot open the warehouse {location.describe()}: {redact(str(exc))}",
+        failure=lambda exc: attach_failure(location, exc),
     )
+
+
+_MISSING_DATABASE = re.compile(r'database "([^"]+)" does not exist')
+_OTHER_DATA_PATH = re.compile(r'existing data path in the catalog "([^"]*)"')
+
+
+def attach_failure(location: LakeLocation, exc: duckdb.Error) -> str:
+    """One line saying what to do about an ATTACH that failed: the lake not made yet, its PostgreSQL
+    database missing, a data path other than the catalog's; else DuckDB's own first line."""
+    text = str(exc)
+    where = location.describe()
+    if "creating a new DuckLake is explicitly disabled" in text:
+        return f"no warehouse at {where}: run a pull first (e.g. `shipsync pull all`)"
+    if found := _MISSING_DATABASE.search(text):
+        return (
+            f"the PostgreSQL database {found.group(1)} of the warehouse does not exist: create it first "
+            f"(as a superuser: CREATE DATABASE {found.group(1)} OWNER <the pipeline's role>; docs/operations.md#beyond-one-host)"
+        )
+    if found := _OTHER_DATA_PATH.search(text):
+        return (
+            f"the warehouse's catalog was made with the data path {found.group(1)}, not {location.data_path}: "
+            "set SHIPSYNC_WAREHOUSE_DATA to the catalog's"
+        )
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return f"cannot open the warehouse {where}: {redact(first)}"
 
 
 def _use_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> bool:

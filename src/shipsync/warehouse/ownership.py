@@ -88,16 +88,31 @@ def _claim_local(location: LakeLocation, marker: dict[str, str]) -> str:
     return text
 
 
-def _claim_object_storage(con: duckdb.DuckDBPyConnection, location: LakeLocation, marker: dict[str, str]) -> str:
+def _listed_marker(con: duckdb.DuckDBPyConnection, location: LakeLocation) -> bool:
+    """Whether the bucket holds the marker. Listed by a pattern (DuckDB returns a name without one
+    unchecked), which lists the few keys that start with the marker's name and fails when the
+    bucket does not exist or these keys cannot list it."""
     path = marker_path(location)
     try:
-        found = con.execute("SELECT count(*) FROM glob(?)", [path]).fetchone()
+        found = con.execute("SELECT file FROM glob(?)", [path + "*"]).fetchall()
     except duckdb.Error as exc:
         raise WarehouseError(
             f"cannot list the lake's data path {location.data_path}: its bucket does not exist, or these storage keys "
-            f"cannot list it; create the bucket (docs/operations.md#beyond-one-host) or check the AWS_* variables ({redact(str(exc))})"
+            f"cannot list it; create the bucket (docs/operations.md#beyond-one-host) or check the AWS_* variables "
+            f"({redact(str(exc).strip().splitlines()[0])})"
         ) from None
-    if not found or not found[0]:
+    return any(row[0] == path for row in found)
+
+
+def check_bucket(con: duckdb.DuckDBPyConnection, location: LakeLocation) -> None:
+    """A WarehouseError saying what to do when the lake's bucket cannot be listed: checked before a
+    writer attaches, so that a mistyped bucket never becomes the data path of a new catalog."""
+    _listed_marker(con, location)
+
+
+def _claim_object_storage(con: duckdb.DuckDBPyConnection, location: LakeLocation, marker: dict[str, str]) -> str:
+    path = marker_path(location)
+    if not _listed_marker(con, location):
         # One JSON object per row is what DuckDB's json format writes: one row, the marker.
         columns = ", ".join(f"? AS {ident(name)}" for name in marker)
         con.execute(f"COPY (SELECT {columns}) TO {literal(path)} (FORMAT json)", list(marker.values()))
