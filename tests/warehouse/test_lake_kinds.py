@@ -111,3 +111,20 @@ def test_a_postgresql_lakes_local_data_folder_is_private(servers: Servers, tmp_p
     for folder in (data, data.parent, data.parent.parent):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
     assert stat.S_IMODE((data / MARKER_NAME).stat().st_mode) == 0o600
+
+
+def test_the_prompt_on_a_postgresql_and_bucket_lake_reads_the_lake_and_nothing_else(
+    servers: Servers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGPASSWORD", servers.pg.password)
+    lake = lake_location(servers.catalog("lake_in_bucket"), f"s3://{BUCKET}/prompt/", None, servers.storage())
+    servers.pg.execute(f"CREATE DATABASE lake_in_bucket OWNER {USER}")
+    sql_now(lake, INSERT)
+    env = servers.env(servers.catalog("lake_in_bucket"), f"s3://{BUCKET}/prompt/")
+    result = runner.invoke(app, ["sql", "-c", "SELECT run_id FROM sync_runs", "--output", "csv"], env=env)
+    assert (result.exit_code, result.output) == (0, "run_id\nr1\n")
+    # The pipeline's role reaches the catalog's database; the prompt does not hand it over.
+    drop = "FROM postgres_execute('__ducklake_metadata_shipsync', 'DROP TABLE ducklake_snapshot')"
+    assert "does not run the function postgres_execute" in one_line_error(env, "sql", "-c", drop)
+    assert "file system operations are disabled" in one_line_error(env, "sql", "-c", f"FROM read_text('s3://{BUCKET}/elsewhere/x')")
+    assert runner.invoke(app, ["sql", "-c", "SELECT count(*) FROM sync_runs"], env=env).exit_code == 0
