@@ -1,8 +1,9 @@
-"""How analysts open the warehouse: read-only, from shipsync (`shipsync sql`) or from any DuckDB of
-the same line with the statements `shipsync sql --print-attach` prints (extension loads, for a
-SQLite catalog the setting shipsync reads it with, the `ATTACH ... (READ_ONLY)`, the `USE` of the
-account's schema). A read-only attach never waits for a
-run and no run waits for it: DuckLake readers see the newest snapshot when they start a query.
+"""How analysts open the warehouse from any DuckDB of the same version: the statements `shipsync
+sql --print-attach` prints (extension loads, for a SQLite catalog the setting shipsync reads it
+with, the `ATTACH ... (READ_ONLY)` as `shipsync`, the `USE` of the account's schema), and a plain
+read-only connection for shipsync's own readers. `shipsync sql` itself opens the lake locked down
+(`read_only_sql`). A read-only attach never waits for a run and no run waits for it: DuckLake
+readers see the newest snapshot when they start a query.
 """
 
 from __future__ import annotations

@@ -24,7 +24,11 @@ query, and every catalog table read at the same state). Measured here: the five 
 
 An embedded lake's folder is created private (0700) and its SQLite catalog is created in WAL mode
 before DuckLake first writes it, so that readers never wait for a writer nor a writer for readers
-(in SQLite's default journal mode, an analyst's open transaction makes every commit wait).
+(in SQLite's default journal mode, an analyst's open transaction makes every commit wait). A
+writer makes a local data path private too (0700, whatever the catalog), lists a bucket before it
+attaches (so a missing one is said in one line and never becomes a new catalog's data path), and
+claims the data path as its lake's own before it writes there (`ownership`). An ATTACH that fails
+says what to do (`attach_failure`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 import duckdb
@@ -30,8 +29,6 @@ from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse_location import LakeLocation
 
 MARKER_NAME = "shipsync-lake.json"
-_checked: set[tuple[str, str]] = set()  # (catalog, data path) pairs this process found its own
-_checking = threading.Lock()
 
 
 def lake_id(con: duckdb.DuckDBPyConnection, alias: str) -> str:
@@ -123,20 +120,14 @@ def _claim_object_storage(con: duckdb.DuckDBPyConnection, location: LakeLocation
 def claim_data_path(con: duckdb.DuckDBPyConnection, alias: str, location: LakeLocation) -> None:
     """Make sure the lake attached as `alias` owns its data path before it writes there: mark the
     path as its own if nobody has, and refuse it (a WarehouseError saying what to do) when the
-    marker names another lake. Checked once per process for each lake and data path."""
-    key = (location.catalog, location.data_path)
-    if key in _checked:
-        return
-    with _checking:
-        if key in _checked:
-            return
-        lake = lake_id(con, alias)
-        marker = _marker(location, lake)
-        found = _claim_object_storage(con, location, marker) if location.on_object_storage else _claim_local(location, marker)
-        owner = _owner(found, marker_path(location))
-        if owner != lake:
-            raise WarehouseError(
-                f"the data path {location.data_path} belongs to another lake ({owner}, says {marker_path(location)}), "
-                f"not to this one ({lake}): give this lake a data path of its own (SHIPSYNC_WAREHOUSE_DATA)"
-            )
-        _checked.add(key)
+    marker names another lake. Checked at every writer's opening (a file read, or a listing and a
+    read of one object: milliseconds beside the opening's catalog work)."""
+    lake = lake_id(con, alias)
+    marker = _marker(location, lake)
+    found = _claim_object_storage(con, location, marker) if location.on_object_storage else _claim_local(location, marker)
+    owner = _owner(found, marker_path(location))
+    if owner != lake:
+        raise WarehouseError(
+            f"the data path {location.data_path} belongs to another lake ({owner}, says {marker_path(location)}), "
+            f"not to this one ({lake}): give this lake a data path of its own (SHIPSYNC_WAREHOUSE_DATA)"
+        )
