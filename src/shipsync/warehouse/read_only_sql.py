@@ -124,25 +124,21 @@ def _function_names(tree: Any) -> Iterator[str]:
             yield from _function_names(value)
 
 
-def _extension_only(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
-    """The functions the loaded extensions define that DuckDB alone does not."""
-    bare = duckdb.connect(config={**extensions.NO_AUTOLOAD})
-    try:
-        core = {row[0] for row in bare.execute("SELECT DISTINCT lower(function_name) FROM duckdb_functions()").fetchall()}
-    finally:
-        bare.close()
-    every = {row[0] for row in con.execute("SELECT DISTINCT lower(function_name) FROM duckdb_functions()").fetchall()}
-    return frozenset(every - core)
+_FUNCTION_NAMES = "SELECT DISTINCT lower(function_name) FROM duckdb_functions()"
 
 
 class ReadOnlyPrompt:
     """A locked-down connection with the lake attached as `shipsync` (see the module's docstring):
-    `run` checks each statement of a text, then runs it."""
+    `run` checks each statement of a text, then runs it. Statements are taken apart on a DuckDB of
+    their own with nothing attached (`_parser`: the text is only ever a parameter there), since a
+    statement on the lake's connection costs a catalog read."""
 
-    def __init__(self, lake: LakeConnection) -> None:
+    def __init__(self, lake: LakeConnection, parser: duckdb.DuckDBPyConnection) -> None:
         self.con = lake.con
         self._lake = lake
-        self._extension_only = _extension_only(self.con)
+        self._parser = parser
+        core = {row[0] for row in parser.execute(_FUNCTION_NAMES).fetchall()}
+        self._extension_only = frozenset({row[0] for row in self.con.execute(_FUNCTION_NAMES).fetchall()} - core)
         self._table_functions = frozenset(
             row[0]
             for row in self.con.execute(
@@ -174,7 +170,7 @@ class ReadOnlyPrompt:
             self._check_query(text)
 
     def _check_query(self, text: str) -> None:
-        row = self.con.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
+        row = self._parser.execute("SELECT json_serialize_sql(?)", [text]).fetchone()
         tree = json.loads(row[0]) if row else {"error": True}
         if tree.get("error"):
             # Never run unchecked: a query DuckDB cannot take apart is refused.
@@ -224,7 +220,11 @@ def read_only_prompt(location: LakeLocation) -> Iterator[ReadOnlyPrompt]:
         lake = attach_lake(con, location, read_only=True, alias=PROMPT_ALIAS)
         try:
             _lock_down(con, location, spill)
-            yield ReadOnlyPrompt(lake)
+            parser = duckdb.connect(config={**extensions.NO_AUTOLOAD, "enable_external_access": False})
+            try:
+                yield ReadOnlyPrompt(lake, parser)
+            finally:
+                parser.close()
         finally:
             lake.close()
     finally:
