@@ -5,6 +5,7 @@ maintains a lake (snapshots expired, small files merged) and is recorded in the 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,10 @@ def test_the_maintenance_flow_maintains_a_lake(prefect_harness: None, monkeypatc
         sql_now(lake, "INSERT INTO webhooks (id, url, active) VALUES (?, 'http://x/webhook', true)", [f"w-{number}"])
     with analyst(lake) as con:
         before = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{con.alias}')").fetchone()
-    expired = asyncio.run(maintain_warehouse(retention_days=1e-9))  # type: ignore[arg-type]
+    # The snapshots made years ago, as the catalog says: older than the shortest retention, a day.
+    with sqlite3.connect(lake / "catalog.sqlite") as catalog:
+        catalog.execute("UPDATE ducklake_snapshot SET snapshot_time = '2020-01-01 00:00:00+00'")
+    expired = asyncio.run(maintain_warehouse(retention_days=1))  # type: ignore[arg-type]
     with analyst(lake) as con:
         after = con.execute(f"SELECT count(*) FROM ducklake_snapshots('{con.alias}')").fetchone()
         ids = con.execute("SELECT id FROM webhooks ORDER BY id").fetchall()

@@ -25,8 +25,8 @@ def test_expired_snapshots_stay_expired(tmp_path: Path) -> None:
     for n in range(4):
         sql_now(lake, "INSERT INTO sync_runs (run_id, flow, started_at, status) VALUES (?, 'test', now(), 'completed')", [f"r{n}"])
     before = snapshots(lake)
-    time.sleep(0.2)
-    report = maintain(location(lake), retention=timedelta(0))
+    # Two days on: every snapshot is older than a day's retention.
+    report = maintain(location(lake), retention=timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2))
     assert report.expired_snapshots >= before - 1
     # What is left: the newest snapshot and what the maintenance run itself committed.
     assert snapshots(lake) <= 3 < before, (before, report)
@@ -45,8 +45,8 @@ def test_snapshots_newer_than_the_retention_stay_even_on_its_own_day(tmp_path: P
     with analyst(lake) as con:
         times = dict(con.execute("SELECT snapshot_id, snapshot_time FROM ducklake_snapshots(?)", [con.alias]).fetchall())
     cutoff_id = sorted(times)[-2]
-    now = datetime.now(UTC)
-    report = maintain(location(lake), retention=now - times[cutoff_id], now=now)
+    # A day after the cutoff snapshot: a day's retention reaches back to it exactly.
+    report = maintain(location(lake), retention=timedelta(days=1), now=times[cutoff_id] + timedelta(days=1))
     with analyst(lake) as con:
         kept = {row[0] for row in con.execute("SELECT snapshot_id FROM ducklake_snapshots(?)", [con.alias]).fetchall()}
     assert {i for i in times if i >= cutoff_id} <= kept

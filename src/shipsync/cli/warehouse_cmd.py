@@ -5,30 +5,44 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from shipsync.cli.common import console, line, one_line_errors, settings_from_env
+from shipsync.plain_text import plain
+from shipsync.redaction import redact
+
+if TYPE_CHECKING:
+    from shipsync.warehouse.read_only_sql import ReadOnlyPrompt
 
 warehouse_app = typer.Typer(help="The warehouse itself: import an older one, maintain its files and snapshots.", no_args_is_help=True)
 
 
+def _cell(value: object) -> str:
+    """A value as plain text (`shipsync.plain_text`: control and escape characters escaped), its
+    line breaks kept: the table shows a value of several lines (an EXPLAIN plan) on several lines."""
+    return "NULL" if value is None else "\n".join(plain(part) for part in str(value).split("\n"))
+
+
 def _table(columns: list[str], rows: list[tuple[Any, ...]]) -> Table:
-    table = Table(*columns)
+    """Rows as a table for the terminal: every name and value as plain text."""
+    table = Table(*(_cell(c) for c in columns))
     for row in rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
+        table.add_row(*(_cell(v) for v in row))
     return table
 
 
 def _print_result(columns: list[str], rows: list[tuple[Any, ...]], output: str) -> None:
+    """A result as a table, or as CSV: exact values into a file or a pipe, escaped on a terminal."""
     if output == "csv":
         import csv
 
+        shown = sys.stdout.isatty()
         writer = csv.writer(sys.stdout)
-        writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerow([plain(c) for c in columns] if shown else columns)
+        writer.writerows(([v if v is None else plain(str(v)) for v in row] for row in rows) if shown else rows)
     elif columns:
         console.print(_table(columns, rows), markup=False)
         console.print(f"({len(rows):,} row{'s' if len(rows) != 1 else ''})", markup=False)
@@ -43,26 +57,28 @@ def sql(
     output: str = typer.Option("table", "--output", help="How -c prints rows: table or csv."),
 ) -> None:
     """The warehouse, read-only: an interactive SQL prompt, one statement (-c), or the statements
-    that open it from a DuckDB shell or a notebook (--print-attach). Never waits for a run."""
-    from shipsync.warehouse.analyst import attach_script, read_only, run_query
+    that open it from a DuckDB shell or a notebook (--print-attach). Never waits for a run. Only
+    reads run: no statement writes a file, attaches a database or changes a setting."""
+    from shipsync.warehouse.analyst import attach_script
+    from shipsync.warehouse.read_only_sql import read_only_prompt
 
     location = settings_from_env().lake
     if print_attach:
         print(attach_script(location))
         return
-    with read_only(location) as con:
+    with read_only_prompt(location) as prompt:
         if command is not None:
-            columns, rows = run_query(con, command)
+            columns, rows = prompt.run(command)
             _print_result(columns, rows, output)
             return
-        _prompt(con)
+        _prompt(prompt)
 
 
-def _prompt(con: Any) -> None:
+def _prompt(prompt: ReadOnlyPrompt) -> None:
     """Read statements (ended by `;`) and print what each returns; `.quit` or end of input leaves."""
     import duckdb
 
-    from shipsync.warehouse.analyst import run_query
+    from shipsync.warehouse.read_only_sql import RefusedStatement
 
     with contextlib.suppress(ImportError):
         import readline  # noqa: F401  (line editing and history at the prompt, where the platform has it)
@@ -70,20 +86,20 @@ def _prompt(con: Any) -> None:
     pending = ""
     while True:
         try:
-            line = input("shipsync> " if not pending else "      ...> ")
+            typed = input("shipsync> " if not pending else "      ...> ")
         except (EOFError, KeyboardInterrupt):
             print()
             return
-        if not pending and line.strip() in (".quit", ".exit", "\\q"):
+        if not pending and typed.strip() in (".quit", ".exit", "\\q"):
             return
-        pending += line + "\n"
+        pending += typed + "\n"
         if not pending.rstrip().endswith(";"):
             continue
         try:
-            columns, rows = run_query(con, pending)
+            columns, rows = prompt.run(pending)
             _print_result(columns, rows, "table")
-        except duckdb.Error as exc:
-            console.print(f"error: {str(exc).strip().splitlines()[0]}", markup=False)
+        except (duckdb.Error, RefusedStatement) as exc:
+            console.print(line("error: ", redact(str(exc).strip().splitlines()[0])))
         pending = ""
 
 

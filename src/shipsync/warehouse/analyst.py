@@ -1,8 +1,9 @@
-"""How analysts open the warehouse: read-only, from shipsync (`shipsync sql`) or from any DuckDB of
-the same line with the statements `shipsync sql --print-attach` prints (extension loads, for a
-SQLite catalog the setting shipsync reads it with, the `ATTACH ... (READ_ONLY)`, the `USE` of the
-account's schema). A read-only attach never waits for a
-run and no run waits for it: DuckLake readers see the newest snapshot when they start a query.
+"""How analysts open the warehouse from any DuckDB of the same version: the statements `shipsync
+sql --print-attach` prints (extension loads, for a SQLite catalog the setting shipsync reads it
+with, the `ATTACH ... (READ_ONLY)` as `shipsync`, the `USE` of the account's schema), and a plain
+read-only connection for shipsync's own readers. `shipsync sql` itself opens the lake locked down
+(`read_only_sql`). A read-only attach never waits for a run and no run waits for it: DuckLake
+readers see the newest snapshot when they start a query.
 """
 
 from __future__ import annotations
@@ -53,16 +54,17 @@ def attach_statements(location: LakeLocation, *, alias: str = ANALYST_ALIAS) -> 
 
 
 def attach_script(location: LakeLocation) -> str:
-    """`attach_statements` with what a reader needs to know, as comments."""
-    installs = " ".join(f"INSTALL {_install_name(e)};" for e in needed_extensions(location))
-    lines = [
-        f"-- shipsync's warehouse, read-only: {location.describe()}",
-        f"-- DuckDB {duckdb.__version__} (the extensions are installed in DuckDB's folder the first time shipsync opens the lake;",
-        f"-- elsewhere run once: {installs})",
+    """`attach_statements`, one a line, after comments saying what a reader needs to know. A `;`
+    ends a statement and nothing else: the script may be split on `;` (a comment holding one
+    broke every statement after it)."""
+    names = " and ".join(_install_name(e) for e in needed_extensions(location))
+    comments = [
+        f"shipsync's warehouse, read-only: {location.describe()}",
+        f"for DuckDB {duckdb.__version__} with its {names} extensions (from a plain pip install: docs/analysts.md)",
     ]
     if location.catalog_kind == "postgres":
-        lines.append("-- The catalog's password comes from PGPASSWORD or ~/.pgpass (a read-only role: docs/analysts.md).")
-    return "\n".join([*lines, *attach_statements(location)])
+        comments.append("the catalog's password comes from PGPASSWORD or ~/.pgpass (a read-only role: docs/analysts.md)")
+    return "\n".join([*(f"-- {comment.replace(';', ',')}" for comment in comments), *attach_statements(location)])
 
 
 @contextmanager

@@ -24,12 +24,17 @@ query, and every catalog table read at the same state). Measured here: the five 
 
 An embedded lake's folder is created private (0700) and its SQLite catalog is created in WAL mode
 before DuckLake first writes it, so that readers never wait for a writer nor a writer for readers
-(in SQLite's default journal mode, an analyst's open transaction makes every commit wait).
+(in SQLite's default journal mode, an analyst's open transaction makes every commit wait). A
+writer makes a local data path private too (0700, whatever the catalog), lists a bucket before it
+attaches (so a missing one is said in one line and never becomes a new catalog's data path), and
+claims the data path as its lake's own before it writes there (`ownership`). An ATTACH that fails
+says what to do (`attach_failure`).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 import sqlite3
 import tempfile
 import threading
@@ -42,8 +47,10 @@ import duckdb
 
 from shipsync.errors import WarehouseError
 from shipsync.redaction import redact
+from shipsync.safe_files import make_folders
 from shipsync.warehouse import extensions
 from shipsync.warehouse.identifiers import ident, literal
+from shipsync.warehouse.ownership import check_bucket, claim_data_path
 from shipsync.warehouse.races import retry_while_racing
 from shipsync.warehouse.staged_files import folder_prefix
 from shipsync.warehouse_location import LakeLocation, ObjectStorage
@@ -132,14 +139,19 @@ def _engine(single_threaded: bool) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(config={**extensions.NO_AUTOLOAD, "temp_directory": spill, **threads})
 
 
+def load_extensions(con: duckdb.DuckDBPyConnection, needed: tuple[extensions.Extension, ...]) -> None:
+    """Load on `con`'s DuckDB what `needed` names and it lacks (the sqlite one with its catalog setting)."""
+    have = {r[0] for r in con.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
+    missing = tuple(e for e in needed if e.name not in have)
+    extensions.load_all(con, missing)
+    if extensions.SQLITE in missing:
+        con.execute(SQLITE_CATALOG_READS)
+
+
 def _loaded(needed: tuple[extensions.Extension, ...], single_threaded: bool) -> duckdb.DuckDBPyConnection:
     engine = _engine(single_threaded)
     with _loading:
-        have = {r[0] for r in engine.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
-        missing = tuple(e for e in needed if e.name not in have)
-        extensions.load_all(engine, missing)
-        if extensions.SQLITE in missing:
-            engine.execute(SQLITE_CATALOG_READS)
+        load_extensions(engine, needed)
     return engine
 
 
@@ -152,7 +164,12 @@ def connect_lake(location: LakeLocation, *, read_only: bool, single_threaded: bo
     if read_only and not location.exists():
         raise WarehouseError(f"no warehouse at {location.describe()}: run a pull first (e.g. `shipsync pull all`)")
     con = _loaded(needed_extensions(location), single_threaded).cursor()
-    alias = f"lake_{next(_aliases)}"
+    return attach_lake(con, location, read_only=read_only, alias=f"lake_{next(_aliases)}")
+
+
+def attach_lake(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only: bool, alias: str) -> LakeConnection:
+    """The lake attached on `con` (whose DuckDB has loaded `needed_extensions`) as `alias`, the
+    account's schema in use; `con` is closed when this fails, and by the result's `close`."""
     opened = LakeConnection(con, alias)
     try:
         if location.storage is not None:
@@ -160,10 +177,13 @@ def connect_lake(location: LakeLocation, *, read_only: bool, single_threaded: bo
         file = location.sqlite_file
         if file is not None and not read_only:
             prepare_sqlite_catalog(file)
-        if location.folder is not None and not location.on_object_storage and not read_only:
-            Path(location.data_path).mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not location.on_object_storage and not read_only:
+            make_folders(Path(location.data_path))  # 0700, its new parents too, whatever the catalog
+        if location.on_object_storage and not read_only:
+            check_bucket(con, location)
         _attach(con, location, read_only=read_only, alias=alias)
         if not read_only:
+            claim_data_path(con, alias, location)
             con.execute("SET SESSION ducklake_max_retry_count = 0")
         if not _use_schema(con, alias, location.schema):
             if read_only:
@@ -183,8 +203,33 @@ def _attach(con: duckdb.DuckDBPyConnection, location: LakeLocation, *, read_only
         lambda: con.execute(attach_statement(location, read_only=read_only, alias=alias), [location.data_path]),
         deadline_s=ATTACH_DEADLINE_S,
         pause_s=0.1,
-        failure=lambda exc: f"cannot open the warehouse {location.describe()}: {redact(str(exc))}",
+        failure=lambda exc: attach_failure(location, exc),
     )
+
+
+_MISSING_DATABASE = re.compile(r'database "([^"]+)" does not exist')
+_OTHER_DATA_PATH = re.compile(r'existing data path in the catalog "([^"]*)"')
+
+
+def attach_failure(location: LakeLocation, exc: duckdb.Error) -> str:
+    """One line saying what to do about an ATTACH that failed: the lake not made yet, its PostgreSQL
+    database missing, a data path other than the catalog's; else DuckDB's own first line."""
+    text = str(exc)
+    where = location.describe()
+    if "creating a new DuckLake is explicitly disabled" in text:
+        return f"no warehouse at {where}: run a pull first (e.g. `shipsync pull all`)"
+    if found := _MISSING_DATABASE.search(text):
+        return (
+            f"the PostgreSQL database {found.group(1)} of the warehouse does not exist: create it first "
+            f"(as a superuser: CREATE DATABASE {found.group(1)} OWNER <the pipeline's role>; docs/operations.md#beyond-one-host)"
+        )
+    if found := _OTHER_DATA_PATH.search(text):
+        return (
+            f"the warehouse's catalog was made with the data path {found.group(1)}, not {location.data_path}: "
+            "set SHIPSYNC_WAREHOUSE_DATA to the catalog's"
+        )
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return f"cannot open the warehouse {where}: {redact(first)}"
 
 
 def _use_schema(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> bool:

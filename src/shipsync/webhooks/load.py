@@ -14,14 +14,23 @@ holds any more are archived once the load is committed, and the archive is prune
 
 Checkpoints and dead letters name a segment by the spool's own id and the segment's name, so that
 receivers on several hosts, each with its own spool, load into one lake side by side.
+
+One load of a spool at a time: a load holds an exclusive `flock` on the spool's `load.lock` from
+reading the checkpoints until its commit and archiving are done, and a second waits for it, then
+reads the checkpoints the first committed. Two loads reading the same records would both stage
+them, and the second's commit, replayed on the first's, would find every one of them known: a
+false redelivery row for each.
 """
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +42,9 @@ from shipsync.webhooks.framing import SpoolRecord, read_records
 from shipsync.webhooks.load_steps import Copy
 from shipsync.webhooks.spool import ArchiveRetention, SpoolFolder, SpoolSizes, is_finished, segments
 
+log = logging.getLogger("shipsync.webhooks")
 SPOOL_ID_FILE = "spool-id"
+LOAD_LOCK_FILE = "load.lock"
 DECLARED_REFRESH_EXCLUDED = frozenset(
     {"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"}
 )
@@ -116,6 +127,21 @@ def spool_id(folder: SpoolFolder) -> str:
         return made
 
 
+@contextmanager
+def loading_alone(folder: SpoolFolder) -> Iterator[None]:
+    """The spool's load lock, held for the block: waits while another load of this spool runs."""
+    fd = os.open(LOAD_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=folder.fd)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another events load of %s is running: waiting for it to finish", folder.path)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def load_events(
     location: LakeLocation,
     spool: Path,
@@ -129,32 +155,39 @@ def load_events(
         return LoadReport()
     folder = SpoolFolder(spool)  # checks the folder is ours before trusting what is in it
     try:
-        own = spool_id(folder)
-        parameters = {"spool": own}
-        # Single-threaded: a minute's load reads and writes a few rows per statement (and a load of
-        # 50,000 took no longer so, measured on 2 cores: the parsing is Python's).
-        with (
-            warehouse_run(location, "load_events", parameters, flow_run_id=flow_run_id, single_threaded=True) as run,
-            run.step("load_events", parameters) as record,
-        ):
-            # A bare segment name is a checkpoint of a warehouse imported from the last layout (one
-            # spool, whose segments were named alone): it is this spool's.
-            checkpoints = {
-                segment.split("/", 1)[-1]: int(offset)
-                for segment, offset in run.con.execute(
-                    "SELECT segment, \"offset\" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?) OR NOT contains(segment, '/')",
-                    [f"{own}/"],
-                ).fetchall()
-            }
-            stage = EventLogStage(run.warehouse, datetime.now(UTC), own)
-            for batch in read_batches(spool, checkpoints, sizes or SpoolSizes()):
-                stage_copies(stage, batch.records, spool_progress)
-                checkpoints.update(batch.progress)
-        report = LoadReport.of(record)
-        report.archived = archive_consumed(folder, checkpoints)
-        report.pruned = prune_archive(folder, checkpoints, retention or ArchiveRetention(), time.time())
+        with loading_alone(folder):
+            return _load(location, folder, sizes, retention, flow_run_id)
     finally:
         folder.close()
+
+
+def _load(
+    location: LakeLocation, folder: SpoolFolder, sizes: SpoolSizes | None, retention: ArchiveRetention | None, flow_run_id: str | None
+) -> LoadReport:
+    own = spool_id(folder)
+    parameters = {"spool": own}
+    # Single-threaded: a minute's load reads and writes a few rows per statement (and a load of
+    # 50,000 took no longer so, measured on 2 cores: the parsing is Python's).
+    with (
+        warehouse_run(location, "load_events", parameters, flow_run_id=flow_run_id, single_threaded=True) as run,
+        run.step("load_events", parameters) as record,
+    ):
+        # A bare segment name is a checkpoint of a warehouse imported from the last layout (one
+        # spool, whose segments were named alone): it is this spool's.
+        checkpoints = {
+            segment.split("/", 1)[-1]: int(offset)
+            for segment, offset in run.con.execute(
+                "SELECT segment, \"offset\" FROM webhook_spool_checkpoints WHERE starts_with(segment, ?) OR NOT contains(segment, '/')",
+                [f"{own}/"],
+            ).fetchall()
+        }
+        stage = EventLogStage(run.warehouse, datetime.now(UTC), own)
+        for batch in read_batches(folder.path, checkpoints, sizes or SpoolSizes()):
+            stage_copies(stage, batch.records, spool_progress)
+            checkpoints.update(batch.progress)
+    report = LoadReport.of(record)
+    report.archived = archive_consumed(folder, checkpoints)
+    report.pruned = prune_archive(folder, checkpoints, retention or ArchiveRetention(), time.time())
     return report
 
 

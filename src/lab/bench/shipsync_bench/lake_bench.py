@@ -22,7 +22,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
 
@@ -144,7 +144,10 @@ def year_of_loads(days: int = 365, loads_per_day: int = 2, per_load: int = 20) -
                 sent += per_load
                 load_events(location, spool)
             window_start = day_started[max(0, day + 1 - RETENTION_DAYS)]
-            report = maintain(location, retention=datetime.now(UTC) - window_start)
+            # Compressed time: "now" is a retention after the window's first day, so that the
+            # snapshots before it are the ones older than the retention (at least a day).
+            retention = timedelta(days=RETENTION_DAYS)
+            report = maintain(location, retention=retention, now=window_start + retention)
             if (day + 1) % PRINTED_EVERY_DAYS == 0 or day + 1 in (RETENTION_DAYS, days):
                 counts[day + 1] = (report.after.snapshots, report.after.data_files)
     settled = min(d for d in counts if d >= 2 * RETENTION_DAYS) if days >= 2 * RETENTION_DAYS else days
