@@ -6,7 +6,8 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,7 +16,7 @@ from shipsync.api.client import ClientOptions
 from shipsync.api.ratelimit import RateBudget
 from shipsync.api.ratelimit import RateLimit as RateLimit  # also named from here by the lab's sandbox
 from shipsync.errors import ConfigError
-from shipsync.redaction import register_secret
+from shipsync.redaction import redact, register_credentials_in, register_secret
 
 if TYPE_CHECKING:
     from shipsync.warehouse_location import LakeLocation
@@ -61,6 +62,8 @@ class Settings(BaseSettings):
     aws_endpoint_url: str | None = Field(
         default=None, validation_alias=AliasChoices("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "aws_endpoint_url")
     )
+    # libpq's password for a PostgreSQL catalog: read by the driver itself, masked here wherever it shows.
+    pgpassword: SecretStr | None = Field(default=None, validation_alias=AliasChoices("PGPASSWORD", "pgpassword"))
     # How far back time travel reaches: older snapshots are expired by the maintenance run.
     snapshot_retention_days: float = Field(default=30.0, gt=0, le=3650)
     spool: Path | None = None
@@ -109,9 +112,17 @@ class Settings(BaseSettings):
         if self.webhook_secrets is not None:
             for secret in self.webhook_secrets.get_secret_value().split(","):
                 register_secret(secret.strip())
-        for credential in (self.aws_secret_access_key, self.aws_session_token):
+        for credential in (self.aws_secret_access_key, self.aws_session_token, self.pgpassword):
             if credential is not None:
                 register_secret(credential.get_secret_value())
+        register_secret(self.aws_access_key_id)
+        # A credential written in a URI or connection string (`postgresql://USER:PASSWORD@...`).
+        register_credentials_in(self.api_url, self.warehouse, self.warehouse_data, self.aws_endpoint_url)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """What `repr` shows: every text setting with its credentials masked (a URI's password)."""
+        for name, value in super().__repr_args__():
+            yield name, redact(value) if isinstance(value, str) else value
 
     @property
     def lake(self) -> LakeLocation:

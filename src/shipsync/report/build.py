@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from shipsync.errors import WarehouseError
+from shipsync.redaction import redact
 from shipsync.report.model import Chart, ChartOutcome, ReportResult, Section, Windows
 from shipsync.report.page import render_page
 from shipsync.report.queries import CLOCKS
@@ -163,5 +164,5 @@ def build_report(
     html = render_page(SECTIONS, outcomes, windows, location.describe(), first_steps, datetime.now(UTC))
     output = Path(output)
     make_folders(output.parent)
-    write_bytes(output, html.encode("utf-8"))
+    write_bytes(output, redact(html).encode("utf-8"))  # a file meant for sharing: no credential on it
     return ReportResult(output, location.describe(), time.perf_counter() - started, outcomes, first_steps, windows)
