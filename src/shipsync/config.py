@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     read_timeout: float = Field(default=30.0, gt=0)
     concurrency: int = Field(default=8, ge=1, le=64)
     max_retries: int = Field(default=5, ge=0, le=20)
+    # A listing that runs past this many pages, or a response past this many megabytes, fails its
+    # run with one line (a service that pages forever, or sends a page no one asked for).
+    max_listing_pages: int = Field(default=10_000, ge=1)
+    max_response_mb: float = Field(default=64.0, gt=0)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     # An incremental documents pull re-reads documents created this many days before its mark:
     # the service may still change their extraction (later changes: the weekly full pass).
@@ -175,6 +179,8 @@ class Settings(BaseSettings):
             concurrency=self.concurrency,
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
+            max_listing_pages=self.max_listing_pages,
+            max_response_bytes=int(self.max_response_mb * 1024 * 1024),
         )
 
     def require_api_key(self) -> str:
