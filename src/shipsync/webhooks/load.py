@@ -18,9 +18,7 @@ receivers on several hosts, each with its own spool, load into one lake side by 
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,7 +31,6 @@ from shipsync.webhooks.framing import SpoolRecord, read_records
 from shipsync.webhooks.load_steps import Copy
 from shipsync.webhooks.spool import ArchiveRetention, SpoolFolder, SpoolSizes, is_finished, segments
 
-SPOOL_ID_FILE = "spool-id"
 DECLARED_REFRESH_EXCLUDED = frozenset(
     {"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"}
 )
@@ -99,23 +96,6 @@ def read_batches(spool: Path, checkpoints: dict[str, int], sizes: SpoolSizes) ->
         yield Batch(records)
 
 
-def spool_id(folder: SpoolFolder) -> str:
-    """The spool's own id (made once, kept in the spool): what tells its segments from another
-    host's spool in the lake's checkpoints."""
-    path = folder.path / SPOOL_ID_FILE
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        made = uuid.uuid4().hex[:12]
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return path.read_text().strip()  # another loader made it first
-        with os.fdopen(fd, "w") as out:
-            out.write(made + "\n")
-        return made
-
-
 def load_events(
     location: LakeLocation,
     spool: Path,
@@ -129,7 +109,7 @@ def load_events(
         return LoadReport()
     folder = SpoolFolder(spool)  # checks the folder is ours before trusting what is in it
     try:
-        own = spool_id(folder)
+        own = folder.spool_id()
         parameters = {"spool": own}
         # Single-threaded: a minute's load reads and writes a few rows per statement (and a load of
         # 50,000 took no longer so, measured on 2 cores: the parsing is Python's).
