@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -20,16 +19,8 @@ from shipsync.serving import free_port
 from shipsync.webhooks.body_limits import MAX_BODY_BYTES, MAX_DEPTH, MAX_VALUES
 from shipsync.webhooks.catch_up import KEPT_OF_TOO_LARGE, catch_up
 from shipsync.webhooks.registration import register_webhook
-from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
-
-
-def rows(settings: Settings, sql: str) -> list[tuple[Any, ...]]:
-    con = analyst(settings)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+from support.warehouse_rows import rows
 
 
 def listed(sandbox: RunningSandbox, webhook_id: str, notification_id: str, minutes_ago: int, **attributes: object) -> None:
@@ -80,18 +71,22 @@ def test_listed_notifications_past_the_delivery_limits_are_dead_letters_and_the_
     done = catch_up(settings)
     assert done.walk is not None and done.walk.listed == 5 and done.whole_until is not None
     assert (done.loaded, done.dead_letters) == (2, 3)
-    assert rows(settings, "SELECT notification_id FROM webhook_events ORDER BY 1") == [("ntf-plain-new",), ("ntf-plain-old",)]
-    dead = {r[0]: (r[1], r[2]) for r in rows(settings, "SELECT notification_id, reason, octet_length(body) FROM webhook_dead_letters")}
+    assert rows(settings, "SELECT notification_id FROM webhook_events ORDER BY 1") == [
+        {"notification_id": "ntf-plain-new"},
+        {"notification_id": "ntf-plain-old"},
+    ]
+    letters = rows(settings, "SELECT notification_id AS id, reason, octet_length(body) AS size FROM webhook_dead_letters")
+    dead = {r["id"]: (r["reason"], r["size"]) for r in letters}
     assert set(dead) == set(refused.values())
     assert f"(at most {MAX_DEPTH})" in dead["ntf-deep"][0]
     assert f"(at most {MAX_BODY_BYTES:,}, as a delivery)" in dead["ntf-huge"][0] and dead["ntf-huge"][1] == KEPT_OF_TOO_LARGE
     assert f"(at most {MAX_VALUES:,})" in dead["ntf-many-values"][0]
-    assert rows(settings, "SELECT max(strlen(CAST(payload AS VARCHAR))) FROM webhook_events")[0][0] < MAX_BODY_BYTES
+    assert rows(settings, "SELECT max(strlen(CAST(payload AS VARCHAR))) AS size FROM webhook_events")[0]["size"] < MAX_BODY_BYTES
 
     again = catch_up(settings)  # the dead letters are settled: not taken again, the mark moves on
     assert again.walk is not None and (again.loaded, again.dead_letters, again.walk.known) == (0, 0, 5)
     assert again.whole_until is not None and again.whole_until > done.whole_until  # type: ignore[operator]
-    assert rows(settings, "SELECT count(*) FROM webhook_dead_letters") == [(3,)]
+    assert rows(settings, "SELECT count(*) AS n FROM webhook_dead_letters") == [{"n": 3}]
 
 
 def test_events_catch_up_ends_quietly_on_a_hostile_listing(hostile_listing: tuple[Settings, dict[str, str]]) -> None:
