@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,7 +16,7 @@ from shipsync.api.client import ClientOptions
 from shipsync.api.ratelimit import RateBudget
 from shipsync.api.ratelimit import RateLimit as RateLimit  # also named from here by the lab's sandbox
 from shipsync.errors import ConfigError
-from shipsync.redaction import register_secret
+from shipsync.redaction import redact, register_credentials_in, register_secret
 
 if TYPE_CHECKING:
     from shipsync.warehouse_location import LakeLocation
@@ -61,6 +62,8 @@ class Settings(BaseSettings):
     aws_endpoint_url: str | None = Field(
         default=None, validation_alias=AliasChoices("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "aws_endpoint_url")
     )
+    # libpq's password for a PostgreSQL catalog: read by the driver itself, masked here wherever it shows.
+    pgpassword: SecretStr | None = Field(default=None, validation_alias=AliasChoices("PGPASSWORD", "pgpassword"))
     # How far back time travel reaches: older snapshots are expired by the maintenance run.
     snapshot_retention_days: float = Field(default=30.0, gt=0, le=3650)
     spool: Path | None = None
@@ -72,6 +75,10 @@ class Settings(BaseSettings):
     read_timeout: float = Field(default=30.0, gt=0)
     concurrency: int = Field(default=8, ge=1, le=64)
     max_retries: int = Field(default=5, ge=0, le=20)
+    # A listing that runs past this many pages, or a response past this many megabytes, fails its
+    # run with one line (a service that pages forever, or sends a page no one asked for).
+    max_listing_pages: int = Field(default=10_000, ge=1)
+    max_response_mb: float = Field(default=64.0, gt=0)
     retry_base_delay: float = Field(default=0.25, gt=0, le=60)
     # An incremental documents pull re-reads documents created this many days before its mark:
     # the service may still change their extraction (later changes: the weekly full pass).
@@ -106,9 +113,17 @@ class Settings(BaseSettings):
         if self.webhook_secrets is not None:
             for secret in self.webhook_secrets.get_secret_value().split(","):
                 register_secret(secret.strip())
-        for credential in (self.aws_secret_access_key, self.aws_session_token):
+        for credential in (self.aws_secret_access_key, self.aws_session_token, self.pgpassword):
             if credential is not None:
                 register_secret(credential.get_secret_value())
+        register_secret(self.aws_access_key_id)
+        # A credential written in a URI or connection string (`postgresql://USER:PASSWORD@...`).
+        register_credentials_in(self.api_url, self.warehouse, self.warehouse_data, self.aws_endpoint_url)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """What `repr` shows: every text setting with its credentials masked (a URI's password)."""
+        for name, value in super().__repr_args__():
+            yield name, redact(value) if isinstance(value, str) else value
 
     @property
     def lake(self) -> LakeLocation:
@@ -161,6 +176,8 @@ class Settings(BaseSettings):
             concurrency=self.concurrency,
             connect_timeout=self.connect_timeout,
             read_timeout=self.read_timeout,
+            max_listing_pages=self.max_listing_pages,
+            max_response_bytes=int(self.max_response_mb * 1024 * 1024),
         )
 
     def require_api_key(self) -> str:

@@ -14,8 +14,12 @@
         ├── RateLimitedError        429, still after retries
         ├── UpstreamError           5xx
         ├── ApiNetworkError         timeouts, connection failures, unreadable bodies
-        └── OutcomeUnknownError     a POST/PATCH/DELETE was sent, but whether the service acted
-                                    on it cannot be known (connection lost, 5xx, timeout)
+        ├── OutcomeUnknownError     a POST/PATCH/DELETE was sent, but whether the service acted
+        │                           on it cannot be known (connection lost, 5xx, timeout)
+        ├── OutsideServiceError     a link (`links.next`) names a place outside the service: not
+        │                           requested, the API key never sent there
+        ├── RunawayListingError     a listing repeats a page or runs past its page cap
+        └── ResponseTooLargeError   a response past the size limit, refused while reading
 
 Messages never contain an API key or a webhook secret: the transport never puts headers in
 messages, and `redact` is applied to anything derived from user configuration.
@@ -119,6 +123,19 @@ class ApiNetworkError(ApiError):
 
 class OutcomeUnknownError(ApiError):
     """A write was sent but its outcome cannot be known; never resent blindly."""
+
+
+class OutsideServiceError(ApiError):
+    """A URL the service named (a `links.next`) is not under the configured service's scheme,
+    host, port and base path: it is never requested, so the API key never goes there."""
+
+
+class RunawayListingError(ApiError):
+    """A listing whose `links.next` repeats a page, or that runs past its page cap."""
+
+
+class ResponseTooLargeError(ApiError):
+    """A response larger than the configured maximum, refused while it was being read."""
 
 
 def error_for_status(status: int, errors: tuple[ErrorItem, ...], method: str, path: str) -> ApiError:

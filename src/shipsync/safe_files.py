@@ -13,8 +13,10 @@ nobody can guess in advance, and a link planted there fails the create), written
 renamed over the target: a symlink planted at the target is replaced, its target never opened or
 overwritten. Both steps name the folder by a descriptor opened once, so a folder swapped half-way
 cannot redirect the second step. A reader sees the old file or the new one, never a half-written
-one; on any error the temp file is removed. Logs are appended through `open_log`, which refuses a
-link at their name. Folders shipsync creates are 0700, parents included (`make_folders`).
+one; on any error the temp file is removed. What it writes is private (0600) unless a caller asks
+for another mode: the report and results files hold the fleet's data, shared by choice. Logs are
+appended through `open_log`, which refuses a link at their name. Folders shipsync creates are
+0700, parents included (`make_folders`).
 """
 
 from __future__ import annotations
@@ -126,10 +128,11 @@ def sync_folder(path: Path | int) -> None:
 
 
 @contextmanager
-def replacing(target: Path, *, mode: int = 0o666, durable: bool = True) -> Iterator[BinaryIO]:
+def replacing(target: Path, *, mode: int = PRIVATE_FILE, durable: bool = True) -> Iterator[BinaryIO]:
     """A binary file that becomes `target` when the block ends without error.
 
-    `mode` is filtered by the umask like any new file (0o600 for secrets). `durable` fsyncs the
+    `mode` is filtered by the umask like any new file: private (0600) unless the caller says
+    otherwise, so a report or results file is its owner's to share. `durable` fsyncs the
     file and its folder before and after the rename, so a crash leaves the old file or the new.
     """
     folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -154,7 +157,7 @@ def replacing(target: Path, *, mode: int = 0o666, durable: bool = True) -> Itera
 
 
 @contextmanager
-def replacing_text(target: Path, *, encoding: str = "utf-8", newline: str | None = None, mode: int = 0o666) -> Iterator[TextIO]:
+def replacing_text(target: Path, *, encoding: str = "utf-8", newline: str | None = None, mode: int = PRIVATE_FILE) -> Iterator[TextIO]:
     """`replacing` for text: what `open(target, "w", encoding=..., newline=...)` would give."""
     with replacing(target, mode=mode) as raw:
         text = io.TextIOWrapper(raw, encoding=encoding, newline=newline)
@@ -165,7 +168,7 @@ def replacing_text(target: Path, *, encoding: str = "utf-8", newline: str | None
             text.detach()  # `replacing` closes the file itself
 
 
-def write_bytes(target: Path, data: bytes, *, mode: int = 0o666) -> None:
+def write_bytes(target: Path, data: bytes, *, mode: int = PRIVATE_FILE) -> None:
     """Write `data` as `target`, safely (see the module docstring)."""
     with replacing(target, mode=mode) as out:
         out.write(data)

@@ -7,7 +7,8 @@ account, from `SHIPSYNC_WAREHOUSE`, `SHIPSYNC_WAREHOUSE_DATA` and `SHIPSYNC_ACCO
 - `ducklake:postgres:<libpq connection string>`: the catalog in PostgreSQL, for several hosts;
   `SHIPSYNC_WAREHOUSE_DATA` then names the data path all hosts reach (`s3://bucket/prefix/`, with
   credentials and endpoint from the standard AWS variables, or a shared folder). Passwords belong in
-  `PGPASSWORD` or `~/.pgpass`; one written in the string is masked in every message.
+  `PGPASSWORD` or `~/.pgpass`; one written in the string (`password=...`, or a URI's
+  `postgresql://USER:PASSWORD@HOST/DB`) is masked in every message (`shipsync.redaction`).
 - `ducklake:sqlite:<file>`: a SQLite catalog elsewhere (data beside it, or SHIPSYNC_WAREHOUSE_DATA).
 
 Several accounts share one lake, each in its own schema (`SHIPSYNC_ACCOUNT`, default `main`).
@@ -21,13 +22,12 @@ from pathlib import Path
 from typing import Literal
 
 from shipsync.errors import ConfigError
-from shipsync.redaction import register_secret
+from shipsync.redaction import mask_credentials, register_credentials_in
 
 CATALOG_FILE = "catalog.sqlite"
 DATA_FOLDER = "data"
 DEFAULT_SCHEMA = "main"
 _SCHEMA = re.compile(r"[a-z][a-z0-9_]{0,62}")
-_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -77,17 +77,13 @@ class LakeLocation:
         file = self.sqlite_file
         return file.is_file() if file is not None else True
 
+    def __repr__(self) -> str:
+        catalog, data = mask_credentials(self.catalog), mask_credentials(self.data_path)
+        return f"LakeLocation(catalog={catalog!r}, data_path={data!r}, schema={self.schema!r}, folder={self.folder!r})"
+
     def describe(self) -> str:
-        """The catalog and data path for messages, with any password masked."""
-        return f"ducklake:{masked(self.catalog)} (data {self.data_path}, schema {self.schema})"
-
-    def password(self) -> str | None:
-        found = _PASSWORD.search(self.catalog)
-        return found.group(2).strip("'") if found else None
-
-
-def masked(catalog: str) -> str:
-    return _PASSWORD.sub(r"\1***", catalog)
+        """The catalog and data path for messages, every credential written in them masked."""
+        return f"ducklake:{mask_credentials(self.catalog)} (data {mask_credentials(self.data_path)}, schema {self.schema})"
 
 
 def _folder_data(folder: Path) -> str:
@@ -112,9 +108,8 @@ def lake_location(
     """The lake that SHIPSYNC_WAREHOUSE (`warehouse`), SHIPSYNC_WAREHOUSE_DATA (`data`) and
     SHIPSYNC_ACCOUNT (`account`) name, with `storage`'s credentials when its data lives in a
     bucket; a ConfigError naming the variable when they cannot be one."""
+    register_credentials_in(warehouse, data)
     location = _located(warehouse, data, schema_name(account))
-    if location.password():
-        register_secret(location.password() or "")
     if location.on_object_storage:
         location = replace(location, storage=storage or ObjectStorage())
     return location
@@ -137,7 +132,7 @@ def _located(warehouse: str, data: str | None, schema: str) -> LakeLocation:
             file = Path(catalog.removeprefix("sqlite:")).expanduser().resolve()
             return LakeLocation(f"sqlite:{file}", _data_path(data) if data else _folder_data(file.parent), schema, file.parent)
         raise ConfigError(
-            f"SHIPSYNC_WAREHOUSE={masked(text)!r}: shipsync's lakes have a sqlite: or postgres: catalog "
+            f"SHIPSYNC_WAREHOUSE={mask_credentials(text)!r}: shipsync's lakes have a sqlite: or postgres: catalog "
             "(ducklake:sqlite:FILE or ducklake:postgres:CONNECTION), or give a folder"
         )
     folder = Path(text).expanduser().resolve()

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,11 +18,15 @@ from shipsync.bulk.apply import apply_file
 from shipsync.config import load_settings
 from shipsync.pull.documents import pull_documents
 from shipsync.pull.everything import pull_all
+from shipsync.warehouse.identifiers import literal
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_bench.postgres import DATABASE as PG_DATABASE
+from shipsync_bench.postgres import USER as PG_USER
+from shipsync_bench.postgres import TemporaryPostgres
 from shipsync_sandbox.serving import BackgroundServer
 from support.lake import analyst, location
 from support.sandboxes import RunningSandbox, SandboxFactory, settings_for, shipsync_env
@@ -149,3 +156,130 @@ def test_secrets_canary_in_prefect(
     assert "pull-all" in artifacts and "apply-custom-fields" in artifacts and '"message"' in logs
     haystack = runs + artifacts + logs + everything_text(tmp_path, warehouse, {secrets_file})
     assert planted_key not in haystack and planted_secret not in haystack
+
+
+# Every form a credential may be given in, each with a canary of its own (issue 36, item 2).
+URI_PASSWORD = "the catalog URI's password"
+CANARIES = {
+    URI_PASSWORD: "canary-uri-pw-5c1e",
+    "a catalog URI's wrong password": "canary-wrong-pw-8b2d",
+    "a libpq keyword password": "canary-keyword-pw-3f7a",
+    "PGPASSWORD": "canary-pgpassword-9e4b",
+    "AWS_SECRET_ACCESS_KEY": "canary-aws-secret-2d6c",
+    "AWS_SESSION_TOKEN": "canary-aws-session-7a1f",
+    "AWS_ACCESS_KEY_ID": "AKIACANARY7Q3Z9X1W2E",
+    "SHIPSYNC_API_KEY": "canary-api-key-4e8d",
+}
+
+
+def _catalog(pg: TemporaryPostgres, password: str, port: int | None = None) -> str:
+    return f"ducklake:postgres:postgresql://{PG_USER}:{password}@127.0.0.1:{port or pg.port}/{PG_DATABASE}"
+
+
+def _lake_text(env: dict[str, str]) -> str:
+    """Every row of every table of the lake (the ledger included), read as an analyst would."""
+    from shipsync.config import load_settings
+    from shipsync.warehouse.analyst import read_only
+
+    settings = load_settings(warehouse=env["SHIPSYNC_WAREHOUSE"], warehouse_data=env["SHIPSYNC_WAREHOUSE_DATA"])
+    with read_only(settings.lake) as con:
+        tables = [row[0] for row in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake'").fetchall()]
+        return "\n".join(str(con.execute(f'SELECT * FROM "{table}"').fetchall()) for table in tables)
+
+
+@pytest.mark.slow
+def test_credential_canaries_in_every_form(tmp_path: Path) -> None:
+    """A lake whose catalog is a real PostgreSQL reached through a `postgresql://USER:PASSWORD@`
+    URI, with a canary in every other form a credential takes (PGPASSWORD, AWS keys, the API key, a
+    libpq `password=`, a wrong password): status, print-attach, the report, maintenance, a
+    spreadsheet's results, connection errors, `up`'s banner, its flow runs (Prefect's database,
+    logs and artifacts, the worker's log) and the lake's own tables hold none of them."""
+    from shipsync.orchestration.api_auth import PrefectApi
+    from shipsync_bench.processes import SandboxProcess, UpProcess
+    from shipsync_sandbox.serving import free_port
+    from support.prefect_up import ROOT, api, run_deployments, up_env
+
+    key = CANARIES["SHIPSYNC_API_KEY"]
+    outputs: dict[str, str] = {}
+    with TemporaryPostgres() as pg, SandboxProcess("--rate-limit", "0", "--documents", "20", "--api-key", key) as sandbox:
+        pg.execute(f"ALTER ROLE {PG_USER} PASSWORD {literal(CANARIES[URI_PASSWORD])}")
+        env = up_env(
+            tmp_path,
+            sandbox.api_url,
+            SHIPSYNC_API_KEY=key,
+            SHIPSYNC_WAREHOUSE=_catalog(pg, CANARIES[URI_PASSWORD]),
+            SHIPSYNC_WAREHOUSE_DATA=str(tmp_path / "lake-data"),
+            SHIPSYNC_SPOOL=str(tmp_path / "spool"),
+            SHIPSYNC_SECRETS_FILE=str(tmp_path / "config" / "secrets.json"),
+            PGPASSWORD=CANARIES["PGPASSWORD"],
+            AWS_SECRET_ACCESS_KEY=CANARIES["AWS_SECRET_ACCESS_KEY"],
+            AWS_SESSION_TOKEN=CANARIES["AWS_SESSION_TOKEN"],
+            AWS_ACCESS_KEY_ID=CANARIES["AWS_ACCESS_KEY_ID"],
+        )
+        env.pop("PREFECT_API_URL", None)
+
+        def shipsync(name: str, *args: str, overrides: dict[str, str] | None = None, ok: bool = True) -> str:
+            done = subprocess.run(
+                [sys.executable, "-m", "shipsync", *args],
+                env={**env, **(overrides or {})},
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            assert (done.returncode == 0) is ok, f"{name}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+            outputs[name] = done.stdout + done.stderr
+            return done.stdout
+
+        shipsync("pull all", "pull", "all")
+        shipsync("status", "status")
+        shipsync("print-attach", "sql", "--print-attach")
+        shipsync("report", "report", "--output", str(tmp_path / "out" / "report.html"))
+        shipsync("maintain", "warehouse", "maintain")
+        number = re.search(r"\b[A-Z]{4}\d{7}\b", shipsync("a container", "sql", "-c", "SELECT number FROM containers LIMIT 1"))
+        assert number is not None, outputs["a container"]
+        (tmp_path / "tags.csv").write_text(f"container_number,po_number\n{number.group(0)},PO-CANARY\n")
+        shipsync("apply", "apply", "custom-fields", str(tmp_path / "tags.csv"))
+        wrong = {
+            "wrong password": _catalog(pg, CANARIES["a catalog URI's wrong password"]),
+            "unreachable catalog": _catalog(pg, CANARIES[URI_PASSWORD], port=free_port()),
+            "keyword form": f"ducklake:postgres:dbname={PG_DATABASE} host=127.0.0.1 port={pg.port} user={PG_USER} "
+            f"password={CANARIES['a libpq keyword password']}",
+        }
+        for name, catalog in wrong.items():
+            for command in (["status"], ["pull", "metro-areas"]):
+                shipsync(f"{name}: {' '.join(command)}", *command, overrides={"SHIPSYNC_WAREHOUSE": catalog}, ok=False)
+        assert "password authentication failed" in outputs["wrong password: status"], outputs["wrong password: status"]
+
+        up = UpProcess(env=env, cwd=ROOT).start()
+        try:
+            prefect: PrefectApi = up.prefect_api
+            shipsync("register", "webhooks", "register", "--url", up.receiver_url, "--all-events")
+            runs = [("pull_all/pull-all", {}), ("maintain_warehouse/maintain-warehouse", {}), ("report/report", {})]
+            states = run_deployments(env, prefect, runs)
+            assert [state for _, state in states] == ["COMPLETED"] * 3, states
+            run_ids = [run_id for run_id, _ in states]
+            prefect_records = [
+                json.dumps(api(prefect, "/flow_runs/filter", {"limit": 200})),
+                json.dumps(api(prefect, "/logs/filter", {"logs": {"flow_run_id": {"any_": run_ids}}, "limit": 200})),
+                json.dumps(api(prefect, "/artifacts/filter", {"limit": 200})),
+                json.dumps(api(prefect, "/deployments/filter", {"limit": 200})),
+            ]
+        finally:
+            up.stop()
+        outputs["up"] = up.output
+        outputs["Prefect's API"] = "\n".join(prefect_records)
+        outputs["the lake"] = _lake_text(env)
+
+    secrets_file = tmp_path / "config" / "secrets.json"
+    files = {str(p.relative_to(tmp_path)): p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()}
+    files.pop(str(secrets_file.relative_to(tmp_path)))
+    outputs.update(files)
+    found = {form: [where for where, text in outputs.items() if canary in text] for form, canary in CANARIES.items()}
+    assert not any(found.values()), {form: where for form, where in found.items() if where}
+    # What was looked at: the outputs say where the lake is, masked; the flows ran and logged.
+    assert all("postgresql://shipsync:***@127.0.0.1" in outputs[name] for name in ("status", "up", "print-attach", "maintain"))
+    assert "maintain" in outputs["Prefect's API"] and any(name.endswith("worker.log") for name in outputs)
+    assert any(name.endswith("report.html") for name in outputs) and any(name.endswith("prefect.db") for name in outputs)
+    assert any(name.endswith(".results.csv") for name in outputs)

@@ -22,9 +22,10 @@ from shipsync.webhooks.body_limits import MAX_DEPTH, MAX_VALUES, members_of, sha
 from shipsync.webhooks.framing import encode_record, read_records
 from shipsync.webhooks.http_limits import ConnectionGuard
 from shipsync.webhooks.limits import ReceiverLimits
-from shipsync.webhooks.load import SPOOL_ID_FILE, load_events
+from shipsync.webhooks.load import load_events
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.signature import sign
+from shipsync.webhooks.spool import SPOOL_ID_FILE
 from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP

@@ -20,13 +20,14 @@ from shipsync.api.clock import Clock
 from shipsync.api.custom_fields import CustomFields
 from shipsync.api.definitions import CustomFieldDefinitions
 from shipsync.api.documents import Documents
+from shipsync.api.jsonapi import DEFAULT_MAX_LISTING_PAGES
 from shipsync.api.ratelimit import RateBudget, RateLimit, RequestLimiter, shared_limiter
 from shipsync.api.reference_data import DocumentSchemas, MetroAreas
 from shipsync.api.retry import RetryPolicy
 from shipsync.api.shipments import Shipments
 from shipsync.api.tracking_reads import Containers, Places, ShippingLines
 from shipsync.api.tracking_requests import TrackingRequests
-from shipsync.api.transport import ClientStats, Transport
+from shipsync.api.transport import DEFAULT_MAX_RESPONSE_BYTES, ClientStats, Transport
 from shipsync.api.webhooks import Webhooks
 
 T = TypeVar("T")
@@ -49,6 +50,8 @@ class ClientOptions:
     concurrency: int = 8
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
+    max_listing_pages: int = DEFAULT_MAX_LISTING_PAGES
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 class AsyncShipsyncClient:
@@ -68,6 +71,8 @@ class AsyncShipsyncClient:
         http_transport: httpx.AsyncBaseTransport | None = None,
         clock: Clock | None = None,
         rng: random.Random | None = None,
+        max_listing_pages: int = DEFAULT_MAX_LISTING_PAGES,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.transport = Transport(
             base_url,
@@ -80,6 +85,8 @@ class AsyncShipsyncClient:
             http_transport=http_transport,
             clock=clock,
             rng=rng,
+            max_listing_pages=max_listing_pages,
+            max_response_bytes=max_response_bytes,
         )
         self.documents = Documents(self.transport)
         self.metro_areas = MetroAreas(self.transport)
@@ -113,6 +120,8 @@ class AsyncShipsyncClient:
             connect_timeout=options.connect_timeout,
             read_timeout=options.read_timeout,
             http_transport=http_transport,
+            max_listing_pages=options.max_listing_pages,
+            max_response_bytes=options.max_response_bytes,
         )
 
     def __repr__(self) -> str:

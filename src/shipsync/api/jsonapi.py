@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shipsync.errors import ErrorItem
+from shipsync.errors import ErrorItem, RunawayListingError
 
 JsonObject = dict[str, Any]
 
@@ -105,6 +105,44 @@ class Page:
         if isinstance(link, dict):  # JSON:API allows link objects {href: ...}
             link = link.get("href")
         return link if isinstance(link, str) and link else None
+
+
+# Pages a listing may have unless the settings say otherwise (SHIPSYNC_MAX_LISTING_PAGES): a
+# million resources at the largest page size, so only a listing that never ends reaches it.
+DEFAULT_MAX_LISTING_PAGES = 10_000
+_LINK_SHOWN = 200  # characters of a link in an error message
+
+
+@dataclass
+class ListingWalk:
+    """Where a walk down a listing has been: the `links.next` it followed and the pages it read.
+    A link followed before (a cursor that repeats) or a page past `max_pages` stops the walk with
+    a `RunawayListingError` instead of paging forever, holding the rate budget and the run."""
+
+    listing: str  # what the error names: the listing's path, or the step walking it
+    max_pages: int = DEFAULT_MAX_LISTING_PAGES
+    pages: int = 0
+    followed: set[str] = field(default_factory=set)
+
+    def read(self, pages: int = 1) -> None:
+        """Count pages read."""
+        self.pages += pages
+
+    def follow(self, link: str) -> str:
+        """`link`, the next page to read, unless the walk followed it before or has read its cap."""
+        if link in self.followed:
+            shown = link if len(link) <= _LINK_SHOWN else link[:_LINK_SHOWN] + "..."
+            raise RunawayListingError(
+                f"the listing {self.listing} repeats a page after {self.pages:,} pages "
+                f"(links.next {shown} again): stopped instead of paging forever"
+            )
+        if self.pages >= self.max_pages:
+            raise RunawayListingError(
+                f"the listing {self.listing} runs past {self.max_pages:,} pages (SHIPSYNC_MAX_LISTING_PAGES): stopped; "
+                "a listing that never ends is the service's fault, a longer one needs a larger cap"
+            )
+        self.followed.add(link)
+        return link
 
 
 # A listing's pages, fetched as they are read. An async generator, so that a reader that stops early

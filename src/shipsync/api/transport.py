@@ -2,6 +2,14 @@
 
 Every request goes through `Transport.request`. httpx exceptions are converted here and never
 escape. Nothing here puts a header value (the API key) into a message or a log line.
+
+The transport follows only the service: every URL it is asked for, a `links.next` the service
+sent included, must be on the configured scheme, host and port, under the base path, with no
+user-info of its own, or it is refused before anything is sent (`OutsideServiceError`): the
+`Authorization` header never reaches another place. Redirects are never followed. A listing's
+walk stops on a `links.next` it followed before or past its page cap (`ListingWalk`), and a
+response is read as a stream and refused past its size limit (`ResponseTooLargeError`), so no
+answer can make a run page forever or hold more than that limit.
 """
 
 from __future__ import annotations
@@ -15,20 +23,25 @@ import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
 from shipsync.api.clock import Clock, MonotonicClock
-from shipsync.api.jsonapi import Page, Pages, parse_errors, parse_page
+from shipsync.api.jsonapi import DEFAULT_MAX_LISTING_PAGES, ListingWalk, Page, Pages, parse_errors, parse_page
 from shipsync.api.ratelimit import RequestLimiter, UnlimitedLimiter
 from shipsync.api.retry import IDEMPOTENT_METHODS, Failure, RetryPolicy, is_retryable, parse_retry_after, retry_wait
-from shipsync.errors import ApiError, ApiNetworkError, OutcomeUnknownError, error_for_status
+from shipsync.errors import ApiError, ApiNetworkError, OutcomeUnknownError, OutsideServiceError, ResponseTooLargeError, error_for_status
 from shipsync.json_text import read_body
 
 log = logging.getLogger("shipsync.api")
 
 MAX_PAGE_SIZE = 100
 USER_AGENT = "shipsync/0.1"
+# The largest response read unless the settings say otherwise (SHIPSYNC_MAX_RESPONSE_MB): a page of
+# 100 documents with everything they include is a few megabytes.
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+_URL_SHOWN = 200  # characters of a refused URL in an error message
 
 
 @dataclass
@@ -57,6 +70,26 @@ def _short_path(url: httpx.URL | str) -> str:
     return parsed.raw_path.decode("ascii", "replace")
 
 
+@dataclass(frozen=True)
+class Received:
+    """A response as read: its status, headers and body (whole, within the size limit)."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+
+def _shown(url: httpx.URL) -> str:
+    """A URL for an error message: no user-info, no query (either may carry a credential)."""
+    text = f"{url.scheme}://{url.host}{f':{url.port}' if url.port else ''}{url.path}"
+    return text if len(text) <= _URL_SHOWN else text[:_URL_SHOWN] + "..."
+
+
+def _segments(url: httpx.URL) -> list[str]:
+    """The path's segments as a server reads them (`%2e%2e` is `..`; a `%2F` stays inside its segment)."""
+    return [unquote(segment) for segment in url.raw_path.split(b"?", 1)[0].decode("ascii", "replace").split("/")]
+
+
 class Transport:
     """Sends requests for one API key; share one per process and key."""
 
@@ -73,8 +106,13 @@ class Transport:
         http_transport: httpx.AsyncBaseTransport | None = None,
         clock: Clock | None = None,
         rng: random.Random | None = None,
+        max_listing_pages: int = DEFAULT_MAX_LISTING_PAGES,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.base = httpx.URL(self.base_url + "/")
+        self.max_listing_pages = max_listing_pages
+        self.max_response_bytes = max_response_bytes
         self.limiter = limiter or UnlimitedLimiter()
         self.policy = policy or RetryPolicy()
         self.clock = clock or MonotonicClock()
@@ -106,6 +144,25 @@ class Transport:
             return path_or_url
         return path_or_url.lstrip("/")
 
+    def _within_service(self, method: str, url: str, params: dict[str, Any] | None) -> None:
+        """Refuse, before anything is sent, a request that would leave the service: another scheme,
+        host or port, user-info of its own, or a path outside the base path (`..` included)."""
+        try:
+            target = self._client.build_request(method, url, params=params).url
+        except httpx.InvalidURL as exc:
+            raise OutsideServiceError(f"not a URL the service could have sent ({exc}): not requested", method=method) from None
+        base = self.base
+        base_path = base.raw_path.decode("ascii", "replace")
+        path = target.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
+        same_place = (target.scheme, target.host, target.port) == (base.scheme, base.host, base.port) and not target.userinfo
+        under_base = (path.startswith(base_path) or path == base_path.rstrip("/")) and ".." not in _segments(target)
+        if not (same_place and under_base):
+            raise OutsideServiceError(
+                f"{_shown(target)} is outside the service ({_shown(base)}): not requested, the API key not sent "
+                "(a link the service sent must stay on its scheme, host and port, under its path)",
+                method=method,
+            )
+
     async def request(
         self,
         method: str,
@@ -129,18 +186,17 @@ class Transport:
                 path=display,
             ) from None
 
-    async def _respond(
-        self, method: str, path_or_url: str, params: dict[str, Any] | None, json_body: Any
-    ) -> tuple[httpx.Response, str, str]:
+    async def _respond(self, method: str, path_or_url: str, params: dict[str, Any] | None, json_body: Any) -> tuple[Received, str, str]:
         """The successful response to a request (after limiting and retries), the method as sent and
         the path as errors name it; a failure after every retry is raised."""
         method = method.upper()
         url = self._url(path_or_url)
+        self._within_service(method, url, params)
         display = "/" + url.split("://", 1)[-1].split("/", 1)[-1] if "://" in url else "/" + url
         attempt = 0
         while True:
             attempt += 1
-            failure, response, cause = await self._attempt(method, url, params, json_body)
+            failure, response, cause = await self._attempt(method, url, display, params, json_body)
             status = response.status_code if response is not None else None
             retry_after: float | None = None
             if response is not None and status == 429:
@@ -159,13 +215,18 @@ class Transport:
             raise self._final_error(method, display, failure, response, cause)
 
     async def _attempt(
-        self, method: str, url: str, params: dict[str, Any] | None, json_body: Any
-    ) -> tuple[Failure | None, httpx.Response | None, str | None]:
+        self, method: str, url: str, display: str, params: dict[str, Any] | None, json_body: Any
+    ) -> tuple[Failure | None, Received | None, str | None]:
         async with self._semaphore:
             await self.limiter.acquire()
             started = time.perf_counter()
             try:
-                response = await self._client.request(method, url, params=params, json=json_body)
+                request = self._client.build_request(method, url, params=params, json=json_body)
+                response = await self._client.send(request, stream=True)
+                try:
+                    received = Received(response.status_code, response.headers, await self._read(response, method, display))
+                finally:
+                    await response.aclose()
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
                 return Failure.NOT_SENT, None, type(exc).__name__
             except httpx.TimeoutException as exc:
@@ -174,15 +235,38 @@ class Transport:
                 return Failure.LOST, None, type(exc).__name__
             finally:
                 self.limiter.release()
-        self.stats.count(response.status_code)
+        self.stats.count(received.status_code)
         if log.isEnabledFor(logging.DEBUG):  # formatting the URL costs more than the parse of a page
             elapsed_ms = (time.perf_counter() - started) * 1000
-            log.debug("%s %s -> %d in %.1f ms", method, _short_path(response.request.url), response.status_code, elapsed_ms)
-        if response.status_code >= 400:
-            return Failure.STATUS, response, None
-        return None, response, None
+            log.debug("%s %s -> %d in %.1f ms", method, _short_path(request.url), received.status_code, elapsed_ms)
+        if received.status_code >= 400:
+            return Failure.STATUS, received, None
+        return None, received, None
 
-    def _content(self, response: httpx.Response, method: str, path: str) -> bytes | None:
+    async def _read(self, response: httpx.Response, method: str, display: str) -> bytes:
+        """The body of a streamed response, as decoded, refused once it passes the size limit (a
+        declared length past it: before a byte is read), so a huge answer is never held whole."""
+        limit = self.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        chunks: list[bytes] = []
+        size = int(declared) if declared.isdigit() and "content-encoding" not in response.headers else 0
+        if size <= limit:
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    break
+                chunks.append(chunk)
+        if size > limit:
+            raise ResponseTooLargeError(
+                f"the response is larger than {limit:,} bytes (SHIPSYNC_MAX_RESPONSE_MB): refused while reading",
+                status=response.status_code,
+                method=method,
+                path=display,
+            )
+        return b"".join(chunks)
+
+    def _content(self, response: Received, method: str, path: str) -> bytes | None:
         """A successful response's JSON body as sent (None when empty); another content type raises."""
         if not response.content or response.status_code == 204:
             return None
@@ -201,7 +285,7 @@ class Transport:
         method: str,
         path: str,
         failure: Failure,
-        response: httpx.Response | None,
+        response: Received | None,
         cause: str | None,
     ) -> ApiError:
         writes = method not in IDEMPOTENT_METHODS
@@ -248,18 +332,23 @@ class Transport:
         """Yield pages, following `links.next` until absent or `max_pages` is reached.
 
         `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and
-        `params` are not sent again (the link carries the listing's query).
+        `params` are not sent again (the link carries the listing's query). A `links.next` that
+        repeats, or a listing past the transport's page cap, raises `RunawayListingError`; one
+        outside the service, `OutsideServiceError` (see the module's docstring).
         """
+        walk = ListingWalk(path, self.max_listing_pages)
         if start is None:
             query = dict(params or {})
             query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
             page = await self.get_page(path, query)
         else:
-            page = await self.get_page(start)
+            page = await self.get_page(walk.follow(start))
+        walk.read()
         yield page
         seen = 1
         while (link := page.next_link) and (max_pages is None or seen < max_pages):
-            page = await self.get_page(link)
+            page = await self.get_page(walk.follow(link))
+            walk.read()
             seen += 1
             yield page
 

@@ -10,7 +10,9 @@ made by `styled`.
 
 from __future__ import annotations
 
+import errno
 import sys
+import tempfile
 from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
@@ -59,6 +61,18 @@ def _is_duckdb_error(exc: Exception) -> bool:
     return duckdb is not None and isinstance(exc, duckdb.Error)
 
 
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def no_space(exc: OSError) -> str:
+    """A full disk, in one line: where, if the error says, and where temporary files go."""
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return (
+        f"no space left on the device{where} ({exc.strerror or exc}); free some, or set TMPDIR to a folder with room "
+        f"(temporary files go to {tempfile.gettempdir()})"
+    )
+
+
 def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn a ShipsyncError into `error: <message>` on stderr and exit status 1 (no traceback)."""
 
@@ -70,6 +84,9 @@ def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
             err_console.print(line(styled("error:", "red"), " ", redact(str(exc))))
             raise typer.Exit(1) from None
         except Exception as exc:
+            if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+                err_console.print(line(styled("error:", "red"), " ", redact(no_space(exc))))
+                raise typer.Exit(1) from None
             if not _is_duckdb_error(exc):
                 raise
             # A warehouse failure nobody anticipated: still one line.

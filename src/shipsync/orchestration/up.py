@@ -30,7 +30,7 @@ from shipsync.orchestration.project import require_project
 from shipsync.orchestration.server import redacted_database, server_command
 from shipsync.orchestration.state import StateDir, stop_leftovers
 from shipsync.orchestration.supervisor import Supervisor
-from shipsync.redaction import register_secret
+from shipsync.redaction import register_credentials_in
 from shipsync.serving import wait_until_answers
 
 
@@ -101,11 +101,7 @@ def _start_everything(options: UpOptions, settings: Settings, state: StateDir, s
     require_project(options.project_dir)
     _check_free(options.prefect_host, options.prefect_port, "--prefect-port")
     _check_free(options.receiver_host, options.receiver_port, "--receiver-port")
-    if options.database_url:
-        from sqlalchemy.engine import make_url
-
-        password = make_url(options.database_url).password
-        register_secret(str(password) if password else None)
+    register_credentials_in(options.database_url)
     ui = f"http://{_connect_host(options.prefect_host)}:{options.prefect_port}"
     credential = api_credential(made_private(state.prefect_home))
     api = PrefectApi(f"{ui}/api", credential)

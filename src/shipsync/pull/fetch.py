@@ -26,6 +26,8 @@ class Fetched:
     failed: list[str] = field(default_factory=list)  # "id: reason", after every retry
     stats: ClientStats = field(default_factory=ClientStats)
     next_link: str | None = None
+    pages: int = 0  # listing pages read
+    max_listing_pages: int | None = None  # the cap of the listing these pages are of
     # When the batch's first request left: what it read is at least this new (rows' `observed_at`).
     observed_at: str = field(default_factory=observed_now)
 
@@ -81,9 +83,10 @@ def fetch_pages(
 async def _pages(
     client: AsyncShipsyncClient, list_pages: ListPages, start: str | None, max_pages: int, last: Callable[[Page], bool] | None
 ) -> Fetched:
-    fetched = Fetched()
+    fetched = Fetched(max_listing_pages=client.transport.max_listing_pages)
     async with aclosing(list_pages(client, start, max_pages)) as pages:
         async for page in pages:
+            fetched.pages += 1
             fetched.add_page(page)
             fetched.next_link = page.next_link
             if last is not None and last(page):

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from shipsync.api.jsonapi import ListingWalk
 from shipsync.api.transport import ClientStats
 from shipsync.config import Settings
 from shipsync.pull.fetch import Fetched
@@ -48,10 +49,20 @@ class BatchOutcome:
     fetched: int = 0
     next_link: str | None = None
     newest_stamp: str | None = None  # the newest stamp a listing walk read (its high-water mark)
+    pages: int = 0  # listing pages read
+    max_listing_pages: int | None = None  # the cap of the listing they are of (the settings')
 
 
 def outcome_of(fetched: Fetched) -> BatchOutcome:
-    return BatchOutcome(fetched.stats, fetched.not_found, fetched.failed, len(fetched.data), fetched.next_link)
+    return BatchOutcome(
+        fetched.stats,
+        fetched.not_found,
+        fetched.failed,
+        len(fetched.data),
+        fetched.next_link,
+        pages=fetched.pages,
+        max_listing_pages=fetched.max_listing_pages,
+    )
 
 
 def absorb(record: RunRecord, outcome: BatchOutcome) -> None:
@@ -63,9 +74,12 @@ def absorb(record: RunRecord, outcome: BatchOutcome) -> None:
 def page_through(
     record: RunRecord, runner: StepRunner, progress: Progress, name: str, batch: Callable[..., BatchOutcome], *args: Any
 ) -> list[BatchOutcome]:
-    """Run `batch(*args, cursor)` as steps, following each outcome's `links.next` cursor to the end."""
+    """Run `batch(*args, cursor)` as steps, following each outcome's `links.next` cursor to the end;
+    a cursor that repeats, or a listing past its page cap, stops it (`ListingWalk`: each batch's
+    client checks its own pages, this the listing's across batches)."""
     cursor: str | None = None
     outcomes = []
+    walk = ListingWalk(name)
     while True:
         outcome = runner(name, batch, *args, cursor)
         absorb(record, outcome)
@@ -74,6 +88,9 @@ def page_through(
         cursor = outcome.next_link
         if cursor is None:
             return outcomes
+        walk.max_pages = outcome.max_listing_pages or walk.max_pages
+        walk.read(outcome.pages)
+        walk.follow(cursor)
 
 
 def in_own_run(settings: Settings, flow: FlowName, pull: Callable[..., R], /, **arguments: Any) -> R:

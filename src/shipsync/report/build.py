@@ -173,5 +173,5 @@ def build_report(
     html = render_page(SECTIONS, outcomes, windows, first_steps, datetime.now(UTC))
     output = Path(output)
     make_folders(output.parent)
-    write_bytes(output, html.encode("utf-8"))
-    return ReportResult(output, redact(location.describe()), time.perf_counter() - started, outcomes, first_steps, windows)
+    write_bytes(output, redact(html).encode("utf-8"))  # a file meant for sharing: no credential on it
+    return ReportResult(output, location.describe(), time.perf_counter() - started, outcomes, first_steps, windows)

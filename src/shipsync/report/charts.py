@@ -196,32 +196,6 @@ def stacked_columns(key: str, title: str, days: Sequence[date], series: Mapping[
         return _to_svg(figure, key, title)
 
 
-def grouped_columns(key: str, title: str, periods: Sequence[date], series: Mapping[str, Sequence[float]], value_label: str) -> str:
-    """Columns side by side per period (a week): for comparing measures of one period (ETA vs actual)."""
-    count = max(1, len(series))
-    rows = _legend_rows(series, 3)
-    with _figure(2.6, _Margins(top=0.12 + 0.22 * rows, bottom=0.55)) as (figure, axes):
-        starts = _days(periods)
-        width = 7 * 0.84 / count  # days: the columns of one week fill most of it
-        highest = 0.0
-        for index, (name, values) in enumerate(series.items()):
-            heights = np.asarray(values, dtype=float)
-            left = mdates.date2num(starts) + 0.5 + index * width  # type: ignore[no-untyped-call]
-            boxes = _rectangles(left, np.zeros(len(heights)), left + width, heights)
-            axes.add_collection(PolyCollection(boxes, facecolors=f"C{index}", label=_label(name), linewidths=0))
-            highest = max(highest, float(heights.max(initial=0)))
-        if len(starts):
-            axes.set_xlim(mdates.date2num(starts[0]) - 1, mdates.date2num(starts[-1]) + 8)  # type: ignore[no-untyped-call]
-        axes.set_ylim(0, max(1.0, highest) * 1.08)
-        axes.set_ylabel(value_label)
-        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
-        axes.grid(axis="x", visible=False)
-        _date_axis(axes)
-        if rows:
-            _legend_above(axes, 3)
-        return _to_svg(figure, key, title)
-
-
 def distributions(key: str, title: str, rows: Sequence[dict[str, Any]], value_label: str) -> str:
     """Horizontal box plots from precomputed quantiles (p05, p25, p50, p75, p95, mean per group).
 

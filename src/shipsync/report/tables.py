@@ -9,8 +9,6 @@ from html import escape
 from typing import Any
 
 from shipsync.plain_text import plain
-from shipsync.report.model import Chart, Rows
-from shipsync.report.window import Window
 
 MAX_TABLE_ROWS = 50  # the most urgent fit on a page or two; the SQL lists the rest
 
@@ -103,11 +101,6 @@ def ago(moment: datetime | None, now: datetime) -> str:
     if minutes < 48 * 60:
         return f"{minutes // 60} h ago"
     return f"{minutes // (24 * 60)} days ago"
-
-
-def as_table(chart: Chart, rows: Rows, window: Window) -> str:
-    """The Draw of charts that are tables (a list to act on reads better than a picture of it)."""
-    return html_table(chart.key, rows)
 
 
 def pivot(

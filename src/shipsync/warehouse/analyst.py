@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import duckdb
 
+from shipsync.redaction import mask_credentials
 from shipsync.warehouse.extensions import Extension
 from shipsync.warehouse.identifiers import ident, literal
 from shipsync.warehouse.lake import SQLITE_CATALOG_READS, connect_lake, needed_extensions
-from shipsync.warehouse_location import LakeLocation, masked
+from shipsync.warehouse_location import LakeLocation
 
 ANALYST_ALIAS = "shipsync"
 # The name DuckDB's repository knows an extension by (what `INSTALL` takes).
@@ -45,10 +45,11 @@ def attach_statements(location: LakeLocation, *, alias: str = ANALYST_ALIAS) -> 
             options += [f"ENDPOINT {literal(endpoint)}", "URL_STYLE 'path'"]
             if storage.endpoint_url.startswith("http://"):
                 options.append("USE_SSL false")
-        options.append(f"SCOPE {literal(location.data_path)}")
+        options.append(f"SCOPE {literal(mask_credentials(location.data_path))}")
         statements.append(f"CREATE SECRET shipsync_storage ({', '.join(options)});")
-    catalog = "ducklake:" + masked(location.catalog) if location.password() else "ducklake:" + location.catalog
-    statements.append(f"ATTACH {literal(catalog)} AS {ident(alias)} (DATA_PATH {literal(location.data_path)}, READ_ONLY);")
+    catalog = "ducklake:" + mask_credentials(location.catalog)  # an analyst's password: PGPASSWORD or ~/.pgpass
+    data_path = mask_credentials(location.data_path)
+    statements.append(f"ATTACH {literal(catalog)} AS {ident(alias)} (DATA_PATH {literal(data_path)}, READ_ONLY);")
     statements.append(f"USE {ident(alias)}.{ident(location.schema)};")
     return statements
 
@@ -75,15 +76,3 @@ def read_only(location: LakeLocation) -> Iterator[duckdb.DuckDBPyConnection]:
         yield lake.con
     finally:
         lake.close()
-
-
-def run_query(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Every statement of `sql` in order; the columns and rows of the last one that returns any."""
-    columns: list[str] = []
-    rows: list[tuple[Any, ...]] = []
-    for statement in duckdb.extract_statements(sql):
-        cursor = con.execute(statement.query)
-        if cursor.description:
-            columns = [d[0] for d in cursor.description]
-            rows = cursor.fetchall()
-    return columns, rows

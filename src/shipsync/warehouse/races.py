@@ -38,14 +38,16 @@ def retry_while_racing(
     deadline_s: float,
     pause_s: float,
     failure: Callable[[duckdb.Error], str],
+    raced: Callable[[duckdb.Error], bool] = lost_a_race,
 ) -> T:
-    """`attempt()`, again while it fails because another process got there first (`lost_a_race`),
-    for up to `deadline_s`; past that, or for any other DuckDB error, `WarehouseError(failure(error))`."""
+    """`attempt()`, again while it fails because another process got there first (`raced`, by
+    default `lost_a_race`), for up to `deadline_s`; past that, or for any other DuckDB error,
+    `WarehouseError(failure(error))`."""
     deadline = time.monotonic() + deadline_s
     while True:
         try:
             return attempt()
         except duckdb.Error as exc:
-            if not lost_a_race(exc) or time.monotonic() > deadline:
+            if not raced(exc) or time.monotonic() > deadline:
                 raise WarehouseError(failure(exc)) from None
             time.sleep(pause_s)

@@ -1,8 +1,11 @@
-"""What a delivery's body may be, checked before and right after it is parsed: how deep it nests
-and how many values it holds (counted over the raw bytes, before any parser sees them), and no
-member given twice in one object. The receiver refuses a body beyond them (400, kept in
-quarantine) and `events load` dead-letters one (an older receiver's, or one planted in the spool)
-for the same reason, so every body either side accepts can be parsed, stored and written again.
+"""What a delivery's body may be, checked before and right after it is parsed: how large it is,
+how deep it nests and how many values it holds (counted over the raw bytes, before any parser sees
+them), and no member given twice in one object. The receiver refuses a body beyond them (413 past
+its size, 400 and kept in quarantine past the rest) and `events load` dead-letters one (an older
+receiver's, or one planted in the spool) for the same reason, so every body either side accepts
+can be parsed, stored and written again. A notification `events catch-up` takes from the
+service's listing is held to the same limits (`catch_up`): what a delivery could not bring, the
+listing does not bring either.
 
 Why these three: orjson reads 1,024 levels but writes 254, so a body nested 260 deep parsed, then
 failed every step that writes its JSON again, the dead-letter step included, and stopped the
@@ -17,6 +20,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+# Bytes of one body: the receiver's default cap (`limits.ReceiverLimits.max_body`) and a listed
+# notification's. A notification is a few kilobytes.
+MAX_BODY_BYTES = 1024 * 1024
 # orjson writes at most 254 levels; the loader writes parts of a body, or a body inside a few
 # levels of its own, so what it accepts stays well below that. A notification nests about 6.
 MAX_DEPTH = 240

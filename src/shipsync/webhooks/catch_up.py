@@ -31,6 +31,11 @@ The walk takes every notification of its webhooks that the log lacks, and stops 
 page on which every notification is settled (in the event log or its dead letters, or of another
 webhook) and was created before the start: below it is older still, and settled by the catch-ups
 and deliveries before.
+
+A listed notification is held to a delivery's limits (`body_limits`: its size, depth and values):
+one past them is a dead letter under its id, as a delivery past them would be refused, so it
+neither stops the catch-up nor comes back in the next one, and the "no gap until" mark moves on.
+A dead letter of one larger than a delivery may be keeps only the head of its body.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import duckdb
-import orjson
+import msgspec
 
 from shipsync.api.jsonapi import IncludedIndex, JsonObject, Page, ref_of, relationship
 from shipsync.config import Settings
@@ -53,7 +58,9 @@ from shipsync.pull.tracking import LISTING_OVERLAP, pull_containers_step
 from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, last_success_parameter, warehouse_run
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.warehouse_location import LakeLocation
+from shipsync.webhooks.body_limits import MAX_BODY_BYTES, shape_of
 from shipsync.webhooks.event_log import EventLogStage, stage_copies
+from shipsync.webhooks.load_steps import DeadLetter
 
 log = logging.getLogger("shipsync.webhooks")
 
@@ -65,6 +72,7 @@ WHOLE_UNTIL = "whole_until"  # the ledger parameter a catch-up leaves: the momen
 MARGIN = timedelta(hours=2)
 INCLUDE = "reference_object"  # never `webhook`: a webhook's resource may carry its secret
 LISTING_SEGMENT = "listing"  # a listed copy's dead letter is keyed `listing/<run id>`, its place in the walk
+KEPT_OF_TOO_LARGE = 4096  # bytes of a too large listed body its dead letter keeps (its id is in the row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +146,26 @@ def default_start(con: duckdb.DuckDBPyConnection) -> datetime | None:
 
 def listed_body(notification: JsonObject, included: IncludedIndex) -> bytes:
     """A listed notification as the event log keeps it: the notification and the reference object
-    the listing carried for it."""
+    the listing carried for it. Written at any depth the listing was read at (orjson stops at 254
+    levels); RecursionError past that."""
     reference = included.resolve(relationship(notification, "reference_object"))
-    return orjson.dumps({"data": notification, "included": [reference] if reference is not None else []})
+    return msgspec.json.encode({"data": notification, "included": [reference] if reference is not None else []})
+
+
+def listed_copy(notification: JsonObject, included: IncludedIndex, run_id: str, place: int) -> ListedCopy | DeadLetter:
+    """A listed notification as a copy for the event log, or as a dead letter under its id when its
+    body is past a delivery's limits (`body_limits`)."""
+    notification_id = str(notification.get("id"))
+    try:
+        body = listed_body(notification, included)
+    except RecursionError:
+        return DeadLetter(ListedCopy(run_id, place, b""), "body nested too deep to be written again", notification_id)
+    if len(body) > MAX_BODY_BYTES:
+        too_large = f"body of {len(body):,} bytes (at most {MAX_BODY_BYTES:,}, as a delivery); its first {KEPT_OF_TOO_LARGE:,} kept"
+        return DeadLetter(ListedCopy(run_id, place, body[:KEPT_OF_TOO_LARGE]), too_large, notification_id)
+    if problem := shape_of(body).problem():
+        return DeadLetter(ListedCopy(run_id, place, body), f"body {problem}", notification_id)
+    return ListedCopy(run_id, place, body)
 
 
 def webhook_of(notification: JsonObject) -> str | None:
@@ -192,6 +217,7 @@ class Walk:
         self._look_up(fetched.data)
         included = IncludedIndex.of(fetched.included)
         copies: list[ListedCopy] = []
+        refused: list[DeadLetter] = []
         for notification in fetched.data:
             self.listed += 1
             notification_id = str(notification.get("id"))
@@ -201,8 +227,14 @@ class Walk:
                 self.known += 1
             else:
                 self._settled.add(notification_id)  # a page shifted by a newer notification repeats one
-                copies.append(ListedCopy(self.run_id, self.listed, listed_body(notification, included)))
+                copy = listed_copy(notification, included, self.run_id, self.listed)
+                if isinstance(copy, DeadLetter):
+                    refused.append(copy)
+                else:
+                    copies.append(copy)
         self.taken += len(copies)
+        if refused:
+            self.stage.stage([], refused, {})
         if copies:
             stage_copies(self.stage, copies, lambda _: {})
 

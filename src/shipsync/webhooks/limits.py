@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shipsync.errors import ConfigError
+from shipsync.webhooks.body_limits import MAX_BODY_BYTES
 
 
 @dataclass(frozen=True)
 class ReceiverLimits:
-    max_body: int = 1024 * 1024  # bytes of one body (413 beyond)
+    max_body: int = MAX_BODY_BYTES  # bytes of one body (413 beyond)
     body_timeout_s: float = 10.0  # from the end of the headers to the end of the body (408)
     header_timeout_s: float = 10.0  # from a request's first byte to the end of its headers (408)
     idle_timeout_s: float = 5.0  # a connection with no request under way is closed after this

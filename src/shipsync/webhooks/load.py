@@ -28,7 +28,6 @@ import fcntl
 import logging
 import os
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,7 +42,6 @@ from shipsync.webhooks.load_steps import Copy
 from shipsync.webhooks.spool import ArchiveRetention, SpoolFolder, SpoolSizes, is_finished, segments
 
 log = logging.getLogger("shipsync.webhooks")
-SPOOL_ID_FILE = "spool-id"
 LOAD_LOCK_FILE = "load.lock"
 DECLARED_REFRESH_EXCLUDED = frozenset(
     {"webhook_events", "webhook_event_resources", "webhook_event_conflicts", "webhook_redeliveries", "webhook_dead_letters"}
@@ -110,23 +108,6 @@ def read_batches(spool: Path, checkpoints: dict[str, int], sizes: SpoolSizes) ->
         yield Batch(records)
 
 
-def spool_id(folder: SpoolFolder) -> str:
-    """The spool's own id (made once, kept in the spool): what tells its segments from another
-    host's spool in the lake's checkpoints."""
-    path = folder.path / SPOOL_ID_FILE
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        made = uuid.uuid4().hex[:12]
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return path.read_text().strip()  # another loader made it first
-        with os.fdopen(fd, "w") as out:
-            out.write(made + "\n")
-        return made
-
-
 @contextmanager
 def loading_alone(folder: SpoolFolder) -> Iterator[None]:
     """The spool's load lock, held for the block: waits while another load of this spool runs."""
@@ -164,7 +145,7 @@ def load_events(
 def _load(
     location: LakeLocation, folder: SpoolFolder, sizes: SpoolSizes | None, retention: ArchiveRetention | None, flow_run_id: str | None
 ) -> LoadReport:
-    own = spool_id(folder)
+    own = folder.spool_id()
     parameters = {"spool": own}
     # Single-threaded: a minute's load reads and writes a few rows per statement (and a load of
     # 50,000 took no longer so, measured on 2 cores: the parsing is Python's).

@@ -1,6 +1,7 @@
 """The spool folder: its sizes, its segments and their locks, quarantine and archive.
 
 Layout: `segment-<ns>-<pid>.spool` files of framed records (see `framing`), one writer each;
+`spool-id`, the spool's own id (`SpoolFolder.spool_id`);
 `quarantine/` keeps signed bodies that are not notifications (`.bin`, with a `.reason`);
 `archive/` receives segments once loaded, kept for a while (`ArchiveRetention`). A writer holds an
 exclusive `flock` on its segment; a segment nobody holds is finished (its receiver closed it or
@@ -20,15 +21,17 @@ import fcntl
 import os
 import stat
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
 from shipsync.errors import ConfigError
-from shipsync.safe_files import PRIVATE_FOLDER, check_own_folder, create_exclusive, open_subfolder, sync_folder, write_all
+from shipsync.safe_files import PRIVATE_FOLDER, check_own_folder, create_exclusive, open_subfolder, replacing, sync_folder, write_all
 
 SEGMENT_GLOB = "segment-*.spool"
+SPOOL_ID_FILE = "spool-id"
 
 
 @dataclass(frozen=True)
@@ -91,9 +94,20 @@ class SpoolFolder:
         # Names sort by time; the pid keeps two receivers on one spool apart.
         name = f"segment-{time.time_ns():020d}-{os.getpid()}.spool"
         fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=self.fd)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        sync_folder(self.fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            sync_folder(self.fd)
+        except OSError:
+            os.close(fd)
+            self.remove_segment(name)
+            raise
         return fd, self.path / name
+
+    def remove_segment(self, name: str) -> None:
+        """Remove a segment of this writer's that holds no record (best effort: a reader passes over
+        an empty segment anyway)."""
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=self.fd)
 
     @contextlib.contextmanager
     def _subfolder(self, name: str) -> Iterator[int]:
@@ -108,15 +122,44 @@ class SpoolFolder:
         """Keep a signed body that is not a notification, with its reason; the name it got."""
         name = f"{time.time_ns():020d}-{os.getpid()}"
         with self._subfolder("quarantine") as folder:
-            for suffix, data in ((".bin", body), (".reason", reason.encode() + b"\n")):
-                fd = create_exclusive(name + suffix, folder=folder)
-                try:
-                    write_all(fd, data)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            sync_folder(folder)
+            written: list[str] = []
+            try:
+                for suffix, data in ((".bin", body), (".reason", reason.encode() + b"\n")):
+                    fd = create_exclusive(name + suffix, folder=folder)
+                    written.append(name + suffix)
+                    try:
+                        write_all(fd, data)
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                sync_folder(folder)
+            except OSError:
+                for file in written:  # a full disk: nothing half-kept (the 503 makes the service retry)
+                    with contextlib.suppress(OSError):
+                        os.unlink(file, dir_fd=folder)
+                raise
         return name + ".bin"
+
+    def spool_id(self) -> str:
+        """The spool's own id, made once and kept in `spool-id`: what tells its segments from another
+        host's spool in the lake's checkpoints. Made under a lock on the folder (two loaders at
+        once agree on one id) and written whole before it takes its name, so a full disk leaves
+        no empty id behind (an empty one, left by an older loader, is made again)."""
+        path = self.path / SPOOL_ID_FILE
+        with contextlib.suppress(FileNotFoundError):
+            if own := path.read_text().strip():
+                return own
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                if own := path.read_text().strip():
+                    return own  # another loader made it meanwhile
+            made = uuid.uuid4().hex[:12]
+            with replacing(path) as out:
+                out.write(made.encode() + b"\n")
+            return made
+        finally:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
 
     def archive(self, names: list[str]) -> None:
         """Move segments into `archive/` (renames within the spool's file system)."""

@@ -7,7 +7,9 @@ the disk works; the records that arrive meanwhile are written and synced togethe
 turn (group commit). No request waits on a timer, and a burst costs one sync per turn, not one
 per delivery. A batch whose write or sync fails is answered with the error (503: the service
 retries) and its segment is closed, cut back to its last synced record, so no record ever
-follows a torn one; the next batch opens a new segment.
+follows a torn one; a segment that holds no record then is removed, so a full disk leaves no
+empty segment behind however many deliveries it refuses. The next batch opens a new segment, and
+once the disk has room again deliveries are stored as before.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class SpoolWriter:
         self._pending: Waiting = []
         self._flushing: asyncio.Task[None] | None = None
         self._fd = -1
+        self._segment: str | None = None  # the open segment's name
         self._size = 0  # bytes synced in the open segment
         self.fsyncs = 0
         self.records = 0
@@ -68,8 +71,8 @@ class SpoolWriter:
         """In the writer's thread: append `data` to the segment (a new one past its size) and sync."""
         if self._fd < 0 or (self._size and self._size + len(data) > self.sizes.segment_bytes):
             self._close_segment()
-            self._fd, _ = self.folder.new_segment()
-            self._size = 0
+            self._fd, path = self.folder.new_segment()
+            self._segment, self._size = path.name, 0
         try:
             view, offset = memoryview(data), self._size
             while view:
@@ -82,7 +85,8 @@ class SpoolWriter:
         self._size += len(data)
 
     def _close_segment(self) -> None:
-        """Close the segment, cut to its last synced record (a failed write may have left part of one)."""
+        """Close the segment, cut to its last synced record (a failed write may have left part of
+        one); a segment with no record is removed (a failed first write: nothing to keep)."""
         if self._fd < 0:
             return
         with contextlib.suppress(OSError):  # best effort: a reader stops at a torn record anyway
@@ -90,6 +94,9 @@ class SpoolWriter:
             os.fsync(self._fd)
         os.close(self._fd)
         self._fd = -1
+        if self._size == 0 and self._segment is not None:
+            self.folder.remove_segment(self._segment)
+        self._segment = None
 
     def quarantine(self, body: bytes, reason: str) -> str:
         """Keep a signed body that is not a notification: nothing is lost."""
