@@ -26,7 +26,7 @@ from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection, answered
-from shipsync.errors import ApiError, InputError
+from shipsync.errors import InputError
 from shipsync.warehouse.ledger import FlowName
 
 LIST_FIELDS = ("tags", "ref_numbers")
@@ -182,9 +182,7 @@ class TrackingRequestEdits:
 async def _write_shipment_list(client: AsyncShipsyncClient, change: Change) -> None:
     wanted: list[str] = list(change.after or [])
     if change.payload.get("delta"):  # an undo: against the shipment's list as it is now
-        current = getattr(await client.shipments.get(change.entity_id), change.field)
-        if current is None:
-            raise ApiError(f"the service did not say the shipment's current {change.field}; not changed")
+        current = list(getattr(await client.shipments.get(change.entity_id), change.field) or [])  # null is empty
         wanted = reverse_delta(current, list(change.before or []), wanted)
         change.after = wanted
     shipment = await client.shipments.update(change.entity_id, **{change.field: wanted})
@@ -231,10 +229,7 @@ def _row_changes(
             for name in LIST_FIELDS:
                 if not any(row.get(c) for c in (name, f"{name}_add", f"{name}_remove")):
                     continue
-                current = shipment.get(name)
-                if current is None:  # unknown, not empty: writing would overwrite what is there
-                    problems.append(Problem(number, name, "", f"the service did not say the shipment's current {name}; not changed"))
-                    continue
+                current = list(shipment.get(name) or [])  # null is empty: the reference declares both lists nullable
                 wanted = _wanted_list(row, name, current)
                 if wanted != current:
                     payload = {"tracking_request_id": tr_id}
