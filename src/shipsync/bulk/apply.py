@@ -22,7 +22,7 @@ from shipsync.bulk.lookup import Knowledge, read_knowledge
 from shipsync.bulk.model import WRITE_ACTIONS, Change, Problem
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
-from shipsync.bulk.record import ResultsLog, row_counts, summary, write_results_file
+from shipsync.bulk.record import ResultsLog, row_counts, run_kind, summary, write_results_file
 from shipsync.bulk.refresh import refresh
 from shipsync.config import Settings
 from shipsync.warehouse.ledger import WarehouseRun, warehouse_run
@@ -127,5 +127,5 @@ def apply_file(
         report.requests = record.stats.requests
         record.errors.extend(p.describe() for p in problems[:100])
         record.errors.extend(f"row {c.row} {c.field}: {c.status} {c.detail}" for c in changes if c.status in ("failed", "unknown"))
-        report.results_file = write_results_file(table, changes, problems)
+        report.results_file = write_results_file(table, changes, problems, run_kind(kind, dry_run))
     return report

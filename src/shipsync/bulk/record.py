@@ -230,15 +230,21 @@ def problem_groups(changes: Sequence[Change], problems: Sequence[Problem], first
     return sorted(groups.values(), key=lambda g: -g.count)
 
 
-def results_path(input_file: Path) -> Path:
-    """`NAME.EXT.results.csv` beside the input: `tags.xlsx` and `tags.csv` keep results of their own."""
-    return input_file.with_name(f"{input_file.name}.results.csv")
+def results_path(input_file: Path, run_kind: str) -> Path:
+    """`NAME.EXT.RUN_KIND.results.csv` beside the input: `tags.xlsx` and `tags.csv` keep results of
+    their own, and so does each kind of run of one file (a stop and a resume, a dry run and the run)."""
+    return input_file.with_name(f"{input_file.name}.{run_kind}.results.csv")
 
 
-def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem]) -> Path:
-    """NAME.EXT.results.csv beside the input: its rows plus `status` and `detail`, formula-safe, each
-    cell capped; a link planted at that name is replaced, never followed."""
-    target = results_path(sheet.file)
+def run_kind(kind: str, dry_run: bool) -> str:
+    """What a results file's name says of its run: the kind, and whether it was a dry run."""
+    return f"{kind}.dry-run" if dry_run else kind
+
+
+def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem], kind: str) -> Path:
+    """`results_path` of the input for a run of `kind`: its rows plus `status` and `detail`,
+    formula-safe, each cell capped; a link planted at that name is replaced, never followed."""
+    target = results_path(sheet.file, kind)
     outcomes = row_outcomes(changes, problems)
     try:
         with replacing_text(target, newline="", encoding="utf-8-sig") as out:
