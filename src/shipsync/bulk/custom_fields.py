@@ -25,6 +25,7 @@ from shipsync.bulk.cells import Cell, cell_text, cell_value
 from shipsync.bulk.kind import RefreshRequest, Scope, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Action, Change, KindName, Problem, UndoImage
+from shipsync.bulk.present import as_before, changed_since, same_value
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
@@ -39,7 +40,6 @@ ENTITY_COLUMNS = ("shipment_id", "container_id", "tracking_request_id", "bill_of
 LONG_COLUMNS = ("entity", "entity_type", "api_slug", "value")
 ID_COLUMNS = {"shipment_id": "shipment", "container_id": "container", "tracking_request_id": "tracking_request"}
 ENTITY_HINTS = {"shipment": "shipment", "container": "container", "cargo": "container", "tracking_request": "tracking_request"}
-UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
 
 @dataclass
@@ -208,21 +208,31 @@ class CustomFieldValues:
             into.rows(declared_tables_batch(CustomField, written, observed_at=into.observed_at))
         into.delete("custom_fields", "id", [c.resource_id for c in applied if c.action == "delete" and c.resource_id])
 
-    # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+    # Reversing: against each value as the service has it now.
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number > 0:
+            return None
+        definitions = {d.id: d.api_slug for image in images if (d := known.definitions.get(image.field)) is not None}
+        return RefreshRequest(values=ValueScope(frozenset((i.entity_type, i.entity_id) for i in images), definitions))
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
         return [
-            Change(
-                row,
-                image.entity_type,
-                image.entity_id,
-                image.field,
-                UNDO_ACTION[image.action],
-                image.after,
-                image.before,
-                None if image.action == "delete" else image.resource_id,
-            )
-            for row, image in enumerate(images, start=1)
+            _reversal(row, image, known.values.get((image.entity_type, image.entity_id, image.field)))
+            for row, image in enumerate(images, 1)
         ]
+
+
+def _reversal(row: int, image: UndoImage, present: tuple[str, Any] | None) -> Change:
+    """Put back one value: delete what the run created, patch back what it changed, create again
+    what it removed; only where the value is still what the run left."""
+    now = present[1] if present is not None else None
+    if not same_value(now, image.after):
+        return as_before(row, image) if same_value(now, image.before) else changed_since(row, image, now)
+    if image.before is None:  # the run created it (or meant to): it goes
+        return Change(row, image.entity_type, image.entity_id, image.field, "delete", now, None, present[0] if present else None)
+    if present is None:  # the run deleted it: it comes back
+        return Change(row, image.entity_type, image.entity_id, image.field, "create", None, image.before)
+    return Change(row, image.entity_type, image.entity_id, image.field, "update", now, image.before, present[0])
 
 
 def _entity_rows(sheet: Sheet, known: Knowledge, layout: Layout, problems: list[Problem]) -> Iterator[tuple[int, list[Cell], str, str]]:

@@ -80,9 +80,15 @@ class BulkKind(Protocol):
         """What the applied changes (accepted by the service) changed in the warehouse's copy."""
 
     # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
-        """The changes that put back what `images` (newest first) record; each change's row is its
-        image's place in that order (from 1)."""
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        """What to read from the service in this round (0, 1, ...) before `reverse` compares the
+        images with the present; None when done."""
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
+        """The changes that put back what `images` (newest first) record, judged against the
+        service's present values in `known` (see `present`): a write where the present is the
+        image's after-image, `unchanged` where it is its before-image, `skipped` otherwise. Each
+        change's row is its image's place in that order (from 1)."""
 
 
 def tracking_since(con: duckdb.DuckDBPyConnection) -> str | None:

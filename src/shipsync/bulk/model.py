@@ -14,8 +14,9 @@ SHOWN_VALUE = 200  # characters of a cell quoted in a problem's description
 Action = Literal["create", "update", "delete", "skip"]
 WRITE_ACTIONS: tuple[Action, ...] = ("create", "update", "delete")
 # applied: written; unchanged: already so; rejected: invalid, never sent; failed: the service
-# refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run.
-Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned"]
+# refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run;
+# skipped: an undo left it alone, changed at the service since the run it undoes.
+Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned", "skipped"]
 # What a spreadsheet holds, as `shipsync apply KIND` names it.
 KindName = Literal[
     "tracking-requests",

@@ -177,7 +177,10 @@ class NewTracking:
             into.rows(declared_tables_batch(TrackingRequest, resources, observed_at=into.observed_at))
 
     # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        return None
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
         raise InputError("starting to track is not undone: stop tracking with `shipsync apply stop-tracking`")
 
 

@@ -6,7 +6,7 @@ are deleted at its commit); the plan reads them through `Warehouse.preview`."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,18 +17,20 @@ from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.account_models import CustomField, CustomFieldDefinition, TrackingRequest
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
-from shipsync.bulk.kind import RefreshRequest
+from shipsync.bulk.kind import RefreshRequest, Scope
+from shipsync.bulk.lookup import Knowledge, read_knowledge
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.declared_rows import Batch, declared_batch, declared_tables_batch, observed_now
-from shipsync.warehouse.ledger import FlowName, WarehouseRun, apply_flows, last_started
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, apply_flows, last_started
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import merge, option_columns
 from shipsync.warehouse.unit_of_work import CommitContext
 
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
+MAX_REFRESH_ROUNDS = 4
 REFRESH_FLOW: FlowName = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
 ENUM_TYPES = ("enum", "enum_multi")
 # Above this many shipments, one paged listing (100 a page) costs fewer requests than one read each.
@@ -82,6 +84,27 @@ def definitions_fresh(con: duckdb.DuckDBPyConnection) -> bool:
         return False
     applied = last_started(con, apply_flows("custom-field-definitions"))
     return refreshed > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (applied is None or refreshed > applied)
+
+
+# What to re-read in each round (0, 1, ...) given what is known so far; None when done.
+RefreshRounds = Callable[[duckdb.DuckDBPyConnection, Knowledge, int], RefreshRequest | None]
+
+
+def refreshed_knowledge(
+    settings: Settings, run: WarehouseRun, record: RunRecord, scope: Scope, rounds: RefreshRounds, progress: Stage = no_progress
+) -> Knowledge:
+    """What a plan (or an undo) reads: the warehouse, refreshed from the service in rounds until
+    `rounds` asks for nothing more (each round's reads see what the rounds before staged; their
+    requests count in `record`)."""
+    known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking)
+    for round_number in range(MAX_REFRESH_ROUNDS):
+        request = rounds(run.con, known, round_number)
+        if request is None:
+            break
+        record.add_stats(refresh(settings, run, request, progress=progress))
+        with run.warehouse.preview():
+            known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking)
+    return known
 
 
 def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:

@@ -19,6 +19,7 @@ from shipsync.api import AsyncShipsyncClient
 from shipsync.bulk.kind import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
+from shipsync.bulk.present import as_before
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
 from shipsync.errors import InputError
@@ -138,12 +139,24 @@ class TrackingSwitch:
         if answered:
             into.rows(declared_batch(answered, observed_at=into.observed_at))
 
-    # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
-        return [
-            Change(row, "shipment", image.entity_id, "tracking", "update", image.after, image.before, image.entity_id)
-            for row, image in enumerate(images, start=1)
-        ]
+    # Reversing: against whether each shipment is tracked now.
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        return RefreshRequest(shipment_ids=sorted({image.entity_id for image in images})) if round_number == 0 else None
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
+        changes: list[Change] = []
+        for row, image in enumerate(images, start=1):
+            shipment = known.shipments.get(image.entity_id)
+            if shipment is None:
+                detail = "the shipment could not be read from the service; left as it is"
+                changes.append(Change(row, "shipment", image.entity_id, "tracking", "skip", status="failed", detail=detail))
+                continue
+            now = _state(shipment)
+            if now != image.after:
+                changes.append(as_before(row, image, f"already {now}"))
+                continue
+            changes.append(Change(row, "shipment", image.entity_id, "tracking", "update", now, image.before, image.entity_id))
+        return changes
 
 
 def stop_tracking() -> TrackingSwitch:

@@ -32,6 +32,7 @@ def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: st
         encoding=encoding,
         delimiter=delimiter,
         clear_empty=clear_empty,
+        notice=lambda text: console.print(line(text)),
         progress=progress_bar,
     )
     print_report(report)
@@ -49,8 +50,8 @@ def print_report(report: object) -> None:
 
     assert isinstance(report, ApplyReport)
     counts, rows = report.counts, report.row_counts
-    order = ["applied", "planned", "unchanged", "rejected", "failed", "unknown"]
-    row_order = ["applied", "partly applied", "planned", "partly planned", "unchanged", "rejected", "failed", "unknown"]
+    order = ["applied", "planned", "unchanged", "skipped", "rejected", "failed", "unknown"]
+    row_order = ["applied", "partly applied", "planned", "partly planned", "unchanged", "skipped", "rejected", "failed", "unknown"]
     title = "dry run" if report.dry_run else "applied"
     row_text = ", ".join(f"{rows[s]:,} {s}" for s in row_order if rows[s])
     cell_text = ", ".join(f"{counts[s]:,} {s}" for s in order if counts[s])
@@ -70,6 +71,15 @@ def print_report(report: object) -> None:
         console.print(line(f"  ... and {len(groups) - SHOWN_KINDS} more kinds of problem"))
     if report.results_file:
         console.print(line(f"  results (every row): {report.results_file}"))
+    for dead in report.recovered:
+        header = dead.header
+        console.print(
+            line(
+                styled(f"  recovered run {header.run_id}", "yellow"),
+                f" ({header.kind} of {header.file}, stopped before its commit): {dead.writes:,} writes may have reached the service;"
+                f" undo with: shipsync apply undo {header.run_id}",
+            )
+        )
     if not report.dry_run and counts["applied"] and report.kind != "undo" and kind_for(report.kind).undoable:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
