@@ -125,6 +125,37 @@ def test_a_journal_nobody_holds_is_folded_in_and_its_writes_undone(pulled: tuple
         undo_run(settings, run_id)
 
 
+def test_undo_leaves_a_definition_someone_edited_since_and_puts_back_its_options(
+    sandbox: RunningSandbox, warehouse: Path, tmp_path: Path
+) -> None:
+    settings = settings_for(sandbox, warehouse)
+    header = ["entity_type", "api_slug", "display_name", "data_type", "options"]
+    apply_file(
+        settings,
+        "custom-field-definitions",
+        write_csv(tmp_path / "d1.csv", [header, ["Container", "broker", "Broker", "enum", "acme; globex"]]),
+    )
+    edit = write_csv(tmp_path / "d2.csv", [header, ["Container", "broker", "Customs broker", "enum", "acme=Acme Corp; globex"]])
+    edited = apply_file(settings, "custom-field-definitions", edit)
+    assert edited.counts["applied"] == 2  # the display name, the option's label
+    world = sandbox.state.world
+    broker = world.definition_by_slug(world.accounts[K1], "broker")
+    assert broker is not None
+
+    async def colleague() -> None:
+        async with sandbox.client() as client:
+            await client.custom_field_definitions.update(broker["id"], {"display_name": "Brokerage"})
+
+    asyncio.run(colleague())
+    undone = undo_run(settings, edited.run_id)
+    assert {c.field: c.status for c in undone.changes} == {"display_name": "skipped", "acme": "applied"}
+    assert broker["attributes"]["display_name"] == "Brokerage"
+    assert {o["attributes"]["value"]: o["attributes"]["label"] for o in world.options_of(world.accounts[K1], broker["id"])} == {
+        "acme": "Acme",
+        "globex": "Globex",
+    }
+
+
 @pytest.mark.slow
 def test_a_run_killed_at_random_moments_can_always_be_undone_completely(
     make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path
