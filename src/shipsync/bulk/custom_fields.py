@@ -351,7 +351,10 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
             action: Action = "create" if current is None else "update"
             resource_id, before = current if current is not None else (None, None)
             payload = {"definition_id": definition.id}
-            changes.append(Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload=payload))
+            source = None if column == slug else column
+            changes.append(
+                Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload=payload, read=cell, column=source)
+            )
     return changes, problems
 
 

@@ -61,6 +61,12 @@ class Change:
     status: Status = "planned"
     detail: str = ""
     payload: dict[str, Any] = dataclass_field(default_factory=dict)  # what to send beyond `after`, and what the answer said
+    # What the change was read from: one cell (`read`, in `column`, else the column named `field`)
+    # whose value `after` is, or several (`readings`: column, cell, the value sent for it).
+    read: Cell | None = None
+    column: str | None = None
+    readings: tuple[tuple[str, Cell, Any], ...] = ()
+    says: str = ""  # the outcome in words, where the kind says it better than `action status` (`stopped`)
 
 
 def skipped(row: int, entity_type: str, entity_id: str, field: str, resource_id: str | None = None, detail: str = "") -> Change:

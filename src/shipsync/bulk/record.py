@@ -20,6 +20,7 @@ from shipsync.bulk.cells import cell_text
 from shipsync.bulk.kind import BulkKind
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
+from shipsync.bulk.readings import cell_note, change_detail
 from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.results_cells import results_cell
 from shipsync.errors import InputError
@@ -47,9 +48,8 @@ def result_rows(
     for p in problems:
         rows.append((run_id, 0, file, sheet_name, p.row, kind, None, None, p.column, "skip", "rejected", redact(p.describe()), now))
     for c in changes:
-        rows.append(
-            (run_id, 0, file, sheet_name, c.row, kind, c.entity_type, c.entity_id, c.field, c.action, c.status, redact(c.detail), now)
-        )
+        detail = redact(change_detail(c))
+        rows.append((run_id, 0, file, sheet_name, c.row, kind, c.entity_type, c.entity_id, c.field, c.action, c.status, detail, now))
     return [(r[0], start_seq + i, *r[2:]) for i, r in enumerate(rows)]
 
 
@@ -155,8 +155,7 @@ def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict
     for p in problems:
         cells.setdefault(p.row, []).append((p.column, "rejected", f"{p.column}: {p.reason}"))
     for c in changes:
-        note = f"{c.field}: {c.action} {c.status}" + (f" ({c.detail})" if c.detail else "")
-        cells.setdefault(c.row, []).append((c.field, c.status, note if c.action != "skip" or c.detail else ""))
+        cells.setdefault(c.row, []).append((c.field, c.status, cell_note(c) if c.action != "skip" or c.detail or c.says else ""))
     outcomes: dict[int, tuple[str, str]] = {}
     for row, found in cells.items():
         statuses = {status for _, status, _ in found}

@@ -46,6 +46,7 @@ def print_report(report: object) -> None:
     few cells: a file with 100,000 bad rows prints a few dozen lines, not 100,000."""
     from shipsync.bulk.apply import ApplyReport
     from shipsync.bulk.kinds import kind_for
+    from shipsync.bulk.readings import first_readings
     from shipsync.bulk.record import problem_groups
 
     assert isinstance(report, ApplyReport)
@@ -61,6 +62,10 @@ def print_report(report: object) -> None:
             f" {title}: rows: {row_text or 'none'}; cells: {cell_text or 'none'}; {report.requests:,} requests  (run {report.run_id})",
         )
     )
+    if shown := first_readings(report.changes):
+        console.print(line("  read and sent, the first cell of each column:"))
+        for column, text in shown:
+            console.print(line(f"    {column}: {text}"))
     groups = problem_groups(report.changes, report.problems)
     for group in groups[:SHOWN_KINDS]:
         colour = "red" if group.status == "rejected" else "yellow"
