@@ -1,5 +1,5 @@
 """Feedback that teaches: every cell's result says what was read and what was sent, in the results
-file, `bulk_results` and the terminal."""
+file, `bulk_results` and the terminal; a date is read in exactly the formats its message names."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from shipsync.bulk.apply import apply_file
+from shipsync.bulk.cells import cell_value
 from shipsync.cli.apply_cmd import print_report
 from shipsync.config import Settings
+from shipsync.values import FieldRules, ValueProblem
 from support.lake import analyst
 from support.sandboxes import RunningSandbox
 from support.warehouse_rows import container_numbers
@@ -49,3 +51,34 @@ def test_each_cell_says_what_was_read_and_what_was_sent(
     with analyst(settings.warehouse) as con:
         stored = dict(con.execute("SELECT field, detail FROM bulk_results WHERE run_id = ?", [applied.run_id]).fetchall())
     assert stored["customs_cleared_on"] == 'read "15.03.2026", sent "2026-03-15"'
+
+
+@pytest.mark.parametrize("default_format", [None, "MM/DD/YYYY", "DD/MM/YYYY", "YYYY-MM-DD"])
+def test_a_date_is_accepted_exactly_in_the_formats_the_message_names(default_format: str | None) -> None:
+    rules = FieldRules("date", default_format=default_format)
+    with pytest.raises(ValueProblem) as refused:
+        cell_value("31/31/2026", rules)
+    named = refused.value.args[0].split("expected one of: ")[1].rstrip(")").split("; ")
+    # Every format the message names reads the 15th of March 2026, written that way ...
+    for name in named:
+        written = MARCH_15.get(name.removesuffix(" (the field's format)"), name)
+        assert cell_value(written, rules) == "2026-03-15", name
+    # ... and whatever it does not name is refused.
+    for written in {"2026/03/15": "YYYY/MM/DD", "15.03.2026": "DD.MM.YYYY", "03/15/2026": "MM/DD/YYYY", "15/03/2026": "DD/MM/YYYY"}.items():
+        if not any(n.startswith(written[1]) for n in named):
+            with pytest.raises(ValueProblem, match="not a date"):
+                cell_value(written[0], rules)
+    for never in ("2026.03.15", "15-03-2026", "March 15 2026", "tomorrow"):
+        with pytest.raises(ValueProblem, match="not a date"):
+            cell_value(never, rules)
+    assert ("MM/DD/YYYY (the field's format)" in named) == (default_format == "MM/DD/YYYY")
+    assert "YYYY/MM/DD" in named  # read, so named
+
+
+MARCH_15 = {
+    "YYYY-MM-DD": "2026-03-15",
+    "YYYY/MM/DD": "2026/03/15",
+    "DD.MM.YYYY": "15.03.2026",
+    "MM/DD/YYYY": "03/15/2026",
+    "DD/MM/YYYY": "15/03/2026",
+}
