@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from shipsync import iso6346
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.cells import cell_value
 from shipsync.cli.apply_cmd import print_report
@@ -82,3 +83,24 @@ MARCH_15 = {
     "MM/DD/YYYY": "03/15/2026",
     "DD/MM/YYYY": "15/03/2026",
 }
+
+
+def test_a_container_number_is_read_however_it_is_written(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    _, settings = pulled
+    number = container_numbers(settings.warehouse, 1)[0]
+    written = f" {number[:4].lower()} {number[4:10]}-{number[10]} "  # akpu 354575-9
+    wrong = number[:10] + str((int(number[10]) + 1) % 10)
+    file = write_csv(tmp_path / "boxes.csv", [["container_number", "po_number"], [written, "PO-1"], [wrong, "PO-2"]])
+    report = apply_file(settings, "custom-fields", file, dry_run=True)
+    assert [c.row for c in report.changes] == [2]
+    (problem,) = report.problems
+    assert (problem.row, problem.column) == (3, "container_number")
+    assert f"its check digit is {wrong[10]}, and ISO 6346 gives {number[10]} for {number[:10]}" in problem.reason
+
+
+def test_container_numbers_in_their_one_form() -> None:
+    assert iso6346.normalized("akpu 354575-9") == "AKPU3545759"
+    assert iso6346.problem("AKPU3545759") is None
+    assert "4th letter is U, J or Z, not X" in str(iso6346.problem("AKPX3545759"))
+    assert "4 letters, then 7 digits" in str(iso6346.problem("AKPU35457"))
+    assert "4 letters, then 7 digits" in str(iso6346.problem("ÄKPU3545759"))

@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from shipsync import iso6346
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import CustomField
 from shipsync.api.jsonapi import JsonObject
@@ -97,8 +98,11 @@ def _request(key: str, known: Knowledge) -> tuple[str, str]:
 
 
 def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: str = "") -> tuple[str, str]:
-    """(entity type, id) for a key cell; ValueProblem names what is missing."""
+    """(entity type, id) for a key cell; ValueProblem names what is missing. A container number is
+    read however it is written (`akpu 354575-9` is `AKPU3545759`)."""
     key = text.strip()
+    if column == "container_number" or (column == "entity" and is_container_number(key)):
+        key = iso6346.normalized(key)
     upper = key.upper()
     hint = ENTITY_HINTS.get(entity_type_hint.strip().lower().replace(" ", "_"), entity_type_hint)
     if column == "request_number" or (column == "entity" and hint == "tracking_request" and upper in known.tracking_by_number):
@@ -107,8 +111,8 @@ def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: s
     if column in ("container_number", "entity") and hint in ("", "container") and upper in known.containers_by_number:
         return "container", only_one("container", "number", upper, known.containers_by_number[upper])
     if column == "container_number" or (column == "entity" and hint in ("", "container") and is_container_number(key)):
-        if column == "container_number" and not is_container_number(key):
-            raise ValueProblem(f"not a container number (ISO 6346: 4 letters, 6 digits, check digit): {key!r}")
+        if column == "container_number" and (why := iso6346.problem(key)) is not None:
+            raise ValueProblem(f"{why}: {text.strip()!r}")
         raise ValueProblem(f"container {upper} is not in the warehouse (pull the documents that name it first)")
     if column == "bill_of_lading" or (column == "entity" and hint in ("", "shipment") and upper in known.shipments_by_bill):
         if upper in known.shipments_by_bill:
