@@ -13,6 +13,7 @@ from shipsync.bulk.apply import apply_file
 from shipsync.bulk.cells import cell_value
 from shipsync.cli.apply_cmd import print_report
 from shipsync.config import Settings
+from shipsync.errors import InputError
 from shipsync.values import FieldRules, ValueProblem
 from support.lake import analyst
 from support.sandboxes import RunningSandbox
@@ -104,3 +105,23 @@ def test_container_numbers_in_their_one_form() -> None:
     assert "4th letter is U, J or Z, not X" in str(iso6346.problem("AKPX3545759"))
     assert "4 letters, then 7 digits" in str(iso6346.problem("AKPU35457"))
     assert "4 letters, then 7 digits" in str(iso6346.problem("ÄKPU3545759"))
+
+
+def test_a_misspelt_header_is_named_with_the_one_it_likely_means(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    _, settings = pulled
+    number = container_numbers(settings.warehouse, 1)[0]
+    with pytest.raises(InputError) as refused:
+        apply_file(settings, "custom-fields", write_csv(tmp_path / "a.csv", [["container_number", "prioirty"], [number, "high"]]))
+    message = str(refused.value)
+    assert "column(s) prioirty (did you mean priority?) name no custom field definition" in message
+    assert "po_number" not in message  # not every field the account has
+    with pytest.raises(InputError, match=r"no key column \(is contianer_number meant to be container_number\?\)"):
+        apply_file(settings, "custom-fields", write_csv(tmp_path / "b.csv", [["contianer_number", "priority"], [number, "high"]]))
+    with pytest.raises(InputError, match=r"the account has no custom field definition 'consigne' \(did you mean shipment.consignee\?\)"):
+        start = [["request_type", "request_number", "shipment.consigne"], ["bill_of_lading", "MAEU987654321", "Globex"]]
+        apply_file(settings, "new-tracking", write_csv(tmp_path / "c.csv", start), dry_run=True)
+    with pytest.raises(InputError, match=r"unknown column\(s\) shipment_tag \(did you mean shipment_tags\?\)"):
+        start = [["request_type", "request_number", "shipment_tag"], ["bill_of_lading", "MAEU987654321", "x"]]
+        apply_file(settings, "new-tracking", write_csv(tmp_path / "d.csv", start), dry_run=True)
+    with pytest.raises(InputError, match=r"unknown column\(s\) tags_ad \(did you mean tags_add\?\)"):
+        apply_file(settings, "tracking-requests", write_csv(tmp_path / "e.csv", [["request_number", "tags_ad"], ["X", "y"]]))

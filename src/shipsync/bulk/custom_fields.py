@@ -31,6 +31,7 @@ from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.refresh import definitions_fresh
+from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import InputError, NotFoundError, ValidationError
 from shipsync.iso6346 import is_container_number
 from shipsync.values import ValueProblem
@@ -58,11 +59,14 @@ def layout_of(sheet: Sheet) -> Layout:
             raise InputError(f"{sheet.file}: a long file needs an `entity` column (container number, bill of lading or id)")
         extra = [h for h in headers if h not in (*LONG_COLUMNS, *ENTITY_COLUMNS)]
         if extra:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(extra)} in a long file ({', '.join(LONG_COLUMNS)})")
+            unknown = with_suggestions(extra, (*LONG_COLUMNS, *ENTITY_COLUMNS))
+            raise InputError(f"{sheet.file}: unknown column(s) {unknown} in a long file ({', '.join(LONG_COLUMNS)})")
         return Layout(True, entity, [])
     entities = [c for c in ENTITY_COLUMNS if c in headers]
     if not entities:
-        raise InputError(f"{sheet.file}: no key column; add one of {', '.join(ENTITY_COLUMNS)}")
+        meant = next(((h, m) for h in headers if (m := closest(h, ENTITY_COLUMNS))), None)
+        hint = f" (is {meant[0]} meant to be {meant[1]}?)" if meant else ""
+        raise InputError(f"{sheet.file}: no key column{hint}; add one of {', '.join(ENTITY_COLUMNS)}")
     if len(entities) > 1:
         raise InputError(f"{sheet.file}: more than one key column ({', '.join(entities)}); keep one")
     return Layout(False, entities[0], [h for h in headers if h != entities[0]])
@@ -75,10 +79,13 @@ def unknown_slugs(sheet: Sheet, known: Knowledge) -> list[str]:
 
 def check_headers(sheet: Sheet, known: Knowledge) -> None:
     if unknown := unknown_slugs(sheet, known):
-        raise InputError(
-            f"{sheet.file}: column(s) {', '.join(unknown)} name no custom field definition "
-            f"(known api_slugs: {', '.join(sorted(known.definitions)) or 'none'})"
+        named = with_suggestions(unknown, known.definitions)
+        listing = (
+            ""
+            if "did you mean" in named
+            else f" ({len(known.definitions)} are defined; `shipsync sql -c 'SELECT api_slug FROM custom_field_definitions'` lists them)"
         )
+        raise InputError(f"{sheet.file}: column(s) {named} name no custom field definition{listing}")
 
 
 def only_one(entity_type: str, key_name: str, key: str, ids: list[str]) -> str:

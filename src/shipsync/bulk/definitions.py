@@ -34,6 +34,7 @@ from shipsync.bulk.plan_options import WantedOption, new_options, option_changes
 from shipsync.bulk.present import as_before, changed_since
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection, answered
+from shipsync.bulk.suggest import with_suggestions
 from shipsync.errors import InputError
 from shipsync.json_text import dumps_or_null
 from shipsync.values import whole_number
@@ -145,7 +146,8 @@ class DefinitionEdits:
         if missing:
             raise InputError(f"{sheet.file}: missing column(s) {', '.join(missing)}")
         if unknown:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join((*REQUIRED, *OPTIONAL))}")
+            named = with_suggestions(unknown, (*REQUIRED, *OPTIONAL))
+            raise InputError(f"{sheet.file}: unknown column(s) {named}; allowed: {', '.join((*REQUIRED, *OPTIONAL))}")
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         self.check_structure(sheet)

@@ -35,6 +35,7 @@ from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.refresh import definitions_fresh
+from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import ApiError, AuthenticationError, InputError, OutcomeUnknownError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_tables_batch
@@ -87,8 +88,8 @@ class NewTracking:
         unknown = [h for h in sheet.headers if h not in PLAIN_COLUMNS and h not in fields]
         if unknown:
             raise InputError(
-                f"{sheet.file}: unknown column(s) {', '.join(unknown)}; new tracking takes {', '.join(PLAIN_COLUMNS)} "
-                "and shipment.SLUG / container.SLUG for custom field values"
+                f"{sheet.file}: unknown column(s) {with_suggestions(unknown, PLAIN_COLUMNS)}; new tracking takes "
+                f"{', '.join(PLAIN_COLUMNS)} and shipment.SLUG / container.SLUG for custom field values"
             )
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
@@ -96,7 +97,10 @@ class NewTracking:
             definition = known.definitions.get(slug)
             entity = FIELD_PARTS[prefix][1]
             if definition is None:
-                raise InputError(f"{sheet.file}: column {column}: the account has no custom field definition {slug!r}")
+                fields = [d.api_slug for d in known.definitions.values() if d.applies_to == entity]
+                meant = closest(slug, fields)
+                hint = f" (did you mean {prefix}.{meant}?)" if meant else ""
+                raise InputError(f"{sheet.file}: column {column}: the account has no custom field definition {slug!r}{hint}")
             if definition.applies_to != entity:
                 raise InputError(f"{sheet.file}: column {column}: {slug!r} is a field of the {definition.applies_to}, not the {entity}")
 

@@ -27,6 +27,7 @@ from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.present import as_before
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection, answered
+from shipsync.bulk.suggest import with_suggestions
 from shipsync.errors import InputError
 from shipsync.warehouse.ledger import FlowName
 
@@ -71,7 +72,8 @@ class TrackingRequestEdits:
             )
         unknown = [h for h in sheet.headers if h not in (key, *EDITABLE)]
         if unknown:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; tracking requests take {key}, {', '.join(EDITABLE)}")
+            named = with_suggestions(unknown, (key, *EDITABLE))
+            raise InputError(f"{sheet.file}: unknown column(s) {named}; tracking requests take {key}, {', '.join(EDITABLE)}")
         if len(sheet.headers) == 1:
             raise InputError(f"{sheet.file}: nothing to change: add a column such as tags_add or ref_number")
 

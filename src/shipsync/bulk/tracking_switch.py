@@ -22,6 +22,7 @@ from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.present import as_before
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
+from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import InputError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_batch
@@ -77,11 +78,14 @@ class TrackingSwitch:
 
     # Planning.
     def check_structure(self, sheet: Sheet) -> None:
-        if not any(c in sheet.headers for c in KEY_COLUMNS):
-            raise InputError(f"{sheet.file}: no key column; add one of {', '.join(KEY_COLUMNS)}")
         unknown = [h for h in sheet.headers if h not in KEY_COLUMNS]
+        if not any(c in sheet.headers for c in KEY_COLUMNS):
+            meant = next(((h, m) for h in unknown if (m := closest(h, KEY_COLUMNS))), None)
+            hint = f" (is {meant[0]} meant to be {meant[1]}?)" if meant else ""
+            raise InputError(f"{sheet.file}: no key column{hint}; add one of {', '.join(KEY_COLUMNS)}")
         if unknown:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; {self.name} takes {', '.join(KEY_COLUMNS)}")
+            named = with_suggestions(unknown, KEY_COLUMNS)
+            raise InputError(f"{sheet.file}: unknown column(s) {named}; {self.name} takes {', '.join(KEY_COLUMNS)}")
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         self.check_structure(sheet)
