@@ -7,6 +7,7 @@ import csv
 from pathlib import Path
 
 import pytest
+from openpyxl import Workbook
 
 from shipsync import iso6346
 from shipsync.bulk.apply import apply_file
@@ -125,3 +126,40 @@ def test_a_misspelt_header_is_named_with_the_one_it_likely_means(pulled: tuple[R
         apply_file(settings, "new-tracking", write_csv(tmp_path / "d.csv", start), dry_run=True)
     with pytest.raises(InputError, match=r"unknown column\(s\) tags_ad \(did you mean tags_add\?\)"):
         apply_file(settings, "tracking-requests", write_csv(tmp_path / "e.csv", [["request_number", "tags_ad"], ["X", "y"]]))
+
+
+def workbook(path: Path, sheets: dict[str, list[list[object]]]) -> Path:
+    book = Workbook()
+    assert book.active is not None
+    book.remove(book.active)
+    for name, rows in sheets.items():
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    book.save(path)
+    return path
+
+
+def test_a_workbook_reads_the_sheet_with_a_key_column_and_says_which(
+    pulled: tuple[RunningSandbox, Settings], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, settings = pulled
+    number = container_numbers(settings.warehouse, 1)[0]
+    readme = [["How to fill this in"], ["One row per container"]]
+    book = workbook(tmp_path / "tags.xlsx", {"Readme": readme, "Boxes": [["Container Number", "PO Number"], [number, "PO-1"]]})
+    report = apply_file(settings, "custom-fields", book, dry_run=True)
+    assert report.counts["planned"] == 1 and report.sheet == ("Boxes", "the only one of its 2 sheets (Readme, Boxes) with a key column")
+    print_report(report)
+    assert "read sheet 'Boxes' of tags.xlsx: the only one of its 2 sheets (Readme, Boxes) with a key column" in capsys.readouterr().out
+
+    none = workbook(tmp_path / "none.xlsx", {"Readme": readme, "Notes": [["po_number"], ["PO-1"]]})
+    with pytest.raises(InputError) as refused:
+        apply_file(settings, "custom-fields", none, dry_run=True)
+    assert "no sheet holds a spreadsheet of this kind ('Readme': no key column" in str(refused.value)
+    assert "'Notes': no key column" in str(refused.value) and "name the sheet with --sheet" in str(refused.value)
+
+    boxes = [["container_number", "po_number"], [number, "PO-1"]]
+    both = workbook(tmp_path / "both.xlsx", {"Readme": readme, "May": boxes, "June": boxes})
+    with pytest.raises(InputError, match=r"sheets 'May', 'June' each hold a key column; name the one to read with --sheet"):
+        apply_file(settings, "custom-fields", both, dry_run=True)
+    assert apply_file(settings, "custom-fields", both, dry_run=True, sheet="June").sheet == ("June", "named by --sheet")

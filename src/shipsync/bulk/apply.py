@@ -44,6 +44,7 @@ class ApplyReport:
     problems: list[Problem] = field(default_factory=list)
     requests: int = 0
     recovered: list[RecoveredRun] = field(default_factory=list)  # runs stopped before their commit, folded into this one
+    sheet: tuple[str, str] | None = None  # a workbook's sheet that was read, and how it was chosen
 
     @property
     def counts(self) -> Counter[str]:
@@ -92,7 +93,7 @@ def apply_file(
     bulk_kind = kind_for(kind)
     settings.require_api_key()
     with progress(f"reading {path.name}", None) as advance:
-        table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance)
+        table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance, fits=bulk_kind.check_structure)
     bulk_kind.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
     flow = bulk_kind.flow
@@ -108,6 +109,7 @@ def apply_file(
             with progress("checking rows", len(table.rows)) as advance:
                 changes, problems = plan_without_gc_pauses(bulk_kind, reporting_rows(table, advance), known, clear_empty)
             report = ApplyReport(record.run_id, kind, path, dry_run, None, changes, problems, recovered=recovered.runs)
+            report.sheet = (table.sheet, table.chosen) if table.sheet is not None else None
             results = ResultsLog(run.warehouse, record.run_id, bulk_kind, table)
             results.store([c for c in changes if c.action == "skip"], problems)
             pending = [c for c in changes if c.action != "skip"]

@@ -13,7 +13,7 @@ apply_app = typer.Typer(
 )
 
 DRY_RUN = typer.Option(False, "--dry-run", help="Validate and diff, write nothing; the same report.")
-SHEET = typer.Option(None, "--sheet", help="XLSX or ODS sheet name (default: the first).")
+SHEET = typer.Option(None, "--sheet", help="XLSX or ODS sheet name (default: the one sheet with a key column).")
 ENCODING = typer.Option(None, "--encoding", help="Force the CSV encoding (default: sniffed).")
 DELIMITER = typer.Option(None, "--delimiter", help="Force the CSV delimiter: , ; or tab (default: sniffed).")
 CLEAR_EMPTY = typer.Option(False, "--clear-empty", help="An empty cell removes the value (default: leave as is).")
@@ -62,6 +62,8 @@ def print_report(report: object) -> None:
             f" {title}: rows: {row_text or 'none'}; cells: {cell_text or 'none'}; {report.requests:,} requests  (run {report.run_id})",
         )
     )
+    if report.sheet is not None:
+        console.print(line(f"  read sheet {report.sheet[0]!r} of {report.file.name}: {report.sheet[1]}"))
     if shown := first_readings(report.changes):
         console.print(line("  read and sent, the first cell of each column:"))
         for column, text in shown:
