@@ -16,8 +16,10 @@ from shipsync.cli.apply_cmd import print_report
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.values import FieldRules, ValueProblem
+from shipsync_sandbox.routes_shipments import tracking_stopped
+from shipsync_sandbox.views import shipment_view
 from support.lake import analyst
-from support.sandboxes import RunningSandbox
+from support.sandboxes import K1, RunningSandbox
 from support.warehouse_rows import container_numbers
 
 
@@ -163,3 +165,44 @@ def test_a_workbook_reads_the_sheet_with_a_key_column_and_says_which(
     with pytest.raises(InputError, match=r"sheets 'May', 'June' each hold a key column; name the one to read with --sheet"):
         apply_file(settings, "custom-fields", both, dry_run=True)
     assert apply_file(settings, "custom-fields", both, dry_run=True, sheet="June").sheet == ("June", "named by --sheet")
+
+
+def test_stop_and_resume_read_the_state_back_and_say_what_changed(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    sandbox, settings = pulled
+    account = sandbox.state.world.accounts[K1]
+    shipments = account.of_type("shipment")
+    tracked = next(s["id"] for s in shipments if not tracking_stopped(account, s))
+    ended = next(s for s in shipments if tracking_stopped(account, s))  # stopped by the service: its journey is over
+    reason = shipment_view(account, ended)["attributes"]["line_tracking_stopped_reason"]
+    assert reason
+    file = write_csv(tmp_path / "done.csv", [["shipment_id"], [tracked], [ended["id"]]])
+
+    def said(kind: str) -> dict[str, tuple[str, str]]:
+        report = apply_file(settings, kind, file)
+        return {r["shipment_id"]: (r["status"], r["detail"]) for r in results(report.results_file)}
+
+    stopped = said("stop-tracking")
+    assert stopped[tracked] == ("applied", f'tracking: stopped, read shipment_id "{tracked}", sent "{tracked}"')
+    assert stopped[ended["id"]][0] == "unchanged" and stopped[ended["id"]][1].startswith(f"tracking: already stopped ({reason}, since ")
+    resumed = said("resume-tracking")
+    assert resumed[tracked] == ("applied", f'tracking: resumed, read shipment_id "{tracked}", sent "{tracked}"')
+    status, detail = resumed[ended["id"]]
+    assert status == "failed" and f"the service still shows it stopped ({reason}, since " in detail
+    again = said("resume-tracking")
+    assert again[tracked] == ("unchanged", "tracking: already tracking") and again[ended["id"]][0] == "failed"  # never `applied`
+    # Each kind of run keeps its own results file: the resume did not overwrite the stop's.
+    assert {r["shipment_id"]: r["status"] for r in results(tmp_path / "done.csv.stop-tracking.results.csv")}[tracked] == "applied"
+
+
+def test_a_tracking_edit_says_what_it_changed(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
+    sandbox, settings = pulled
+    account = sandbox.state.world.accounts[K1]
+    request = next(tr for tr in account.tracking_requests.values() if (tr["relationships"]["tracked_object"] or {}).get("data"))
+    shipment = account.resource("shipment", request["relationships"]["tracked_object"]["data"]["id"])
+    assert shipment is not None
+    shipment["attributes"]["tags"] = ["seeded", "kept"]
+    number = request["attributes"]["request_number"]
+    file = write_csv(tmp_path / "tags.csv", [["request_number", "tags_add", "tags_remove"], [number, "vip", "seeded"]])
+    report = apply_file(settings, "tracking-requests", file)
+    (row,) = results(report.results_file)
+    assert row["detail"] == 'tags: added vip; took out seeded, read tags_add "vip", tags_remove "seeded", sent ["kept","vip"]'

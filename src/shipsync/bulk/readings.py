@@ -59,6 +59,9 @@ def readings_text(change: Change) -> str:
         return ""
     found = readings_of(change)
     named = len(found) > 1 or bool(found and found[0][0] != change.field)
+    if len(found) > 1 and all(value == found[0][2] for _, _, value in found):  # several cells made one value (a list)
+        cells = ", ".join(f"{column} {shown_read(cell)}" for column, cell, _ in found)
+        return f"read {cells}, {verb(change)} {shown_sent(found[0][2])}"
     return ", ".join(reading_text(column, cell, value, verb(change), named=named) for column, cell, value in found)
 
 

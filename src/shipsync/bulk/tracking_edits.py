@@ -222,6 +222,7 @@ async def _write_shipment_list(client: AsyncShipsyncClient, change: Change) -> N
     wanted: list[str] = list(change.after or [])
     shipment = await client.shipments.update(change.entity_id, **{change.field: wanted})
     change.payload["resource"] = answered(shipment.raw, {change.field: wanted})
+    change.says = list_change(list(change.before or []), wanted)
 
 
 def _wanted_list(row: dict[str, str], name: str, current: list[str]) -> list[str]:
@@ -258,9 +259,14 @@ def _row_changes(
                 wanted = _wanted_list(row, name, current)
                 if wanted != current:
                     payload = {"tracking_request_id": tr_id}
-                    changes.append(Change(number, "shipment", shipment_id, name, "update", current, wanted, shipment_id, payload=payload))
+                    read = tuple((c, row[c], wanted) for c in (name, f"{name}_add", f"{name}_remove") if row.get(c))
+                    changes.append(
+                        Change(
+                            number, "shipment", shipment_id, name, "update", current, wanted, shipment_id, payload=payload, readings=read
+                        )
+                    )
     wanted_ref = row.get("ref_number", "").strip()
     shown = list(request.get("ref_numbers") or [])
     if wanted_ref and wanted_ref not in shown:
-        changes.append(Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id))
+        changes.append(Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id, read=row["ref_number"]))
     return changes, problems

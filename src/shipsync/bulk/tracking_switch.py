@@ -11,6 +11,7 @@ tracked) is unchanged. Undo of a stop is a resume, and of a resume a stop.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -23,7 +24,7 @@ from shipsync.bulk.present import as_before
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.suggest import closest, with_suggestions
-from shipsync.errors import InputError
+from shipsync.errors import ApiError, InputError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.ledger import FlowName
@@ -65,6 +66,13 @@ def resolve_shipment(row: dict[str, str], known: Knowledge) -> str:
 
 def _state(shipment: dict[str, Any]) -> str:
     return STOPPED if shipment.get("stopped_at") is not None else TRACKING
+
+
+def _stopped_how(shipment: dict[str, Any]) -> str:
+    """Since when and why a shipment is stopped, as the service says: `all_containers_terminated, since 2026-03-02`."""
+    since = shipment.get("stopped_at")
+    moment = since.date().isoformat() if isinstance(since, datetime) else str(since or "")[:10]
+    return ", ".join(part for part in (shipment.get("stopped_reason") or "", f"since {moment}" if moment else "") if part)
 
 
 class TrackingSwitch:
@@ -119,11 +127,15 @@ class TrackingSwitch:
                 problems.append(Problem(number, key_column, row[key_column], f"the same shipment is in row {seen[shipment_id]}"))
                 continue
             seen[shipment_id] = number
-            now = _state(known.shipments[shipment_id])
+            shipment = known.shipments[shipment_id]
+            now = _state(shipment)
+            keys = tuple((c, row[c].strip(), shipment_id) for c in KEY_COLUMNS if row.get(c, "").strip())
             if now == self.wanted:
-                changes.append(skipped(number, "shipment", shipment_id, "tracking", shipment_id, f"already {now}"))
+                change = skipped(number, "shipment", shipment_id, "tracking", shipment_id, _stopped_how(shipment) if now == STOPPED else "")
+                change.says, change.readings = f"already {now}", keys
+                changes.append(change)
                 continue
-            changes.append(Change(number, "shipment", shipment_id, "tracking", "update", now, self.wanted, shipment_id))
+            changes.append(Change(number, "shipment", shipment_id, "tracking", "update", now, self.wanted, shipment_id, readings=keys))
         return changes, problems
 
     # Writing (an undo writes the other way: `after` says which).
@@ -131,10 +143,18 @@ class TrackingSwitch:
         return 0
 
     async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        """Stop or resume, then read the state back from the answer (or, where the answer does
+        not say, from the shipment): a shipment the service still shows the other way is failed."""
         if change.after == STOPPED:
             shipment = await client.shipments.stop_tracking(change.entity_id)
         else:
             shipment = await client.shipments.resume_tracking(change.entity_id)
+        if "line_tracking_stopped_at" not in (shipment.raw.get("attributes") or {}):
+            shipment = await client.shipments.get(change.entity_id)
+        shown = {"stopped_at": shipment.line_tracking_stopped_at, "stopped_reason": shipment.line_tracking_stopped_reason}
+        if _state(shown) != change.after:
+            raise ApiError(f"the service still shows it {_state(shown)} ({_stopped_how(shown)})")
+        change.says = STOPPED if change.after == STOPPED else "resumed"
         change.payload["resource"] = shipment.raw
 
     # Reflecting: the shipment as the service answered it (its `line_tracking_stopped_*`).
@@ -157,7 +177,9 @@ class TrackingSwitch:
                 continue
             now = _state(shipment)
             if now != image.after:
-                changes.append(as_before(row, image, f"already {now}"))
+                change = as_before(row, image, _stopped_how(shipment) if now == STOPPED else "")
+                change.says = f"already {now}"
+                changes.append(change)
                 continue
             changes.append(Change(row, "shipment", image.entity_id, "tracking", "update", now, image.before, image.entity_id))
         return changes
