@@ -19,7 +19,7 @@ from shipsync.values import FieldRules, ValueProblem
 from shipsync_sandbox.routes_shipments import tracking_stopped
 from shipsync_sandbox.views import shipment_view
 from support.lake import analyst
-from support.sandboxes import K1, RunningSandbox
+from support.sandboxes import K1, RunningSandbox, settings_for
 from support.warehouse_rows import container_numbers
 
 
@@ -206,3 +206,37 @@ def test_a_tracking_edit_says_what_it_changed(pulled: tuple[RunningSandbox, Sett
     report = apply_file(settings, "tracking-requests", file)
     (row,) = results(report.results_file)
     assert row["detail"] == 'tags: added vip; took out seeded, read tags_add "vip", tags_remove "seeded", sent ["kept","vip"]'
+
+
+def test_new_tracking_checks_numbers_and_carriers_before_anything_is_sent(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
+    settings = settings_for(sandbox, warehouse)
+    account = sandbox.state.world.accounts[K1]
+    before = len(account.tracking_requests)
+    rows = [
+        ["request_type", "request_number", "scac"],
+        ["container", "akpu 354575-9", "MAEU"],  # normalized, and sent so
+        ["container", "AKPU3545758", ""],  # a wrong check digit
+        ["bill_of_lading", "ZZQQ12345", "ZZZZ"],  # no such carrier
+        ["bill_of_lading", "MAEV240187365", "MAEV"],  # a typo of one
+        ["booking", "EGLV123456789", "EGLV"],  # a carrier that does not track bookings
+        ["bill_of_lading", "HLCU123456789", ""],  # detected
+    ]
+    file = write_csv(tmp_path / "start.csv", rows)
+    dry = apply_file(settings, "new-tracking", file, dry_run=True)
+    assert len(account.tracking_requests) == before  # nothing sent
+    reasons = {p.row: p.reason for p in dry.problems}
+    assert reasons[3] == "not a container number: its check digit is 8, and ISO 6346 gives 9 for AKPU354575"
+    assert reasons[4].startswith("no shipping line the service tracks with has the SCAC ZZZZ")
+    assert "did you mean MAEU (Maersk)?" in reasons[5]
+    assert reasons[6] == "Evergreen (EGLV) does not track booking numbers at the service; leave scac empty to have the carrier detected"
+    planned = {c.row: c for c in dry.changes}
+    assert sorted(planned) == [2, 7] and planned[2].after["request_number"] == "AKPU3545759"
+    detail = {r["request_number"]: r["detail"] for r in results(dry.results_file)}["akpu 354575-9"]
+    assert 'read request_type "container", would send "container"' in detail
+    assert 'read request_number "akpu 354575-9", would send "AKPU3545759"' in detail
+
+    applied = apply_file(settings, "new-tracking", file)
+    details = {r["request_number"]: r["detail"] for r in results(applied.results_file)}
+    assert "the service is looking the number up at MAEU" in details["akpu 354575-9"]
+    assert "being detected" not in details["akpu 354575-9"] and "the carrier is being detected" in details["HLCU123456789"]
+    assert len(account.tracking_requests) == before + 2

@@ -28,10 +28,12 @@ from shipsync.warehouse.ledger import FlowName, apply_flows, changed_since
 
 @dataclass(frozen=True)
 class Scope:
-    """What of the warehouse a kind reads: entities by natural key, tracking requests and shipments."""
+    """What of the warehouse a kind reads: entities by natural key, tracking requests and shipments,
+    the shipping lines."""
 
     entities: bool = False
     tracking: bool = False
+    lines: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class RefreshRequest:
     tracking_since: str | None = None
     request_numbers: Sequence[str] = ()
     shipment_ids: Sequence[str] = ()
+    shipping_lines: bool = False  # the carriers the service tracks with (one request)
 
 
 class BulkKind(Protocol):

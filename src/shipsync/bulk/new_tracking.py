@@ -25,16 +25,17 @@ from typing import Any
 
 import duckdb
 
+from shipsync import iso6346
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import TrackingRequest
-from shipsync.bulk.cells import cell_text, cell_value, split_list
+from shipsync.bulk.cells import Cell, cell_text, cell_value, split_list
 from shipsync.bulk.execute import refused
 from shipsync.bulk.kind import RefreshRequest, Scope, tracking_since
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
-from shipsync.bulk.refresh import definitions_fresh
+from shipsync.bulk.refresh import definitions_fresh, lines_fresh
 from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import ApiError, AuthenticationError, InputError, OutcomeUnknownError
 from shipsync.values import ValueProblem
@@ -76,7 +77,7 @@ def _settled(request: dict[str, Any]) -> str:
 class NewTracking:
     name: KindName = "new-tracking"
     flow: FlowName = "apply_new_tracking"
-    scope = Scope(tracking=True)
+    scope = Scope(tracking=True, lines=True)
     undoable = False
 
     # Planning.
@@ -107,12 +108,19 @@ class NewTracking:
     def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
         if round_number > 0:
             return None
-        index = sheet.headers.index("request_number")
-        numbers = sorted({cell_text(row[index]).strip() for row in sheet.rows if index < len(row)} - {""})
+        numbers = sorted({number for number, _ in _numbers(sheet)} - {""})
+        scacs = {scac for _, scac in _numbers(sheet)} - {""}
         stale_definitions = bool(field_columns(sheet)) and not definitions_fresh(con)
+        # The carriers the rows name are checked against the service's lines: read when never read
+        # lately, or when a row names one the warehouse does not know (the service may have added it).
+        stale_lines = bool(scacs) and (not lines_fresh(con) or bool(scacs - set(known.shipping_lines)))
         # Every listed number as the service has it now: tracked already, and how it settled.
         return RefreshRequest(
-            definitions=stale_definitions, tracking_requests=True, tracking_since=tracking_since(con), request_numbers=numbers
+            definitions=stale_definitions,
+            tracking_requests=True,
+            tracking_since=tracking_since(con),
+            request_numbers=numbers,
+            shipping_lines=stale_lines,
         )
 
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
@@ -126,11 +134,11 @@ class NewTracking:
                 problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
                 continue
             row = {h: cell_text(cells[i]).strip() for h, i in index.items()}
-            request, row_problems = _request(number, row, cells, index, fields)
+            request, readings, row_problems = _request(number, row, cells, index, fields, known)
             if row_problems:
                 problems.extend(row_problems)
                 continue
-            request_number = row["request_number"].upper()
+            request_number = request["request_number"].upper()
             if request_number in seen:
                 problems.append(
                     Problem(number, "request_number", row["request_number"], f"the same number is in row {seen[request_number]}")
@@ -151,7 +159,9 @@ class NewTracking:
                 problems.append(Problem(number, "request_number", row["request_number"], reason))
                 continue
             earlier = f"an earlier request with scac {tracking[0].get('scac')} failed ({_settled(tracking[0])})" if tracking else ""
-            changes.append(Change(number, "tracking_request", request_number, "request", "create", None, request, detail=earlier))
+            changes.append(
+                Change(number, "tracking_request", request_number, "request", "create", None, request, detail=earlier, readings=readings)
+            )
         return changes, problems
 
     # Writing.
@@ -168,11 +178,11 @@ class NewTracking:
         change.entity_id = change.resource_id = created.id
         change.payload["resource"] = created.raw
         status = created.status or "unknown"
-        change.detail = (
-            f"tracking request {created.id}: {status}; the carrier is being detected: a pull or webhook says if created or failed"
-            if status == "pending"
-            else f"tracking request {created.id}: {status}"
-        )
+        change.detail = f"tracking request {created.id}: {status}"
+        if status == "pending":
+            scac = change.after.get("scac")
+            looking = f"the service is looking the number up at {scac}" if scac else "the carrier is being detected"
+            change.detail += f"; {looking}: a pull or webhook says if created or failed"
 
     # Reflecting: the new request as the service answered it.
     def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
@@ -188,24 +198,73 @@ class NewTracking:
         raise InputError("starting to track is not undone: stop tracking with `shipsync apply stop-tracking`")
 
 
+def _numbers(sheet: Sheet) -> list[tuple[str, str]]:
+    """(request number as sent, SCAC) of each row: a container number in its one form."""
+    index = {h: i for i, h in enumerate(sheet.headers)}
+    found = []
+    for cells in sheet.rows:
+        text = {h: cell_text(cells[i]).strip() for h, i in index.items() if i < len(cells)}
+        number = text.get("request_number", "")
+        if request_type_of(text.get("request_type", "")) == "container":
+            number = iso6346.normalized(number)
+        found.append((number, text.get("scac", "").upper()))
+    return found
+
+
+def _carrier_problem(scac: str, request_type: str | None, known: Knowledge) -> str | None:
+    """Why the service will refuse this SCAC for this kind of number, as its shipping lines say;
+    None when they do not say (the warehouse has no lines: the service decides)."""
+    if len(scac) != 4 or not scac.isalpha():
+        return "a SCAC is 4 letters (leave it empty to have the service detect the carrier)"
+    if not known.shipping_lines:
+        return None
+    line = known.shipping_lines.get(scac)
+    if line is None:
+        meant = closest(scac, known.shipping_lines)
+        hint = f"did you mean {meant} ({known.shipping_lines[meant].name})? " if meant else ""
+        return f"no shipping line the service tracks with has the SCAC {scac} ({hint}leave it empty to have the service detect the carrier)"
+    if request_type is not None and line.tracks.get(request_type) is False:
+        kind = request_type.replace("_", " ") + "s"
+        return f"{line.name} ({line.scac}) does not track {kind} at the service; leave scac empty to have the carrier detected"
+    return None
+
+
 def _request(
-    number: int, row: dict[str, str], cells: Sequence[Any], index: dict[str, int], fields: Sequence[tuple[str, str, Definition]]
-) -> tuple[dict[str, Any], list[Problem]]:
-    """The create's attributes for one row, or why the row cannot be sent."""
+    number: int,
+    row: dict[str, str],
+    cells: Sequence[Any],
+    index: dict[str, int],
+    fields: Sequence[tuple[str, str, Definition]],
+    known: Knowledge,
+) -> tuple[dict[str, Any], tuple[tuple[str, Cell, Any], ...], list[Problem]]:
+    """The create's attributes for one row, with the cells each came from and what was sent for
+    each (readings), or why the row cannot be sent: checked as far as the service's lines and
+    ISO 6346 allow before anything is sent."""
     problems: list[Problem] = []
+    readings: list[tuple[str, Cell, Any]] = []
     request_type = request_type_of(row["request_type"])
     if request_type is None:
         problems.append(Problem(number, "request_type", row["request_type"], f"use one of {', '.join(REQUEST_TYPES)}"))
-    if not row["request_number"]:
+    readings.append(("request_type", row["request_type"], request_type))
+    request_number = row["request_number"]
+    if not request_number:
         problems.append(Problem(number, "request_number", "", "the number is empty"))
+    elif request_type == "container":
+        request_number = iso6346.normalized(request_number)
+        if (why := iso6346.problem(request_number)) is not None:
+            problems.append(Problem(number, "request_number", row["request_number"], why))
+    readings.append(("request_number", row["request_number"], request_number))
     scac = row.get("scac", "").upper()
-    if scac and (len(scac) != 4 or not scac.isalpha()):
-        problems.append(Problem(number, "scac", row["scac"], "a SCAC is 4 letters (leave it empty to have the service detect the carrier)"))
-    attributes: dict[str, Any] = {"request_type": request_type, "request_number": row["request_number"]}
+    if scac and (why := _carrier_problem(scac, request_type, known)) is not None:
+        problems.append(Problem(number, "scac", row["scac"], why))
+    attributes: dict[str, Any] = {"request_type": request_type, "request_number": request_number}
     attributes.update({"scac": scac} if scac else {"auto_detect_vocc_scac": True})
+    if scac:
+        readings.append(("scac", row["scac"], scac))
     for name in ("ref_numbers", "shipment_tags"):
         if row.get(name):
             attributes[name] = split_list(row[name])
+            readings.append((name, row[name], attributes[name]))
     staged: dict[str, list[dict[str, Any]]] = {}
     for column, part, definition in fields:
         cell = cells[index[column]]
@@ -217,9 +276,10 @@ def _request(
             problems.append(Problem(number, column, cell, str(exc)))
             continue
         staged.setdefault(part, []).append({"api_slug": definition.api_slug, "value": value})
+        readings.append((column, cell, value))
     if staged:
         attributes["initial_custom_fields"] = staged
-    return attributes, problems
+    return attributes, tuple(readings), problems
 
 
 async def _number_hint(client: AsyncShipsyncClient, number: str) -> str:
