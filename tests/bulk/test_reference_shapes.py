@@ -10,7 +10,7 @@ from pathlib import Path
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
-from support.sandboxes import K1, RunningSandbox
+from support.sandboxes import K1, RunningSandbox, settings_for
 
 
 def write_csv(path: Path, table: list[list[str]]) -> Path:
@@ -34,3 +34,33 @@ def test_a_shipment_whose_ref_numbers_are_null_takes_a_tracking_edit(pulled: tup
     assert report.counts["applied"] == 1 and shipment["attributes"]["ref_numbers"] == ["PO-9"]
     undone = undo_run(settings, report.run_id)
     assert undone.counts["applied"] == 1 and shipment["attributes"]["ref_numbers"] == []
+
+
+def test_new_tracking_names_a_customer_and_stages_values_on_one_named_container(
+    sandbox: RunningSandbox, warehouse: Path, tmp_path: Path
+) -> None:
+    settings = settings_for(sandbox, warehouse)
+    account = sandbox.state.world.accounts[K1]
+    parties = {p["attributes"]["company_name"]: p["id"] for p in account.by_type["party"].values()}
+    box = "MSKU9070323"
+    rows = [
+        ["request_type", "request_number", "scac", "customer", "container_number", "container.priority"],
+        ["bill_of_lading", "MAEU240187365", "MAEU", "globex logistics", "msku 907032-3", "high"],  # by name, any case
+        ["bill_of_lading", "MAEU240187366", "MAEU", parties["Stark Freight"], "", "low"],  # by id; every container
+        ["bill_of_lading", "MAEU240187367", "MAEU", "Globex Logistix", "", ""],
+        ["bill_of_lading", "MAEU240187368", "MAEU", "", box, ""],  # a container, and no value for it
+    ]
+    report = apply_file(settings, "new-tracking", write_csv(tmp_path / "start.csv", rows))
+    reasons = {p.row: p.reason for p in report.problems}
+    assert reasons == {
+        4: "no party (customer) is named 'Globex Logistix' (did you mean Globex Logistics?)",
+        5: "names the container for the row's container.SLUG values, and the row has none",
+    }
+    made = {c.row: account.tracking_requests[c.entity_id] for c in report.changes if c.status == "applied"}
+    assert made[2]["relationships"]["customer"]["data"] == {"type": "party", "id": parties["Globex Logistics"]}
+    assert made[3]["relationships"]["customer"]["data"] == {"type": "party", "id": parties["Stark Freight"]}
+    assert account.staged[made[2]["id"]].container_fields == (("priority", "high", "MSKU9070323"),)  # `containers[].number`
+    assert account.staged[made[3]["id"]].container_fields == (("priority", "low", ""),)
+    detail = next(c for c in report.changes if c.row == 2)
+    assert ("customer", "globex logistics", parties["Globex Logistics"]) in detail.readings
+    assert ("container_number", "msku 907032-3", "MSKU9070323") in detail.readings

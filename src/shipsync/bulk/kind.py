@@ -48,6 +48,7 @@ class RefreshRequest:
     request_numbers: Sequence[str] = ()
     shipment_ids: Sequence[str] = ()
     shipping_lines: bool = False  # the carriers the service tracks with (one request)
+    parties: bool = False  # the account's parties (customers): not kept in the warehouse, handed to the plan
 
 
 class BulkKind(Protocol):

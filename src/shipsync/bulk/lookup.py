@@ -69,6 +69,7 @@ class Knowledge:
     tracking_by_number: dict[str, list[str]] = field(default_factory=dict)
     shipments: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {bill, tags, ref_numbers, stopped_at, ...} as last read
     shipping_lines: dict[str, ShippingLine] = field(default_factory=dict)  # by SCAC, and by each alternative SCAC
+    parties: dict[str, str] | None = None  # id -> company name, as read from the service in this run (None: not read)
 
 
 def _strings(value: Any) -> list[str] | None:

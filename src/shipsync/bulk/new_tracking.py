@@ -5,7 +5,11 @@ A row names what the number is (`request_type`: bill of lading, booking or conta
 `auto_detect_vocc_scac`), with optional `ref_numbers` and `shipment_tags` (lists in one cell) and
 custom field values staged for the shipment and its containers before they exist
 (`initial_custom_fields`): a column `shipment.SLUG` or `container.SLUG` per field, each slug checked
-against the account's definitions before anything is sent.
+against the account's definitions before anything is sent; `container_number` sends a row's
+container values to that one container. `customer` names the party the tracking is for, by its
+company name or id (the account's parties are read when the column is filled). Container numbers
+are checked against ISO 6346 and carriers against the service's shipping lines before anything
+is sent.
 
 A number the account already tracks (a request pending, awaiting its manifest or created) is not
 sent again, nor one whose request with the same carrier (or detection) failed, so a re-run of the
@@ -47,8 +51,9 @@ REQUEST_TYPES = ("bill_of_lading", "booking_number", "container")
 TYPE_ALIASES = {"bl": "bill_of_lading", "bol": "bill_of_lading", "mbl": "bill_of_lading", "booking": "booking_number"}
 # A request in one of these is tracking its number (the service refuses a second as a duplicate).
 ACTIVE = ("pending", "awaiting_manifest", "created")
-PLAIN_COLUMNS = ("request_type", "request_number", "scac", "ref_numbers", "shipment_tags")
+PLAIN_COLUMNS = ("request_type", "request_number", "scac", "ref_numbers", "shipment_tags", "customer", "container_number")
 FIELD_PARTS = {"shipment": ("shipment", "shipment"), "container": ("containers", "container")}  # prefix -> (part, entity)
+CUSTOMER = "customer"  # a planned create's party id, sent as `relationships.customer`
 
 
 def request_type_of(text: str) -> str | None:
@@ -115,12 +120,14 @@ class NewTracking:
         # lately, or when a row names one the warehouse does not know (the service may have added it).
         stale_lines = bool(scacs) and (not lines_fresh(con) or bool(scacs - set(known.shipping_lines)))
         # Every listed number as the service has it now: tracked already, and how it settled.
+        customers = "customer" in sheet.headers and any(cell_text(r[sheet.headers.index("customer")]).strip() for r in sheet.rows)
         return RefreshRequest(
             definitions=stale_definitions,
             tracking_requests=True,
             tracking_since=tracking_since(con),
             request_numbers=numbers,
             shipping_lines=stale_lines,
+            parties=customers,
         )
 
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
@@ -159,8 +166,20 @@ class NewTracking:
                 problems.append(Problem(number, "request_number", row["request_number"], reason))
                 continue
             earlier = f"an earlier request with scac {tracking[0].get('scac')} failed ({_settled(tracking[0])})" if tracking else ""
+            payload = {"customer_id": request.pop(CUSTOMER)} if CUSTOMER in request else {}
             changes.append(
-                Change(number, "tracking_request", request_number, "request", "create", None, request, detail=earlier, readings=readings)
+                Change(
+                    number,
+                    "tracking_request",
+                    request_number,
+                    "request",
+                    "create",
+                    None,
+                    request,
+                    detail=earlier,
+                    payload=payload,
+                    readings=readings,
+                )
             )
         return changes, problems
 
@@ -170,7 +189,7 @@ class NewTracking:
 
     async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
         try:
-            created = await client.tracking_requests.create(change.after)
+            created = await client.tracking_requests.create(change.after, customer_id=change.payload.get("customer_id"))
         except (AuthenticationError, OutcomeUnknownError):
             raise
         except ApiError as exc:
@@ -265,6 +284,15 @@ def _request(
         if row.get(name):
             attributes[name] = split_list(row[name])
             readings.append((name, row[name], attributes[name]))
+    if row.get("customer"):
+        try:
+            attributes[CUSTOMER] = customer_of(row["customer"], known)
+            readings.append(("customer", row["customer"], attributes[CUSTOMER]))
+        except ValueProblem as exc:
+            problems.append(Problem(number, "customer", row["customer"], str(exc)))
+    box = _container(number, row, request_type, request_number, problems)
+    if box:
+        readings.append(("container_number", row["container_number"], box))
     staged: dict[str, list[dict[str, Any]]] = {}
     for column, part, definition in fields:
         cell = cells[index[column]]
@@ -275,11 +303,55 @@ def _request(
         except ValueProblem as exc:
             problems.append(Problem(number, column, cell, str(exc)))
             continue
-        staged.setdefault(part, []).append({"api_slug": definition.api_slug, "value": value})
+        entry = {"api_slug": definition.api_slug, "value": value} | ({"number": box} if box and part == "containers" else {})
+        staged.setdefault(part, []).append(entry)
         readings.append((column, cell, value))
+    if box and "containers" not in staged:
+        problems.append(
+            Problem(
+                number,
+                "container_number",
+                row["container_number"],
+                "names the container for the row's container.SLUG values, and the row has none",
+            )
+        )
     if staged:
         attributes["initial_custom_fields"] = staged
     return attributes, tuple(readings), problems
+
+
+def _container(number: int, row: dict[str, str], request_type: str | None, request_number: str, problems: list[Problem]) -> str:
+    """The one container the row's `container.SLUG` values go to (`initial_custom_fields.containers[].number`),
+    normalized; empty: every container of the shipment."""
+    text = row.get("container_number", "")
+    if not text:
+        return ""
+    box = iso6346.normalized(text)
+    if (why := iso6346.problem(box)) is not None:
+        problems.append(Problem(number, "container_number", text, why))
+        return ""
+    if request_type == "container" and box != request_number:
+        problems.append(
+            Problem(number, "container_number", text, f"this row tracks the container {request_number} alone: give that number, or none")
+        )
+        return ""
+    return box
+
+
+def customer_of(text: str, known: Knowledge) -> str:
+    """The id of the party (customer) a cell names, by its id or its company name (any case)."""
+    parties = known.parties or {}
+    if text in parties:
+        return text
+    wanted = " ".join(text.split()).casefold()
+    named = [party_id for party_id, name in parties.items() if " ".join(name.split()).casefold() == wanted]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise ValueProblem(f"{len(named)} parties are named {text!r} ({', '.join(named[:5])}): give the customer's id instead")
+    meant = closest(text, sorted(set(parties.values())))
+    hint = f"did you mean {meant}?" if meant else f"the service lists {len(parties)} parties"
+    raise ValueProblem(f"no party (customer) is named {text!r} ({hint})")
 
 
 async def _number_hint(client: AsyncShipsyncClient, number: str) -> str:

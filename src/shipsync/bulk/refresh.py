@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -99,22 +100,38 @@ def refreshed_knowledge(
     `rounds` asks for nothing more (each round's reads see what the rounds before staged; their
     requests count in `record`)."""
     known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking, lines=scope.lines)
+    parties: dict[str, str] | None = None
     for round_number in range(MAX_REFRESH_ROUNDS):
         request = rounds(run.con, known, round_number)
         if request is None:
             break
-        record.add_stats(refresh(settings, run, request, progress=progress))
+        refreshed = refresh(settings, run, request, progress=progress)
+        record.add_stats(refreshed.stats)
+        parties = refreshed.parties if refreshed.parties is not None else parties
         with run.warehouse.preview():
             known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking, lines=scope.lines)
+        known.parties = parties
     return known
 
 
-def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:
+@dataclass(frozen=True)
+class Refreshed:
+    """What a refresh cost, and what it read that the warehouse does not keep (the parties)."""
+
+    stats: ClientStats
+    parties: dict[str, str] | None = None
+
+
+def _parties(resources: Sequence[JsonObject]) -> dict[str, str]:
+    return {str(r["id"]): str((r.get("attributes") or {}).get("company_name") or "") for r in resources}
+
+
+def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, progress: Stage = no_progress) -> Refreshed:
     """Fetch what is asked, then stage it in the run (replacing what the service no longer has)."""
     if request == RefreshRequest():
-        return ClientStats()  # nothing asked: no client, no transaction
+        return Refreshed(ClientStats())  # nothing asked: no client, no transaction
 
-    async def fetch(client: AsyncShipsyncClient) -> tuple[Any, Any, Any, Any, ValuesRead | None, Any, ClientStats]:
+    async def fetch(client: AsyncShipsyncClient) -> tuple[Any, Any, Any, Any, ValuesRead | None, Any, Any, ClientStats]:
         defs = await _fetch_definitions(client) if request.definitions else None
         values = await _fetch_custom_fields(client) if request.custom_fields else None
         scoped = (
@@ -125,10 +142,11 @@ def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, p
         trs = await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since) if request.tracking_requests else None
         shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
         lines = (await client.shipping_lines.list_page()).data if request.shipping_lines else None
-        return defs, values, trs, shipments, scoped, lines, client.stats
+        parties = (await client.parties.list_all()).data if request.parties else None
+        return defs, values, trs, shipments, scoped, lines, parties, client.stats
 
     observed_at = observed_now()
-    defs, values, trs, shipments, scoped, lines, stats = run_with_client(settings.client_options(), fetch)
+    defs, values, trs, shipments, scoped, lines, parties, stats = run_with_client(settings.client_options(), fetch)
     if scoped is not None and scoped.route == "listing":
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}
@@ -157,7 +175,7 @@ def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, p
         run.inner_run(REFRESH_FLOW, stats.requests)
     if lines is not None:  # the whole listing, as a pull of it reads it
         run.inner_run(LINES_FLOW, 1)
-    return stats
+    return Refreshed(stats, _parties(parties) if parties is not None else None)
 
 
 def lines_fresh(con: duckdb.DuckDBPyConnection) -> bool:

@@ -98,7 +98,8 @@ KIND_HELP = {
     "custom-field-definitions": "Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or "
     "remove options.",
     "new-tracking": "Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier, "
-    "ref_numbers, shipment_tags, shipment.SLUG / container.SLUG custom field values). Numbers already tracked are skipped.",
+    "ref_numbers, shipment_tags, customer, shipment.SLUG / container.SLUG custom field values, container_number for the "
+    "container values). Numbers already tracked are skipped.",
     "stop-tracking": "Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them).",
     "resume-tracking": "Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again).",
 }
