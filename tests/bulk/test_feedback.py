@@ -240,3 +240,18 @@ def test_new_tracking_checks_numbers_and_carriers_before_anything_is_sent(sandbo
     assert "the service is looking the number up at MAEU" in details["akpu 354575-9"]
     assert "being detected" not in details["akpu 354575-9"] and "the carrier is being detected" in details["HLCU123456789"]
     assert len(account.tracking_requests) == before + 2
+
+
+def test_a_definition_row_says_what_each_cell_was_read_and_sent_as(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
+    settings = settings_for(sandbox, warehouse)
+    header = ["entity_type", "api_slug", "display_name", "data_type", "required", "max_length", "options"]
+    rows = [
+        header,
+        ["Cargo", "seal_number", "Seal", "Short_Text", "yes", "12", ""],
+        ["Container", "broker", "Broker", "enum", "", "", "acme=Acme Corp"],
+    ]
+    report = apply_file(settings, "custom-field-definitions", write_csv(tmp_path / "defs.csv", rows))
+    seal, broker = (r["detail"] for r in results(report.results_file))
+    assert 'read entity_type "Cargo", sent "Container"' in seal and 'read data_type "Short_Text", sent "short_text"' in seal
+    assert 'read required "yes", max_length "12", sent {"max_length":12,"required":true}' in seal
+    assert 'read options "acme=Acme Corp", sent [{"label":"Acme Corp","position":0,"value":"acme"}]' in broker

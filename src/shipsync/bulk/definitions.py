@@ -27,6 +27,7 @@ import duckdb
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import CustomFieldDefinition
 from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
+from shipsync.bulk.cells import Cell
 from shipsync.bulk.kind import RefreshRequest, Scope, rows_of
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
@@ -129,6 +130,19 @@ def _conflicts(wanted: dict[str, Any], existing: Definition) -> Found:
     return found
 
 
+# The columns a definition's `validation` is read from.
+VALIDATION_COLUMNS = ("validation", "required", "pattern", "max_length")
+
+
+def _readings(row: dict[str, str], wanted: dict[str, Any], attributes: Sequence[str]) -> tuple[tuple[str, Cell, Any], ...]:
+    """(column, cell, value sent) for each filled column that makes one of `attributes`."""
+    found: list[tuple[str, Cell, Any]] = []
+    for name in attributes:
+        columns = VALIDATION_COLUMNS if name == "validation" else (name,)
+        found.extend((column, row[column], wanted[name]) for column in columns if row.get(column))
+    return tuple(found)
+
+
 def _same(a: Any, b: Any) -> bool:
     return a == b or (a is not None and b is not None and str(a) == str(b))
 
@@ -175,22 +189,30 @@ class DefinitionEdits:
                 problems.extend(Problem(number, c, v, r) for c, v, r in found)
                 continue
             seen[slug] = number
-            changes.extend(self._changes(number, wanted, options, existing))
+            changes.extend(self._changes(number, row, wanted, options, existing))
         return changes, problems
 
     @staticmethod
-    def _changes(number: int, wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None) -> list[Change]:
+    def _changes(
+        number: int, row: dict[str, str], wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None
+    ) -> list[Change]:
         if existing is None:
             payload = {"options": new_options(options or [])}
-            return [Change(number, DEFINITION, wanted["api_slug"], "definition", "create", None, wanted, payload=payload)]
+            read = _readings(row, wanted, list(wanted))
+            if row.get("options"):
+                read += (("options", row["options"], payload["options"]),)
+            return [Change(number, DEFINITION, wanted["api_slug"], "definition", "create", None, wanted, payload=payload, readings=read)]
         differs = [n for n in EDITABLE if n in wanted and not _same(wanted[n], existing.attributes.get(n))]
         changes: list[Change] = []
         if differs:
             before = {n: existing.attributes.get(n) for n in differs}
             after = {n: wanted[n] for n in differs}
-            changes.append(Change(number, DEFINITION, existing.id, ",".join(differs), "update", before, after, existing.id))
+            read = _readings(row, wanted, differs)
+            changes.append(Change(number, DEFINITION, existing.id, ",".join(differs), "update", before, after, existing.id, readings=read))
         if options is not None:
-            changes.extend(option_changes(number, existing, options))
+            for change in option_changes(number, existing, options):
+                change.readings = (("options", row["options"], change.after),) if change.action != "delete" else ()
+                changes.append(change)
         return changes or [skipped(number, DEFINITION, existing.id, "definition", existing.id)]
 
     # Writing.

@@ -9,6 +9,7 @@ how long they were.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 from typing import Any
 
 from shipsync.bulk.cells import Cell, cell_kind
@@ -59,10 +60,14 @@ def readings_text(change: Change) -> str:
         return ""
     found = readings_of(change)
     named = len(found) > 1 or bool(found and found[0][0] != change.field)
-    if len(found) > 1 and all(value == found[0][2] for _, _, value in found):  # several cells made one value (a list)
-        cells = ", ".join(f"{column} {shown_read(cell)}" for column, cell, _ in found)
-        return f"read {cells}, {verb(change)} {shown_sent(found[0][2])}"
-    return ", ".join(reading_text(column, cell, value, verb(change), named=named) for column, cell, value in found)
+    parts = []
+    # Cells in a row that made one value (a list from tags_add and tags_remove, rules from `required`
+    # and `max_length`) are read together, and the value shown once.
+    for _, run in groupby(found, key=lambda reading: dumps(reading[2])):
+        cells = list(run)
+        read = ", ".join(f"{column} {shown_read(cell)}" if named else shown_read(cell) for column, cell, _ in cells)
+        parts.append(f"read {read}, {verb(change)} {shown_sent(cells[0][2])}")
+    return ", ".join(parts)
 
 
 def first_readings(changes: Sequence[Change], columns: int = 10) -> list[tuple[str, str]]:
