@@ -1,5 +1,9 @@
-"""Feedback that teaches: every cell's result says what was read and what was sent, in the results
-file, `bulk_results` and the terminal; a date is read in exactly the formats its message names."""
+"""Feedback that teaches (issue 37 item 2): every cell's result says what was read and what was
+sent, in the results file, `bulk_results` and the terminal; a date is read in exactly the formats
+its message names; container numbers are read however they are written; a misspelt header is named
+with the one it likely means; a workbook reads the sheet with a key column and says which; stop and
+resume read the state back; new-tracking checks numbers and carriers before sending. The examples
+docs/spreadsheets.md shows are checked against what the code says."""
 
 from __future__ import annotations
 
@@ -21,6 +25,13 @@ from shipsync_sandbox.views import shipment_view
 from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, settings_for
 from support.warehouse_rows import container_numbers
+
+DOCS = " ".join((Path(__file__).parents[2] / "docs" / "spreadsheets.md").read_text().split())
+
+
+def documented(text: str) -> bool:
+    """Whether docs/spreadsheets.md shows `text` (its line breaks aside): its examples are the code's."""
+    return " ".join(text.split()) in DOCS
 
 
 def write_csv(path: Path, table: list[list[str]]) -> Path:
@@ -49,10 +60,11 @@ def test_each_cell_says_what_was_read_and_what_was_sent(
 
     applied = apply_file(settings, "custom-fields", file)
     detail = results(applied.results_file)[0]["detail"]
-    assert 'customs_cleared_on: create applied, read "15.03.2026", sent "2026-03-15"' in detail
+    assert 'customs_cleared_on: create applied, read "15.03.2026", sent "2026-03-15"' in detail and documented(detail)
     print_report(applied)
     printed = capsys.readouterr().out
     assert 'customs_cleared_on: read "15.03.2026", sent "2026-03-15"' in printed and 'priority: read "High", sent "high"' in printed
+    assert documented("\n".join(printed.splitlines()[1:4]))  # the docs' terminal example, past its first line
     with analyst(settings.warehouse) as con:
         stored = dict(con.execute("SELECT field, detail FROM bulk_results WHERE run_id = ?", [applied.run_id]).fetchall())
     assert stored["customs_cleared_on"] == 'read "15.03.2026", sent "2026-03-15"'
@@ -77,6 +89,7 @@ def test_a_date_is_accepted_exactly_in_the_formats_the_message_names(default_for
         with pytest.raises(ValueProblem, match="not a date"):
             cell_value(never, rules)
     assert ("MM/DD/YYYY (the field's format)" in named) == (default_format == "MM/DD/YYYY")
+    assert default_format != "MM/DD/YYYY" or documented(refused.value.args[0])
     assert "YYYY/MM/DD" in named  # read, so named
 
 
@@ -117,7 +130,9 @@ def test_a_misspelt_header_is_named_with_the_one_it_likely_means(pulled: tuple[R
         apply_file(settings, "custom-fields", write_csv(tmp_path / "a.csv", [["container_number", "prioirty"], [number, "high"]]))
     message = str(refused.value)
     assert "column(s) prioirty (did you mean priority?) name no custom field definition" in message
+    assert documented("column(s) prioirty (did you mean priority?) name no custom field definition")
     assert "po_number" not in message  # not every field the account has
+    assert documented("no key column (is contianer_number meant to be container_number?)")
     with pytest.raises(InputError, match=r"no key column \(is contianer_number meant to be container_number\?\)"):
         apply_file(settings, "custom-fields", write_csv(tmp_path / "b.csv", [["contianer_number", "priority"], [number, "high"]]))
     with pytest.raises(InputError, match=r"the account has no custom field definition 'consigne' \(did you mean shipment.consignee\?\)"):
@@ -152,7 +167,8 @@ def test_a_workbook_reads_the_sheet_with_a_key_column_and_says_which(
     report = apply_file(settings, "custom-fields", book, dry_run=True)
     assert report.counts["planned"] == 1 and report.sheet == ("Boxes", "the only one of its 2 sheets (Readme, Boxes) with a key column")
     print_report(report)
-    assert "read sheet 'Boxes' of tags.xlsx: the only one of its 2 sheets (Readme, Boxes) with a key column" in capsys.readouterr().out
+    said = "read sheet 'Boxes' of tags.xlsx: the only one of its 2 sheets (Readme, Boxes) with a key column"
+    assert said in capsys.readouterr().out and documented(said)
 
     none = workbook(tmp_path / "none.xlsx", {"Readme": readme, "Notes": [["po_number"], ["PO-1"]]})
     with pytest.raises(InputError) as refused:
@@ -206,6 +222,7 @@ def test_a_tracking_edit_says_what_it_changed(pulled: tuple[RunningSandbox, Sett
     report = apply_file(settings, "tracking-requests", file)
     (row,) = results(report.results_file)
     assert row["detail"] == 'tags: added vip; took out seeded, read tags_add "vip", tags_remove "seeded", sent ["kept","vip"]'
+    assert documented(row["detail"])
 
 
 def test_new_tracking_checks_numbers_and_carriers_before_anything_is_sent(sandbox: RunningSandbox, warehouse: Path, tmp_path: Path) -> None:
@@ -229,6 +246,7 @@ def test_new_tracking_checks_numbers_and_carriers_before_anything_is_sent(sandbo
     assert reasons[4].startswith("no shipping line the service tracks with has the SCAC ZZZZ")
     assert "did you mean MAEU (Maersk)?" in reasons[5]
     assert reasons[6] == "Evergreen (EGLV) does not track booking numbers at the service; leave scac empty to have the carrier detected"
+    assert all(documented(reasons[row]) for row in (3, 4, 6))
     planned = {c.row: c for c in dry.changes}
     assert sorted(planned) == [2, 7] and planned[2].after["request_number"] == "AKPU3545759"
     detail = {r["request_number"]: r["detail"] for r in results(dry.results_file)}["akpu 354575-9"]

@@ -82,6 +82,10 @@ def test_undo_leaves_what_someone_changed_since_and_says_so(
     skipped = lines[(first, "po_number")]
     assert (skipped["status"], skipped["the run left"], skipped["now"], skipped["put back"]) == ("skipped", '"PO-0"', '"PO-COLLEAGUE"', "")
     assert "changed at the service since the run" in skipped["detail"]
+    documented = " ".join((Path(__file__).parents[2] / "docs" / "spreadsheets.md").read_text().split())
+    with undone.results_file.open(encoding="utf-8-sig", newline="") as written:
+        header = written.readline().strip()
+    assert header in documented and skipped["detail"].replace('"', '""') in documented  # the docs' example is the code's
     put_back = lines[(third, "po_number")]
     assert (put_back["status"], put_back["now"], put_back["put back"]) == ("applied", '"PO-2"', "none")
 
