@@ -10,6 +10,7 @@ import csv
 import os
 import random
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from shipsync.bulk.undo import undo_run
 from shipsync.cli.apply_cmd import print_report
 from shipsync.config import Settings
 from shipsync.errors import InputError
+from shipsync.json_text import dumps
 from shipsync.pull.documents import pull_documents
 from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, service_values, settings_for, shipsync_env
@@ -220,3 +222,25 @@ def test_a_run_killed_at_random_moments_can_always_be_undone_completely(
         assert not undone.counts["failed"] and not undone.counts["skipped"] and not undone.counts["unknown"], undone.counts
         assert len(account.custom_fields) == base  # nothing created twice, nothing left over
     assert any(0 < changed < 100 for _, changed in stages), stages  # at least one kill landed mid-run
+
+
+def test_the_journal_is_private_and_a_link_planted_beside_it_is_never_followed(
+    sandbox: RunningSandbox, warehouse: Path, tmp_path: Path
+) -> None:
+    settings = settings_for(sandbox, warehouse)
+    folder = journal_folder(settings)
+    journal = WriteJournal(folder, JournalHeader("00000000-0000-4000-8000-00000000000a", "custom-fields", None, None, {}))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and stat.S_IMODE(journal.path.stat().st_mode) == 0o600
+    journal.close()
+    journal.remove()
+    # Elsewhere, a file written as a journal would be (it would have an undo write what it says).
+    planted = tmp_path / "planted.journal"
+    header = {"run_id": "00000000-0000-4000-8000-00000000000b", "kind": "stop-tracking", "file": None, "sheet": None, "parameters": {}}
+    intent = {"row": 2, "entity_type": "shipment", "entity_id": "s-1", "field": "tracking", "action": "update", "resource_id": "s-1"}
+    planted.write_text(
+        dumps({"run": header}) + "\n" + dumps({"seq": 0, "intent": {**intent, "before": "tracking", "after": "stopped"}}) + "\n"
+    )
+    (folder / "00000000-0000-4000-8000-00000000000b.journal").symlink_to(planted)
+    write_csv(tmp_path / "none.csv", [["shipment_id"], ["no-such-shipment"]])
+    report = apply_file(settings, "stop-tracking", tmp_path / "none.csv")  # a run folds journals first
+    assert report.recovered == [] and planted.exists()  # the link is not followed: nothing folded from it
