@@ -183,6 +183,7 @@ def test_a_workbook_reads_the_sheet_with_a_key_column_and_says_which(
     assert apply_file(settings, "custom-fields", both, dry_run=True, sheet="June").sheet == ("June", "named by --sheet")
 
 
+@pytest.mark.slow
 def test_stop_and_resume_read_the_state_back_and_say_what_changed(pulled: tuple[RunningSandbox, Settings], tmp_path: Path) -> None:
     sandbox, settings = pulled
     account = sandbox.state.world.accounts[K1]

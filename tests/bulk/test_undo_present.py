@@ -131,6 +131,7 @@ def test_a_journal_nobody_holds_is_folded_in_and_its_writes_undone(pulled: tuple
         undo_run(settings, run_id)
 
 
+@pytest.mark.slow
 def test_undo_leaves_a_definition_someone_edited_since_and_puts_back_its_options(
     sandbox: RunningSandbox, warehouse: Path, tmp_path: Path
 ) -> None:
