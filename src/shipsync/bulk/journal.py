@@ -7,8 +7,9 @@ undoable run keeps a journal beside the lake: one private file (0600, in a 0700 
 exclusively through `safe_files`) of JSON lines. Its first line names the run; then, before a
 chunk of writes is sent, one line per write with its before- and after-image (fsync'd before the
 first of them is sent); after the chunk, one line per write with its outcome. The run holds an
-exclusive `flock` on its journal while it lives, and removes the journal once its commit holds the
-same before-images.
+exclusive `flock` on its journal while it lives (it is made under a name no fold looks at, and
+named once it is locked and its first line is on disk), and removes the journal once its commit
+holds the same before-images.
 
 The next bulk run or undo on this host folds every journal nobody holds into its own commit
 (`recover`): the dead run's before-images become `bulk_undo` rows (a write whose outcome never got
@@ -81,10 +82,14 @@ class WriteJournal:
     def __init__(self, folder: Path, header: JournalHeader) -> None:
         private_folder(folder)
         self.path = folder / f"{header.run_id}{SUFFIX}"
-        self._fd = create_exclusive(self.path)
+        # Made whole under a name no fold looks at, then named: a journal a fold can see is locked
+        # by its run and has its first line.
+        making = folder / f".{header.run_id}{SUFFIX}.new"
+        self._fd = create_exclusive(making)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         self._seq: dict[int, int] = {}  # id(change) -> its line's number
         self._append([{"run": header.__dict__}])
+        os.rename(making, self.path)
         sync_folder(folder)
 
     def _append(self, lines: Sequence[dict[str, Any]]) -> None:
@@ -214,14 +219,19 @@ def recover(run: WarehouseRun, folder: Path) -> Recovered:
     recovered = Recovered()
     if not folder.is_dir():
         return recovered
+    for path in folder.glob(f".*{SUFFIX}.new"):  # a run that died while making its journal sent nothing
+        if (fd := _locked(path)) is not None:
+            path.unlink(missing_ok=True)
+            os.close(fd)
     for path in sorted(folder.glob(f"*{SUFFIX}")):
         fd = _locked(path)
         if fd is None:
             continue
-        recovered._held.append((fd, path))
         dead = read_journal(path, fd)
-        if dead is None:
-            continue  # killed before its first line: nothing was sent
+        if dead is None:  # no first line it could be told by (a journal always has one): left as it is
+            os.close(fd)
+            continue
+        recovered._held.append((fd, path))
         has_results, has_ledger = _committed(run, dead.header.run_id)
         if has_results:
             continue  # its commit holds it all
