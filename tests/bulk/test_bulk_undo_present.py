@@ -59,8 +59,12 @@ def test_undo_leaves_what_someone_changed_since_and_says_so(
         tmp_path / "po.csv", [["container_number", "po_number", "priority"], *[[n, f"PO-{i}", "high"] for i, n in enumerate(numbers)]]
     )
     before = service_values(sandbox)
-    applied = apply_file(settings, "custom-fields", file)
+    said: list[str] = []
+    applied = apply_file(settings, "custom-fields", file, notice=said.append)
     assert applied.counts["applied"] == 6
+    assert said == [f"run {applied.run_id} sends 6 changes: `shipsync apply undo {applied.run_id}` puts back what it sent"]
+    docs = (Path(__file__).parents[2] / "docs" / "spreadsheets.md").read_text()
+    assert said[0].replace(applied.run_id, "6f3a…-…").replace("6 changes", "480 changes") in docs  # told before anything is sent
 
     async def colleague() -> None:  # in the app, after the run
         ids = value_ids(sandbox)
