@@ -246,6 +246,9 @@ def test_the_journal_is_private_and_a_link_planted_beside_it_is_never_followed(
         dumps({"run": header}) + "\n" + dumps({"seq": 0, "intent": {**intent, "before": "tracking", "after": "stopped"}}) + "\n"
     )
     (folder / "00000000-0000-4000-8000-00000000000b.journal").symlink_to(planted)
+    odd = folder / "00000000-0000-4000-8000-00000000000c.journal"  # of another shape: left, and no run fails on it
+    odd.write_text(dumps({"run": {"run_id": "x", "written_by": "a later version"}}) + "\n")
     write_csv(tmp_path / "none.csv", [["shipment_id"], ["no-such-shipment"]])
     report = apply_file(settings, "stop-tracking", tmp_path / "none.csv")  # a run folds journals first
     assert report.recovered == [] and planted.exists()  # the link is not followed: nothing folded from it
+    assert odd.exists()

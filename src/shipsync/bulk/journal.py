@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from shipsync.redaction import redact
 from shipsync.safe_files import create_exclusive, private_folder, sync_folder, write_all
 from shipsync.warehouse.ledger import APPLY_FLOWS, RunRecord, WarehouseRun
 
+log = logging.getLogger("shipsync.bulk")
 FOLDER_NAME = "bulk-journal"
 SUFFIX = ".journal"
 # A write sent whose outcome line never got written: it may or may not have happened.
@@ -188,17 +190,22 @@ def _lines(fd: int) -> Iterator[dict[str, Any]]:
 
 def read_journal(path: Path, fd: int) -> RecoveredRun | None:
     """The run a journal describes: each intended write as a Change, its status as its outcome
-    line says (`unknown` when it has none); None for a journal without its first line."""
+    line says (`unknown` when it has none); None for a journal that cannot be read as one (no
+    first line, or lines of another shape: left for a person to look at, never guessed at)."""
     header: JournalHeader | None = None
     changes: dict[int, Change] = {}
-    for line in _lines(fd):
-        if "run" in line and header is None:
-            header = JournalHeader(**line["run"])
-        elif "intent" in line:
-            changes[line["seq"]] = Change(**line["intent"], status="unknown", detail=UNSETTLED)
-        elif "status" in line and line.get("seq") in changes:
-            status: Status = line["status"]
-            changes[line["seq"]] = Change(**line["image"], status=status, detail=line.get("detail") or "")
+    try:
+        for line in _lines(fd):
+            if "run" in line and header is None:
+                header = JournalHeader(**line["run"])
+            elif "intent" in line:
+                changes[line["seq"]] = Change(**line["intent"], status="unknown", detail=UNSETTLED)
+            elif "status" in line and line.get("seq") in changes:
+                status: Status = line["status"]
+                changes[line["seq"]] = Change(**line["image"], status=status, detail=line.get("detail") or "")
+    except (TypeError, KeyError):
+        log.warning("%s: not a journal this version of shipsync reads; left as it is", path)
+        return None
     if header is None:
         return None
     return RecoveredRun(header, [changes[seq] for seq in sorted(changes)], path)

@@ -83,7 +83,8 @@ def print_report(report: object) -> None:
         console.print(
             line(
                 styled(f"  recovered run {header.run_id}", "yellow"),
-                f" ({header.kind} of {header.file}, stopped before its commit): {dead.writes:,} writes may have reached the service;"
+                f" ({header.kind} of {header.file or 'a spreadsheet'}, stopped before its commit): {dead.writes:,} writes may have"
+                " reached the service;"
                 f" undo with: shipsync apply undo {header.run_id}",
             )
         )
@@ -136,7 +137,8 @@ def custom_fields(
 @apply_app.command("undo")
 @one_line_errors
 def undo(run_id: str) -> None:
-    """Restore what an apply run changed (patch back, delete what it created, re-create what it removed)."""
+    """Restore what an apply run changed (patch back, delete what it created, re-create what it removed), where the service still
+    has what the run left: a value someone changed since is left and reported. Works for a run killed half-way too."""
     from shipsync.bulk.undo import undo_run
     from shipsync.cli.progress import progress_bar
 
