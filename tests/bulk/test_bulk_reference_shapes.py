@@ -10,7 +10,7 @@ from pathlib import Path
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.undo import undo_run
 from shipsync.config import Settings
-from support.sandboxes import K1, RunningSandbox, settings_for
+from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
 
 
 def write_csv(path: Path, table: list[list[str]]) -> Path:
@@ -37,8 +37,9 @@ def test_a_shipment_whose_ref_numbers_are_null_takes_a_tracking_edit(pulled: tup
 
 
 def test_new_tracking_names_a_customer_and_stages_values_on_one_named_container(
-    sandbox: RunningSandbox, warehouse: Path, tmp_path: Path
+    make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path
 ) -> None:
+    sandbox = make_sandbox(tracking_delay_s=3600)  # the requests stay pending: what they staged is still there to see
     settings = settings_for(sandbox, warehouse)
     account = sandbox.state.world.accounts[K1]
     parties = {p["attributes"]["company_name"]: p["id"] for p in account.by_type["party"].values()}
