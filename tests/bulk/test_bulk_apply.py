@@ -86,7 +86,7 @@ def test_mixed_errors_apply_good_rows_and_explain_bad_ones(pulled: tuple[Running
     assert "pattern" in reasons[(3, "po_number")] and "not an option" in reasons[(3, "priority")]
     assert "not a number" in reasons[(3, "declared_value")] and "not a date" in reasons[(3, "customs_cleared_on")]
     assert "too long" in reasons[(4, "po_number")] and "not in the warehouse" in reasons[(5, "container_number")]
-    results = list(csv.DictReader((tmp_path / "mixed.csv.results.csv").open(encoding="utf-8-sig")))
+    results = list(csv.DictReader((tmp_path / "mixed.csv.custom-fields.results.csv").open(encoding="utf-8-sig")))
     assert [r["status"] for r in results] == ["applied", "rejected", "rejected", "rejected", "partly applied"]
     assert results[4]["detail"].startswith("not applied: priority;") and "po_number: create applied" in results[4]["detail"]
     assert "priority" in results[1]["detail"] and "too long" in results[2]["detail"]
@@ -111,7 +111,7 @@ def test_bad_header_writes_nothing(pulled: tuple[RunningSandbox, Settings], tmp_
     with pytest.raises(InputError, match=message):
         apply_file(settings, "custom-fields", file)
     assert service_values(sandbox) == {}
-    assert not (tmp_path / "bad.csv.results.csv").exists()
+    assert not list(tmp_path.glob("bad.csv.*results.csv"))
 
 
 @pytest.mark.slow
@@ -175,7 +175,7 @@ def test_tracking_request_columns_the_api_cannot_change_reject_the_file(pulled: 
     file = write_csv(tmp_path / "old.csv", [["request_number", "tags", "scac", "customer_id"], [number, "x", "MSCU", "p-1"]])
     with pytest.raises(InputError, match=r"scac, customer_id cannot be changed through the service's API"):
         apply_file(settings, "tracking-requests", file)
-    assert not (tmp_path / "old.csv.results.csv").exists()
+    assert not list(tmp_path.glob("old.csv.*results.csv"))
 
 
 @pytest.mark.slow
@@ -251,6 +251,6 @@ def test_a_million_row_file_is_checked_row_by_row_without_loss(make_sandbox: San
     report = apply_file(settings, "custom-fields", file, dry_run=True)
     assert report.counts["planned"] == 1 and report.counts["rejected"] == 999_999
     assert len(report.problems) == 999_999 and report.problems[-1].row == 1_000_001
-    with (tmp_path / "million.csv.results.csv").open() as results:
+    with (tmp_path / "million.csv.custom-fields.dry-run.results.csv").open() as results:
         assert sum(1 for _ in results) == 1 + 1_000_000  # a header and one line per row: nothing dropped
     assert service_values(sandbox) == {}  # a dry run writes nothing

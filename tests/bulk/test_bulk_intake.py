@@ -76,7 +76,7 @@ def test_dry_run_results_file_never_writes_through_a_planted_link(pulled: tuple[
     file = write_xlsx(tmp_path / "tags.xlsx", [["container_number", "po_number"], [number, "=cmd|' /C calc'!A0"]])
     victim = tmp_path / "authorized_keys"
     victim.write_text("ssh-ed25519 AAAA keep-me\n")
-    (tmp_path / "tags.xlsx.results.csv").symlink_to(victim)
+    (tmp_path / "tags.xlsx.custom-fields.dry-run.results.csv").symlink_to(victim)
     report = apply_file(settings, "custom-fields", file, dry_run=True)
     assert victim.read_text() == "ssh-ed25519 AAAA keep-me\n"
     assert report.results_file is not None and not report.results_file.is_symlink()

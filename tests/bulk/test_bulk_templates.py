@@ -38,6 +38,14 @@ def test_the_templates_name_records_the_default_sandbox_has(make_sandbox: Sandbo
     sandbox = make_sandbox(documents=200, api_keys=(key,))
     settings = settings_for(sandbox, warehouse, key=key)
     pull_documents(settings, all_documents=True)
-    for kind in ("custom-fields", "tracking-requests", "stop-tracking"):
+    for kind in ("custom-fields", "tracking-requests", "stop-tracking", "new-tracking"):
         report = apply_file(settings, kind, write_template(kind, tmp_path / f"{kind}.csv"), dry_run=True)
         assert not report.problems, [p.describe() for p in report.problems]
+
+
+def test_the_new_tracking_template_carries_the_columns_the_docs_show(tmp_path: Path) -> None:
+    headers = read_sheet(write_template("new-tracking", tmp_path / "n.csv")).headers
+    assert {"customer", "container_number"} <= set(headers)
+    assert any(h.startswith("shipment.") for h in headers) and any(h.startswith("container.") for h in headers)
+    documented = (Path(__file__).parents[2] / "docs" / "spreadsheets.md").read_text()
+    assert ",".join(TEMPLATES["new-tracking"][0]) in documented  # the docs show the template's header as it is

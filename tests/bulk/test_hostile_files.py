@@ -166,11 +166,12 @@ def test_results_file_replaces_a_planted_symlink_and_never_writes_through_it(tmp
     source.write_text("container_number,po_number\nCSQU3054383,PO-1\n")
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
-    (tmp_path / "tags.csv.results.csv").symlink_to(victim)
-    written = write_results_file(read_sheet(source), [], [])
+    (tmp_path / "tags.csv.custom-fields.results.csv").symlink_to(victim)
+    written = write_results_file(read_sheet(source), [], [], "custom-fields")
     assert victim.read_text() == "precious"
     assert not written.is_symlink() and "status" in written.read_text(encoding="utf-8-sig")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tags.csv", "tags.csv.results.csv", "victim.txt"]  # no temp left behind
+    # No temp file left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tags.csv", "tags.csv.custom-fields.results.csv", "victim.txt"]
 
 
 def test_a_template_replaces_a_planted_symlink_too(tmp_path: Path) -> None:
@@ -285,7 +286,7 @@ def test_results_cells_are_neutralized_and_capped(tmp_path: Path) -> None:
     rows = [["Container Number", "=Note"], *[["CSQU3054383", p] for p in FORMULA_PAYLOADS], ["CSQU3054383", "y" * 1_000_000]]
     with source.open("w", newline="") as out:
         csv.writer(out).writerows(rows)
-    written = write_results_file(read_sheet(source), [], [])
+    written = write_results_file(read_sheet(source), [], [], "custom-fields")
     assert written.stat().st_size < 100_000  # the 1 MB cell is cut, and says so
     lines = written.read_text(encoding="utf-8-sig")
     for locale_separator in (";", ","):

@@ -56,7 +56,8 @@ def test_new_tracking_creates_once_explains_refusals_and_follows_detection(
 
     dry = apply_file(settings, "new-tracking", file, dry_run=True)
     assert len(account.tracking_requests) == before
-    assert dry.counts["planned"] == 4 and dry.counts["unchanged"] == 1 and [p.column for p in dry.problems] == ["request_type"]
+    # The unknown carrier is refused before anything is sent (the service's shipping lines say so).
+    assert dry.counts["planned"] == 3 and dry.counts["unchanged"] == 1 and [p.column for p in dry.problems] == ["scac", "request_type"]
 
     first = apply_file(settings, "new-tracking", file)
     assert len(account.tracking_requests) == before + 3
@@ -65,7 +66,7 @@ def test_new_tracking_creates_once_explains_refusals_and_follows_detection(
     assert seen["MAEU987654321"][0] == "applied"
     assert seen["HLCU123456789"][0] == "applied" and "pending" in seen["HLCU123456789"][1]
     status, detail = seen["ZZQQ12345"]
-    assert status == "failed" and "/data/attributes/scac" in detail and "the service reads 'ZZQQ12345' as a" in detail
+    assert status == "rejected" and "no shipping line the service tracks with has the SCAC ZZZZ" in detail
     assert seen[tracked_number][0] == "unchanged" and f"already tracked by tracking request {tracked['id']}" in seen[tracked_number][1]
     time.sleep(SETTLES_IN * 5)
     pull_tracking_requests(settings)
@@ -88,8 +89,7 @@ def test_new_tracking_creates_once_explains_refusals_and_follows_detection(
     }
 
     again = apply_file(settings, "new-tracking", file)
-    # Only the row the service refused is sent again (and refused again): nothing new is created.
-    assert again.counts["applied"] == 0 and [c.row for c in again.changes if c.status == "failed"] == [5]
+    assert again.counts["applied"] == 0 and again.writes == 0  # nothing new is created, nothing is sent
     assert len(account.tracking_requests) == before + 3
     assert again.results_file is not None
     seen = outcomes(again.results_file)
@@ -107,3 +107,16 @@ def test_new_tracking_refuses_a_field_column_the_account_has_not_defined(
     wrong_entity = write_csv(tmp_path / "wrong.csv", [["request_type", "request_number", "shipment.po_number"], ["container", "X", "1"]])
     with pytest.raises(InputError, match=r"'po_number' is a field of the container, not the shipment"):
         apply_file(settings, "new-tracking", wrong_entity, dry_run=True)
+
+
+def test_a_row_the_service_refuses_says_why_and_what_it_reads_the_number_as(
+    make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path
+) -> None:
+    sandbox = make_sandbox(documents=5)
+    sandbox.state.world.shipping_lines.clear()  # a service whose listing says nothing: only the create can tell
+    settings = settings_for(sandbox, warehouse)
+    file = write_csv(tmp_path / "start.csv", [["request_type", "request_number", "scac"], ["bill_of_lading", "ZZQQ12345", "ZZZZ"]])
+    report = apply_file(settings, "new-tracking", file)
+    assert report.results_file is not None
+    status, detail = outcomes(report.results_file)["ZZQQ12345"]
+    assert status == "failed" and "/data/attributes/scac" in detail and "the service reads 'ZZQQ12345' as a" in detail

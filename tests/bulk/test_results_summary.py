@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shipsync.bulk.model import Change, Problem
-from shipsync.bulk.record import problem_groups, results_path, row_outcomes
+from shipsync.bulk.record import problem_groups, results_path, row_outcomes, run_kind
 
 
 def test_a_row_with_some_cells_written_is_partly_applied_naming_the_others() -> None:
@@ -19,9 +19,11 @@ def test_a_row_with_some_cells_written_is_partly_applied_naming_the_others() -> 
     assert dry[2][0] == "partly planned"
 
 
-def test_inputs_of_one_name_keep_results_of_their_own() -> None:
-    assert results_path(Path("d/tags.xlsx")) != results_path(Path("d/tags.csv"))
-    assert results_path(Path("d/tags.csv")) == Path("d/tags.csv.results.csv")
+def test_inputs_of_one_name_and_runs_of_one_input_keep_results_of_their_own() -> None:
+    assert results_path(Path("d/tags.xlsx"), "custom-fields") != results_path(Path("d/tags.csv"), "custom-fields")
+    assert results_path(Path("d/tags.csv"), "custom-fields") == Path("d/tags.csv.custom-fields.results.csv")
+    kinds = [run_kind(kind, dry) for kind in ("stop-tracking", "resume-tracking") for dry in (False, True)]
+    assert len({results_path(Path("d/done.csv"), k) for k in kinds}) == 4
 
 
 def test_problems_are_grouped_by_kind_with_their_first_cells() -> None:

@@ -91,7 +91,7 @@ def test_a_dry_run_of_many_bad_rows_prints_each_kind_of_problem_once(env: Path) 
     assert "rows: 200 rejected; cells: 200 rejected" in lines[0]
     assert len(lines) <= 8, output
     assert "200 rejected container_number: container … is not in the warehouse" in output
-    assert (env / "boxes.csv.results.csv").read_text(encoding="utf-8-sig").count("rejected") == 200
+    assert (env / "boxes.csv.custom-fields.dry-run.results.csv").read_text(encoding="utf-8-sig").count("rejected") == 200
 
 
 @pytest.mark.slow

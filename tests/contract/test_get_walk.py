@@ -46,6 +46,7 @@ DOCUMENT_RECORDS = ("account", "user", "shipment", "container", "document", "ema
 # Per GET operation, what the reference's response schema lets its answer hold.
 OPERATIONS: dict[str, Shape] = {
     "GET /shipping_lines": Shape("collection", ("shipping_line",)),
+    "GET /parties": Shape("listing", ("party",)),
     "GET /metro_areas/{id}": Shape("single", ("metro_area",)),
     "GET /document_schemas/{id}": Shape("single", ("document_schema",)),
     "GET /documents": Shape("listing", ("document",), DOCUMENT_RECORDS),

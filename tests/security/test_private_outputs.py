@@ -36,8 +36,8 @@ def test_the_report_results_files_and_templates_are_private(tmp_path: Path) -> N
     report = build_report(location(tmp_path / "warehouse"), tmp_path / "report.html", spool=tmp_path / "spool").path
     sheet = tmp_path / "tags.csv"
     sheet.write_text("container_number,po_number\nCSQU3054383,PO-1\n")
-    results = write_results_file(read_sheet(sheet), [], [])
+    results = write_results_file(read_sheet(sheet), [], [], "custom-fields")
     template = write_template("custom-fields", tmp_path / "custom-fields.csv")
     assert {path.name: mode(path) for path in (report, results, template)} == dict.fromkeys(
-        ("report.html", "tags.csv.results.csv", "custom-fields.csv"), 0o600
+        ("report.html", "tags.csv.custom-fields.results.csv", "custom-fields.csv"), 0o600
     )

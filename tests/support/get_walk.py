@@ -96,6 +96,7 @@ class Walk:
         get, every = self._get, self._all
         lines = await get(client, Ask("GET /shipping_lines", "shipping_lines"))
         del lines
+        await every(client, listing_asks("GET /parties", "parties", [{}], pages=1, size=2))
         for code, *_ in METRO_AREAS:
             metro = await get(client, Ask("GET /metro_areas/{id}", f"metro_areas/{code}"))
             await get(client, Ask("GET /metro_areas/{id}", f"metro_areas/{_ids(metro)[0]}"))

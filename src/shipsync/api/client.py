@@ -25,7 +25,7 @@ from shipsync.api.ratelimit import RateBudget, RateLimit, RequestLimiter, shared
 from shipsync.api.reference_data import DocumentSchemas, MetroAreas
 from shipsync.api.retry import RetryPolicy
 from shipsync.api.shipments import Shipments
-from shipsync.api.tracking_reads import Containers, Places, ShippingLines
+from shipsync.api.tracking_reads import Containers, Parties, Places, ShippingLines
 from shipsync.api.tracking_requests import TrackingRequests
 from shipsync.api.transport import DEFAULT_MAX_RESPONSE_BYTES, ClientStats, Transport
 from shipsync.api.webhooks import Webhooks
@@ -96,6 +96,7 @@ class AsyncShipsyncClient:
         self.containers = Containers(self.transport)
         self.places = Places(self.transport)
         self.shipping_lines = ShippingLines(self.transport)
+        self.parties = Parties(self.transport)
         self.custom_field_definitions = CustomFieldDefinitions(self.transport)
         self.custom_fields = CustomFields(self.transport)
         self.webhooks = Webhooks(self.transport)

@@ -1,5 +1,5 @@
 """Reads of the tracking resources (extensions, docs/tracking-model.md): containers and their
-transport events, ports, terminals, vessels and shipping lines. Shipments are read through
+transport events, ports, terminals, vessels, shipping lines and parties. Shipments are read through
 `api/shipments.py`.
 
 Every read returns the service's answer as a `Page` (primary data, `included`, links, meta) for the
@@ -97,6 +97,17 @@ class ShippingLines:
     async def list_page(self) -> Page:
         """All carriers; should the service add paging, every page is read and joined."""
         return await joined(self._t.paginate("shipping_lines", {}))
+
+
+class Parties:
+    """`GET /parties`: the account's parties (the customers a tracking request may name), paged."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    async def list_all(self) -> Page:
+        """Every party, every page joined."""
+        return await joined(self._t.paginate("parties", {}))
 
 
 async def joined(pages: AsyncIterator[Page]) -> Page:

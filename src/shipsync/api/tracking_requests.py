@@ -20,11 +20,12 @@ class TrackingRequests:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    async def create(self, attributes: dict[str, Any]) -> TrackingRequest:
+    async def create(self, attributes: dict[str, Any], *, customer_id: str | None = None) -> TrackingRequest:
         """Start tracking: `attributes` as api-facts lists them (`request_type`, `request_number`,
-        `scac` or `auto_detect_vocc_scac`, `ref_numbers`, `shipment_tags`, `initial_custom_fields`).
-        With carrier detection the answer is `pending`; it settles later."""
-        body = resource_document("tracking_request", attributes)
+        `scac` or `auto_detect_vocc_scac`, `ref_numbers`, `shipment_tags`, `initial_custom_fields`),
+        and the customer (a party's id) it is for. The answer is `pending`; it settles later."""
+        customer = {"customer": {"data": {"type": "party", "id": customer_id}}} if customer_id else None
+        body = resource_document("tracking_request", attributes, customer)
         return TrackingRequest.from_resource(await self._t.write_one("POST", "tracking_requests", body))
 
     async def infer_number(self, number: str) -> dict[str, Any]:

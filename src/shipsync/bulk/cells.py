@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime, time
+from functools import lru_cache
 from typing import Any, TypeAlias
 
-from shipsync.values import FieldRules, ValueProblem, check_value, parse_date, parse_datetime
+from shipsync.values import FieldRules, ValueProblem, check_value, parse_datetime, strptime_format
 
 # What one cell of a Sheet holds. An empty cell is "". A date-time at midnight is read as a date
 # (a workbook stores both as one number; nothing tells them apart but the time of day).
@@ -72,6 +73,39 @@ def parse_number(text: str) -> int | float:
     except ValueError:
         raise ValueProblem(f"not a number: {text!r}") from None
     return int(number) if number.is_integer() and "." not in cleaned and "e" not in cleaned.lower() else number
+
+
+# The dates a text cell may hold besides the field's own format (`default_format`), as the message
+# names them: only forms that read one way. A slash date is read only in the field's own format:
+# 03/04/2026 is the 4th of March to some and the 3rd of April to others.
+DATE_FORMATS = (
+    ("YYYY-MM-DD", "%Y-%m-%d"),
+    ("YYYY/MM/DD", "%Y/%m/%d"),
+    ("DD.MM.YYYY", "%d.%m.%Y"),
+    ("15 Mar 2026", "%d %b %Y"),
+    ("15 March 2026", "%d %B %Y"),
+    ("Mar 15, 2026", "%b %d, %Y"),
+    ("March 15, 2026", "%B %d, %Y"),
+)
+
+
+def date_formats(default_format: str | None) -> list[tuple[str, str]]:
+    """(as the message names it, strptime format) of every date a cell may hold, the field's first."""
+    own = [(f"{default_format} (the field's format)", strptime_format(default_format))] if default_format else []
+    return own + [f for f in DATE_FORMATS if not own or f[1] != own[0][1]]
+
+
+@lru_cache(maxsize=65_536)  # spreadsheets repeat dates; strptime is the slow part of validation
+def read_date(text: str, default_format: str | None) -> date:
+    """A date cell's text in one of `date_formats`; ValueProblem naming exactly those otherwise."""
+    text = text.strip()
+    formats = date_formats(default_format)
+    for _, pattern in formats:
+        try:
+            return datetime.strptime(text, pattern).date()
+        except ValueError:
+            continue
+    raise ValueProblem(f"not a date: {text!r} (expected one of: {'; '.join(name for name, _ in formats)})")
 
 
 def _option(text: str, options: tuple[str, ...], labels: dict[str, str]) -> str:
@@ -136,7 +170,7 @@ def cell_value(cell: Cell, rules: FieldRules, labels: dict[str, str] | None = No
             else:
                 raise ValueProblem(f"not a yes/no value: {text!r} (use TRUE/FALSE, yes/no or 1/0)")
         elif kind == "date":
-            value = parse_date(text, rules.default_format).isoformat()
+            value = read_date(text, rules.default_format).isoformat()
         elif kind == "datetime":
             value = parse_datetime(text).isoformat().replace("+00:00", "Z")
         elif kind == "enum":

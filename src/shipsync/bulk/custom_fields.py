@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from shipsync import iso6346
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import CustomField
 from shipsync.api.jsonapi import JsonObject
@@ -25,10 +26,12 @@ from shipsync.bulk.cells import Cell, cell_text, cell_value
 from shipsync.bulk.kind import RefreshRequest, Scope, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Action, Change, KindName, Problem, UndoImage
+from shipsync.bulk.present import as_before, changed_since, same_value
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.refresh import definitions_fresh
+from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import InputError, NotFoundError, ValidationError
 from shipsync.iso6346 import is_container_number
 from shipsync.values import ValueProblem
@@ -39,7 +42,6 @@ ENTITY_COLUMNS = ("shipment_id", "container_id", "tracking_request_id", "bill_of
 LONG_COLUMNS = ("entity", "entity_type", "api_slug", "value")
 ID_COLUMNS = {"shipment_id": "shipment", "container_id": "container", "tracking_request_id": "tracking_request"}
 ENTITY_HINTS = {"shipment": "shipment", "container": "container", "cargo": "container", "tracking_request": "tracking_request"}
-UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 
 
 @dataclass
@@ -57,11 +59,14 @@ def layout_of(sheet: Sheet) -> Layout:
             raise InputError(f"{sheet.file}: a long file needs an `entity` column (container number, bill of lading or id)")
         extra = [h for h in headers if h not in (*LONG_COLUMNS, *ENTITY_COLUMNS)]
         if extra:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(extra)} in a long file ({', '.join(LONG_COLUMNS)})")
+            unknown = with_suggestions(extra, (*LONG_COLUMNS, *ENTITY_COLUMNS))
+            raise InputError(f"{sheet.file}: unknown column(s) {unknown} in a long file ({', '.join(LONG_COLUMNS)})")
         return Layout(True, entity, [])
     entities = [c for c in ENTITY_COLUMNS if c in headers]
     if not entities:
-        raise InputError(f"{sheet.file}: no key column; add one of {', '.join(ENTITY_COLUMNS)}")
+        meant = next(((h, m) for h in headers if (m := closest(h, ENTITY_COLUMNS))), None)
+        hint = f" (is {meant[0]} meant to be {meant[1]}?)" if meant else ""
+        raise InputError(f"{sheet.file}: no key column{hint}; add one of {', '.join(ENTITY_COLUMNS)}")
     if len(entities) > 1:
         raise InputError(f"{sheet.file}: more than one key column ({', '.join(entities)}); keep one")
     return Layout(False, entities[0], [h for h in headers if h != entities[0]])
@@ -74,10 +79,13 @@ def unknown_slugs(sheet: Sheet, known: Knowledge) -> list[str]:
 
 def check_headers(sheet: Sheet, known: Knowledge) -> None:
     if unknown := unknown_slugs(sheet, known):
-        raise InputError(
-            f"{sheet.file}: column(s) {', '.join(unknown)} name no custom field definition "
-            f"(known api_slugs: {', '.join(sorted(known.definitions)) or 'none'})"
+        named = with_suggestions(unknown, known.definitions)
+        listing = (
+            ""
+            if "did you mean" in named
+            else f" ({len(known.definitions)} are defined; `shipsync sql -c 'SELECT api_slug FROM custom_field_definitions'` lists them)"
         )
+        raise InputError(f"{sheet.file}: column(s) {named} name no custom field definition{listing}")
 
 
 def only_one(entity_type: str, key_name: str, key: str, ids: list[str]) -> str:
@@ -97,8 +105,11 @@ def _request(key: str, known: Knowledge) -> tuple[str, str]:
 
 
 def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: str = "") -> tuple[str, str]:
-    """(entity type, id) for a key cell; ValueProblem names what is missing."""
+    """(entity type, id) for a key cell; ValueProblem names what is missing. A container number is
+    read however it is written (`akpu 354575-9` is `AKPU3545759`)."""
     key = text.strip()
+    if column == "container_number" or (column == "entity" and is_container_number(key)):
+        key = iso6346.normalized(key)
     upper = key.upper()
     hint = ENTITY_HINTS.get(entity_type_hint.strip().lower().replace(" ", "_"), entity_type_hint)
     if column == "request_number" or (column == "entity" and hint == "tracking_request" and upper in known.tracking_by_number):
@@ -107,8 +118,8 @@ def resolve_entity(column: str, text: str, known: Knowledge, entity_type_hint: s
     if column in ("container_number", "entity") and hint in ("", "container") and upper in known.containers_by_number:
         return "container", only_one("container", "number", upper, known.containers_by_number[upper])
     if column == "container_number" or (column == "entity" and hint in ("", "container") and is_container_number(key)):
-        if column == "container_number" and not is_container_number(key):
-            raise ValueProblem(f"not a container number (ISO 6346: 4 letters, 6 digits, check digit): {key!r}")
+        if column == "container_number" and (why := iso6346.problem(key)) is not None:
+            raise ValueProblem(f"{why}: {text.strip()!r}")
         raise ValueProblem(f"container {upper} is not in the warehouse (pull the documents that name it first)")
     if column == "bill_of_lading" or (column == "entity" and hint in ("", "shipment") and upper in known.shipments_by_bill):
         if upper in known.shipments_by_bill:
@@ -208,21 +219,31 @@ class CustomFieldValues:
             into.rows(declared_tables_batch(CustomField, written, observed_at=into.observed_at))
         into.delete("custom_fields", "id", [c.resource_id for c in applied if c.action == "delete" and c.resource_id])
 
-    # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+    # Reversing: against each value as the service has it now.
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number > 0:
+            return None
+        definitions = {d.id: d.api_slug for image in images if (d := known.definitions.get(image.field)) is not None}
+        return RefreshRequest(values=ValueScope(frozenset((i.entity_type, i.entity_id) for i in images), definitions))
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
         return [
-            Change(
-                row,
-                image.entity_type,
-                image.entity_id,
-                image.field,
-                UNDO_ACTION[image.action],
-                image.after,
-                image.before,
-                None if image.action == "delete" else image.resource_id,
-            )
-            for row, image in enumerate(images, start=1)
+            _reversal(row, image, known.values.get((image.entity_type, image.entity_id, image.field)))
+            for row, image in enumerate(images, 1)
         ]
+
+
+def _reversal(row: int, image: UndoImage, present: tuple[str, Any] | None) -> Change:
+    """Put back one value: delete what the run created, patch back what it changed, create again
+    what it removed; only where the value is still what the run left."""
+    now = present[1] if present is not None else None
+    if not same_value(now, image.after):
+        return as_before(row, image) if same_value(now, image.before) else changed_since(row, image, now)
+    if image.before is None:  # the run created it (or meant to): it goes
+        return Change(row, image.entity_type, image.entity_id, image.field, "delete", now, None, present[0] if present else None)
+    if present is None:  # the run deleted it: it comes back
+        return Change(row, image.entity_type, image.entity_id, image.field, "create", None, image.before)
+    return Change(row, image.entity_type, image.entity_id, image.field, "update", now, image.before, present[0])
 
 
 def _entity_rows(sheet: Sheet, known: Knowledge, layout: Layout, problems: list[Problem]) -> Iterator[tuple[int, list[Cell], str, str]]:
@@ -341,7 +362,10 @@ def plan(sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[
             action: Action = "create" if current is None else "update"
             resource_id, before = current if current is not None else (None, None)
             payload = {"definition_id": definition.id}
-            changes.append(Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload=payload))
+            source = None if column == slug else column
+            changes.append(
+                Change(number, entity_type, entity_id, slug, action, before, value, resource_id, payload=payload, read=cell, column=source)
+            )
     return changes, problems
 
 

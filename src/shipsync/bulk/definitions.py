@@ -27,12 +27,15 @@ import duckdb
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import CustomFieldDefinition
 from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
+from shipsync.bulk.cells import Cell
 from shipsync.bulk.kind import RefreshRequest, Scope, rows_of
 from shipsync.bulk.lookup import Definition, Knowledge
-from shipsync.bulk.model import Action, Change, KindName, Problem, UndoImage, skipped
+from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.plan_options import WantedOption, new_options, option_changes, parse_options
+from shipsync.bulk.present import as_before, changed_since
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection, answered
+from shipsync.bulk.suggest import with_suggestions
 from shipsync.errors import InputError
 from shipsync.json_text import dumps_or_null
 from shipsync.values import whole_number
@@ -56,7 +59,6 @@ EDITABLE = ("display_name", "description", "validation", "default_format", "defa
 # Definition attributes kept as JSON in the warehouse.
 JSON_ATTRIBUTES = ("validation", "default_value")
 DEFINITION, OPTION = "custom_field_definition", "custom_field_option"  # the entity types of this kind's changes
-UNDO_ACTION: dict[str, Action] = {"create": "delete", "delete": "create", "update": "update"}
 Found = list[tuple[str, str, str]]  # (column, value, reason)
 
 
@@ -128,6 +130,19 @@ def _conflicts(wanted: dict[str, Any], existing: Definition) -> Found:
     return found
 
 
+# The columns a definition's `validation` is read from.
+VALIDATION_COLUMNS = ("validation", "required", "pattern", "max_length")
+
+
+def _readings(row: dict[str, str], wanted: dict[str, Any], attributes: Sequence[str]) -> tuple[tuple[str, Cell, Any], ...]:
+    """(column, cell, value sent) for each filled column that makes one of `attributes`."""
+    found: list[tuple[str, Cell, Any]] = []
+    for name in attributes:
+        columns = VALIDATION_COLUMNS if name == "validation" else (name,)
+        found.extend((column, row[column], wanted[name]) for column in columns if row.get(column))
+    return tuple(found)
+
+
 def _same(a: Any, b: Any) -> bool:
     return a == b or (a is not None and b is not None and str(a) == str(b))
 
@@ -145,7 +160,8 @@ class DefinitionEdits:
         if missing:
             raise InputError(f"{sheet.file}: missing column(s) {', '.join(missing)}")
         if unknown:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; allowed: {', '.join((*REQUIRED, *OPTIONAL))}")
+            named = with_suggestions(unknown, (*REQUIRED, *OPTIONAL))
+            raise InputError(f"{sheet.file}: unknown column(s) {named}; allowed: {', '.join((*REQUIRED, *OPTIONAL))}")
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         self.check_structure(sheet)
@@ -173,22 +189,30 @@ class DefinitionEdits:
                 problems.extend(Problem(number, c, v, r) for c, v, r in found)
                 continue
             seen[slug] = number
-            changes.extend(self._changes(number, wanted, options, existing))
+            changes.extend(self._changes(number, row, wanted, options, existing))
         return changes, problems
 
     @staticmethod
-    def _changes(number: int, wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None) -> list[Change]:
+    def _changes(
+        number: int, row: dict[str, str], wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None
+    ) -> list[Change]:
         if existing is None:
             payload = {"options": new_options(options or [])}
-            return [Change(number, DEFINITION, wanted["api_slug"], "definition", "create", None, wanted, payload=payload)]
+            read = _readings(row, wanted, list(wanted))
+            if row.get("options"):
+                read += (("options", row["options"], payload["options"]),)
+            return [Change(number, DEFINITION, wanted["api_slug"], "definition", "create", None, wanted, payload=payload, readings=read)]
         differs = [n for n in EDITABLE if n in wanted and not _same(wanted[n], existing.attributes.get(n))]
         changes: list[Change] = []
         if differs:
             before = {n: existing.attributes.get(n) for n in differs}
             after = {n: wanted[n] for n in differs}
-            changes.append(Change(number, DEFINITION, existing.id, ",".join(differs), "update", before, after, existing.id))
+            read = _readings(row, wanted, differs)
+            changes.append(Change(number, DEFINITION, existing.id, ",".join(differs), "update", before, after, existing.id, readings=read))
         if options is not None:
-            changes.extend(option_changes(number, existing, options))
+            for change in option_changes(number, existing, options):
+                change.readings = (("options", row["options"], change.after),) if change.action != "delete" else ()
+                changes.append(change)
         return changes or [skipped(number, DEFINITION, existing.id, "definition", existing.id)]
 
     # Writing.
@@ -223,19 +247,67 @@ class DefinitionEdits:
                 after = change.after or {}
                 into.update("custom_field_options", "id", change.resource_id, {"label": after["label"], "position": after["position"]})
 
-    # Reversing: created ones deleted, edited ones patched back, removed options created again.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
-        changes: list[Change] = []
-        for row, image in enumerate(images, start=1):
-            action = UNDO_ACTION[image.action]
-            payload: dict[str, Any] = {"definition_id": image.entity_id} if image.entity_type == OPTION and action == "create" else {}
-            resource_id = None if action == "create" else image.resource_id
-            changes.append(
-                Change(
-                    row, image.entity_type, image.entity_id, image.field, action, image.after, image.before, resource_id, payload=payload
-                )
-            )
-        return changes
+    # Reversing, against the definitions as the service has them now: created ones deleted, edited
+    # ones patched back, removed options created again.
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        return RefreshRequest(definitions=True) if round_number == 0 else None
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
+        by_id = {d.id: d for d in known.definitions.values()}
+        return [
+            _definition_reversal(row, image, known, by_id) if image.entity_type == DEFINITION else _option_reversal(row, image, by_id)
+            for row, image in enumerate(images, start=1)
+        ]
+
+
+def _attributes(definition: Definition | None, names: Sequence[str]) -> dict[str, Any] | None:
+    """The present values of `names` of a definition (None when it is gone)."""
+    return {n: definition.attributes.get(n) for n in names} if definition is not None else None
+
+
+def _same_attributes(present: dict[str, Any] | None, image: dict[str, Any]) -> bool:
+    return present is not None and all(_same(present[n], value) for n, value in image.items())
+
+
+def _definition_reversal(row: int, image: UndoImage, known: Knowledge, by_id: dict[str, Definition]) -> Change:
+    if image.action == "create":  # created by the run: deleted, unless edited since
+        after = image.after or {}
+        definition = by_id.get(image.resource_id or "") or known.definitions.get(str(after.get("api_slug")))
+        if definition is None:
+            return as_before(row, image, "already gone")
+        edited = [n for n in EDITABLE if n in after]
+        present = _attributes(definition, edited)
+        if not _same_attributes(present, {n: after[n] for n in edited}):
+            return changed_since(row, image, present)
+        return Change(row, DEFINITION, definition.id, image.field, "delete", present, None, definition.id)
+    definition = by_id.get(image.resource_id or "")
+    before, after = image.before or {}, image.after or {}
+    present = _attributes(definition, list(after))
+    if definition is None or not _same_attributes(present, after):
+        return as_before(row, image) if _same_attributes(present, before) else changed_since(row, image, present)
+    return Change(row, DEFINITION, definition.id, image.field, "update", present, before, definition.id)
+
+
+def _option_reversal(row: int, image: UndoImage, by_id: dict[str, Definition]) -> Change:
+    definition = by_id.get(image.entity_id)
+    option = next((o for o in definition.options if o.value == image.field), None) if definition else None
+    present = {"label": option.label, "value": option.value, "position": option.position} if option else None
+    if image.action == "create":  # added by the run: removed, unless relabelled since
+        if option is None:
+            return as_before(row, image, "already gone")
+        if not _same(option.label, (image.after or {}).get("label")):
+            return changed_since(row, image, present)
+        return Change(row, OPTION, image.entity_id, image.field, "delete", present, None, option.id)
+    if image.action == "delete":  # removed by the run: created again, unless someone did
+        if option is not None:
+            return as_before(row, image) if _same(option.label, (image.before or {}).get("label")) else changed_since(row, image, present)
+        payload = {"definition_id": image.entity_id}
+        return Change(row, OPTION, image.entity_id, image.field, "create", None, image.before, payload=payload)
+    before, after = image.before or {}, image.after or {}
+    shown = {n: present[n] for n in after} if present else None
+    if option is None or not _same_attributes(shown, after):
+        return as_before(row, image) if _same_attributes(shown, before) else changed_since(row, image, shown)
+    return Change(row, OPTION, image.entity_id, image.field, "update", shown, before, option.id)
 
 
 async def _write_definition(client: AsyncShipsyncClient, change: Change) -> None:

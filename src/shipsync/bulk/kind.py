@@ -28,10 +28,12 @@ from shipsync.warehouse.ledger import FlowName, apply_flows, changed_since
 
 @dataclass(frozen=True)
 class Scope:
-    """What of the warehouse a kind reads: entities by natural key, tracking requests and shipments."""
+    """What of the warehouse a kind reads: entities by natural key, tracking requests and shipments,
+    the shipping lines."""
 
     entities: bool = False
     tracking: bool = False
+    lines: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class RefreshRequest:
     tracking_since: str | None = None
     request_numbers: Sequence[str] = ()
     shipment_ids: Sequence[str] = ()
+    shipping_lines: bool = False  # the carriers the service tracks with (one request)
+    parties: bool = False  # the account's parties (customers): not kept in the warehouse, handed to the plan
 
 
 class BulkKind(Protocol):
@@ -80,9 +84,15 @@ class BulkKind(Protocol):
         """What the applied changes (accepted by the service) changed in the warehouse's copy."""
 
     # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
-        """The changes that put back what `images` (newest first) record; each change's row is its
-        image's place in that order (from 1)."""
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        """What to read from the service in this round (0, 1, ...) before `reverse` compares the
+        images with the present; None when done."""
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
+        """The changes that put back what `images` (newest first) record, judged against the
+        service's present values in `known` (see `present`): a write where the present is the
+        image's after-image, `unchanged` where it is its before-image, `skipped` otherwise. Each
+        change's row is its image's place in that order (from 1)."""
 
 
 def tracking_since(con: duckdb.DuckDBPyConnection) -> str | None:

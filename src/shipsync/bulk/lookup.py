@@ -47,6 +47,15 @@ class Definition:
         return value_entity(self.entity_type)
 
 
+@dataclass(frozen=True)
+class ShippingLine:
+    """A carrier the service tracks with, and which kinds of number it tracks (None: not said)."""
+
+    scac: str
+    name: str
+    tracks: dict[str, bool | None]  # request type (bill_of_lading, booking_number, container) -> tracked
+
+
 @dataclass
 class Knowledge:
     definitions: dict[str, Definition] = field(default_factory=dict)  # by api_slug
@@ -59,6 +68,8 @@ class Knowledge:
     tracking_requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id
     tracking_by_number: dict[str, list[str]] = field(default_factory=dict)
     shipments: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> {bill, tags, ref_numbers, stopped_at, ...} as last read
+    shipping_lines: dict[str, ShippingLine] = field(default_factory=dict)  # by SCAC, and by each alternative SCAC
+    parties: dict[str, str] | None = None  # id -> company name, as read from the service in this run (None: not read)
 
 
 def _strings(value: Any) -> list[str] | None:
@@ -86,8 +97,20 @@ def _definitions(con: Any, known: Knowledge) -> None:
         known.definitions[record["api_slug"]] = definition
 
 
-def read_knowledge(con: duckdb.DuckDBPyConnection, *, entities: bool = False, tracking: bool = False) -> Knowledge:
+def _shipping_lines(con: duckdb.DuckDBPyConnection, known: Knowledge) -> None:
+    columns = "scac, name, alternative_scacs, bill_of_lading_tracking_support, booking_number_tracking_support"
+    for scac, name, alternatives, bill, booking, container in con.execute(
+        f"SELECT {columns}, container_number_tracking_support FROM shipping_lines WHERE scac IS NOT NULL"
+    ).fetchall():
+        line = ShippingLine(scac.upper(), name or scac, {"bill_of_lading": bill, "booking_number": booking, "container": container})
+        for code in [scac, *(alternatives or [])]:
+            known.shipping_lines.setdefault(str(code).upper(), line)
+
+
+def read_knowledge(con: duckdb.DuckDBPyConnection, *, entities: bool = False, tracking: bool = False, lines: bool = False) -> Knowledge:
     known = Knowledge()
+    if lines:
+        _shipping_lines(con, known)
     _definitions(con, known)
     for cf_id, entity_type, entity_id, slug, value in con.execute(
         "SELECT id, entity_type, entity_id, api_slug, value FROM custom_fields"

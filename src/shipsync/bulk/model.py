@@ -14,8 +14,9 @@ SHOWN_VALUE = 200  # characters of a cell quoted in a problem's description
 Action = Literal["create", "update", "delete", "skip"]
 WRITE_ACTIONS: tuple[Action, ...] = ("create", "update", "delete")
 # applied: written; unchanged: already so; rejected: invalid, never sent; failed: the service
-# refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run.
-Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned"]
+# refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run;
+# skipped: an undo left it alone, changed at the service since the run it undoes.
+Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned", "skipped"]
 # What a spreadsheet holds, as `shipsync apply KIND` names it.
 KindName = Literal[
     "tracking-requests",
@@ -60,6 +61,12 @@ class Change:
     status: Status = "planned"
     detail: str = ""
     payload: dict[str, Any] = dataclass_field(default_factory=dict)  # what to send beyond `after`, and what the answer said
+    # What the change was read from: one cell (`read`, in `column`, else the column named `field`)
+    # whose value `after` is, or several (`readings`: column, cell, the value sent for it).
+    read: Cell | None = None
+    column: str | None = None
+    readings: tuple[tuple[str, Cell, Any], ...] = ()
+    says: str = ""  # the outcome in words, where the kind says it better than `action status` (`stopped`)
 
 
 def skipped(row: int, entity_type: str, entity_id: str, field: str, resource_id: str | None = None, detail: str = "") -> Change:

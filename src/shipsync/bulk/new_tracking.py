@@ -5,7 +5,11 @@ A row names what the number is (`request_type`: bill of lading, booking or conta
 `auto_detect_vocc_scac`), with optional `ref_numbers` and `shipment_tags` (lists in one cell) and
 custom field values staged for the shipment and its containers before they exist
 (`initial_custom_fields`): a column `shipment.SLUG` or `container.SLUG` per field, each slug checked
-against the account's definitions before anything is sent.
+against the account's definitions before anything is sent; `container_number` sends a row's
+container values to that one container. `customer` names the party the tracking is for, by its
+company name or id (the account's parties are read when the column is filled). Container numbers
+are checked against ISO 6346 and carriers against the service's shipping lines before anything
+is sent.
 
 A number the account already tracks (a request pending, awaiting its manifest or created) is not
 sent again, nor one whose request with the same carrier (or detection) failed, so a re-run of the
@@ -25,16 +29,18 @@ from typing import Any
 
 import duckdb
 
+from shipsync import iso6346
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import TrackingRequest
-from shipsync.bulk.cells import cell_text, cell_value, split_list
+from shipsync.bulk.cells import Cell, cell_text, cell_value, split_list
 from shipsync.bulk.execute import refused
 from shipsync.bulk.kind import RefreshRequest, Scope, tracking_since
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
-from shipsync.bulk.refresh import definitions_fresh
+from shipsync.bulk.refresh import definitions_fresh, lines_fresh
+from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import ApiError, AuthenticationError, InputError, OutcomeUnknownError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_tables_batch
@@ -45,8 +51,9 @@ REQUEST_TYPES = ("bill_of_lading", "booking_number", "container")
 TYPE_ALIASES = {"bl": "bill_of_lading", "bol": "bill_of_lading", "mbl": "bill_of_lading", "booking": "booking_number"}
 # A request in one of these is tracking its number (the service refuses a second as a duplicate).
 ACTIVE = ("pending", "awaiting_manifest", "created")
-PLAIN_COLUMNS = ("request_type", "request_number", "scac", "ref_numbers", "shipment_tags")
+PLAIN_COLUMNS = ("request_type", "request_number", "scac", "ref_numbers", "shipment_tags", "customer", "container_number")
 FIELD_PARTS = {"shipment": ("shipment", "shipment"), "container": ("containers", "container")}  # prefix -> (part, entity)
+CUSTOMER = "customer"  # a planned create's party id, sent as `relationships.customer`
 
 
 def request_type_of(text: str) -> str | None:
@@ -75,7 +82,7 @@ def _settled(request: dict[str, Any]) -> str:
 class NewTracking:
     name: KindName = "new-tracking"
     flow: FlowName = "apply_new_tracking"
-    scope = Scope(tracking=True)
+    scope = Scope(tracking=True, lines=True)
     undoable = False
 
     # Planning.
@@ -87,8 +94,8 @@ class NewTracking:
         unknown = [h for h in sheet.headers if h not in PLAIN_COLUMNS and h not in fields]
         if unknown:
             raise InputError(
-                f"{sheet.file}: unknown column(s) {', '.join(unknown)}; new tracking takes {', '.join(PLAIN_COLUMNS)} "
-                "and shipment.SLUG / container.SLUG for custom field values"
+                f"{sheet.file}: unknown column(s) {with_suggestions(unknown, PLAIN_COLUMNS)}; new tracking takes "
+                f"{', '.join(PLAIN_COLUMNS)} and shipment.SLUG / container.SLUG for custom field values"
             )
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
@@ -96,19 +103,31 @@ class NewTracking:
             definition = known.definitions.get(slug)
             entity = FIELD_PARTS[prefix][1]
             if definition is None:
-                raise InputError(f"{sheet.file}: column {column}: the account has no custom field definition {slug!r}")
+                fields = [d.api_slug for d in known.definitions.values() if d.applies_to == entity]
+                meant = closest(slug, fields)
+                hint = f" (did you mean {prefix}.{meant}?)" if meant else ""
+                raise InputError(f"{sheet.file}: column {column}: the account has no custom field definition {slug!r}{hint}")
             if definition.applies_to != entity:
                 raise InputError(f"{sheet.file}: column {column}: {slug!r} is a field of the {definition.applies_to}, not the {entity}")
 
     def refresh_request(self, con: duckdb.DuckDBPyConnection, sheet: Sheet, known: Knowledge, round_number: int) -> RefreshRequest | None:
         if round_number > 0:
             return None
-        index = sheet.headers.index("request_number")
-        numbers = sorted({cell_text(row[index]).strip() for row in sheet.rows if index < len(row)} - {""})
+        numbers = sorted({number for number, _ in _numbers(sheet)} - {""})
+        scacs = {scac for _, scac in _numbers(sheet)} - {""}
         stale_definitions = bool(field_columns(sheet)) and not definitions_fresh(con)
+        # The carriers the rows name are checked against the service's lines: read when never read
+        # lately, or when a row names one the warehouse does not know (the service may have added it).
+        stale_lines = bool(scacs) and (not lines_fresh(con) or bool(scacs - set(known.shipping_lines)))
         # Every listed number as the service has it now: tracked already, and how it settled.
+        customers = "customer" in sheet.headers and any(cell_text(r[sheet.headers.index("customer")]).strip() for r in sheet.rows)
         return RefreshRequest(
-            definitions=stale_definitions, tracking_requests=True, tracking_since=tracking_since(con), request_numbers=numbers
+            definitions=stale_definitions,
+            tracking_requests=True,
+            tracking_since=tracking_since(con),
+            request_numbers=numbers,
+            shipping_lines=stale_lines,
+            parties=customers,
         )
 
     def plan(self, sheet: Sheet, known: Knowledge, *, clear_empty: bool = False) -> tuple[list[Change], list[Problem]]:
@@ -122,11 +141,11 @@ class NewTracking:
                 problems.append(Problem(number, "(row)", "", sheet.ragged[number]))
                 continue
             row = {h: cell_text(cells[i]).strip() for h, i in index.items()}
-            request, row_problems = _request(number, row, cells, index, fields)
+            request, readings, row_problems = _request(number, row, cells, index, fields, known)
             if row_problems:
                 problems.extend(row_problems)
                 continue
-            request_number = row["request_number"].upper()
+            request_number = request["request_number"].upper()
             if request_number in seen:
                 problems.append(
                     Problem(number, "request_number", row["request_number"], f"the same number is in row {seen[request_number]}")
@@ -147,7 +166,21 @@ class NewTracking:
                 problems.append(Problem(number, "request_number", row["request_number"], reason))
                 continue
             earlier = f"an earlier request with scac {tracking[0].get('scac')} failed ({_settled(tracking[0])})" if tracking else ""
-            changes.append(Change(number, "tracking_request", request_number, "request", "create", None, request, detail=earlier))
+            payload = {"customer_id": request.pop(CUSTOMER)} if CUSTOMER in request else {}
+            changes.append(
+                Change(
+                    number,
+                    "tracking_request",
+                    request_number,
+                    "request",
+                    "create",
+                    None,
+                    request,
+                    detail=earlier,
+                    payload=payload,
+                    readings=readings,
+                )
+            )
         return changes, problems
 
     # Writing.
@@ -156,7 +189,7 @@ class NewTracking:
 
     async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
         try:
-            created = await client.tracking_requests.create(change.after)
+            created = await client.tracking_requests.create(change.after, customer_id=change.payload.get("customer_id"))
         except (AuthenticationError, OutcomeUnknownError):
             raise
         except ApiError as exc:
@@ -164,11 +197,11 @@ class NewTracking:
         change.entity_id = change.resource_id = created.id
         change.payload["resource"] = created.raw
         status = created.status or "unknown"
-        change.detail = (
-            f"tracking request {created.id}: {status}; the carrier is being detected: a pull or webhook says if created or failed"
-            if status == "pending"
-            else f"tracking request {created.id}: {status}"
-        )
+        change.detail = f"tracking request {created.id}: {status}"
+        if status == "pending":
+            scac = change.after.get("scac")
+            looking = f"the service is looking the number up at {scac}" if scac else "the carrier is being detected"
+            change.detail += f"; {looking}: a pull or webhook says if created or failed"
 
     # Reflecting: the new request as the service answered it.
     def reflect(self, applied: Sequence[Change], into: Reflection) -> None:
@@ -177,28 +210,89 @@ class NewTracking:
             into.rows(declared_tables_batch(TrackingRequest, resources, observed_at=into.observed_at))
 
     # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        return None
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
         raise InputError("starting to track is not undone: stop tracking with `shipsync apply stop-tracking`")
 
 
+def _numbers(sheet: Sheet) -> list[tuple[str, str]]:
+    """(request number as sent, SCAC) of each row: a container number in its one form."""
+    index = {h: i for i, h in enumerate(sheet.headers)}
+    found = []
+    for cells in sheet.rows:
+        text = {h: cell_text(cells[i]).strip() for h, i in index.items() if i < len(cells)}
+        number = text.get("request_number", "")
+        if request_type_of(text.get("request_type", "")) == "container":
+            number = iso6346.normalized(number)
+        found.append((number, text.get("scac", "").upper()))
+    return found
+
+
+def _carrier_problem(scac: str, request_type: str | None, known: Knowledge) -> str | None:
+    """Why the service will refuse this SCAC for this kind of number, as its shipping lines say;
+    None when they do not say (the warehouse has no lines: the service decides)."""
+    if len(scac) != 4 or not scac.isalpha():
+        return "a SCAC is 4 letters (leave it empty to have the service detect the carrier)"
+    if not known.shipping_lines:
+        return None
+    line = known.shipping_lines.get(scac)
+    if line is None:
+        meant = closest(scac, known.shipping_lines)
+        hint = f"did you mean {meant} ({known.shipping_lines[meant].name})? " if meant else ""
+        return f"no shipping line the service tracks with has the SCAC {scac} ({hint}leave it empty to have the service detect the carrier)"
+    if request_type is not None and line.tracks.get(request_type) is False:
+        kind = request_type.replace("_", " ") + "s"
+        return f"{line.name} ({line.scac}) does not track {kind} at the service; leave scac empty to have the carrier detected"
+    return None
+
+
 def _request(
-    number: int, row: dict[str, str], cells: Sequence[Any], index: dict[str, int], fields: Sequence[tuple[str, str, Definition]]
-) -> tuple[dict[str, Any], list[Problem]]:
-    """The create's attributes for one row, or why the row cannot be sent."""
+    number: int,
+    row: dict[str, str],
+    cells: Sequence[Any],
+    index: dict[str, int],
+    fields: Sequence[tuple[str, str, Definition]],
+    known: Knowledge,
+) -> tuple[dict[str, Any], tuple[tuple[str, Cell, Any], ...], list[Problem]]:
+    """The create's attributes for one row, with the cells each came from and what was sent for
+    each (readings), or why the row cannot be sent: checked as far as the service's lines and
+    ISO 6346 allow before anything is sent."""
     problems: list[Problem] = []
+    readings: list[tuple[str, Cell, Any]] = []
     request_type = request_type_of(row["request_type"])
     if request_type is None:
         problems.append(Problem(number, "request_type", row["request_type"], f"use one of {', '.join(REQUEST_TYPES)}"))
-    if not row["request_number"]:
+    readings.append(("request_type", row["request_type"], request_type))
+    request_number = row["request_number"]
+    if not request_number:
         problems.append(Problem(number, "request_number", "", "the number is empty"))
+    elif request_type == "container":
+        request_number = iso6346.normalized(request_number)
+        if (why := iso6346.problem(request_number)) is not None:
+            problems.append(Problem(number, "request_number", row["request_number"], why))
+    readings.append(("request_number", row["request_number"], request_number))
     scac = row.get("scac", "").upper()
-    if scac and (len(scac) != 4 or not scac.isalpha()):
-        problems.append(Problem(number, "scac", row["scac"], "a SCAC is 4 letters (leave it empty to have the service detect the carrier)"))
-    attributes: dict[str, Any] = {"request_type": request_type, "request_number": row["request_number"]}
+    if scac and (why := _carrier_problem(scac, request_type, known)) is not None:
+        problems.append(Problem(number, "scac", row["scac"], why))
+    attributes: dict[str, Any] = {"request_type": request_type, "request_number": request_number}
     attributes.update({"scac": scac} if scac else {"auto_detect_vocc_scac": True})
+    if scac:
+        readings.append(("scac", row["scac"], scac))
     for name in ("ref_numbers", "shipment_tags"):
         if row.get(name):
             attributes[name] = split_list(row[name])
+            readings.append((name, row[name], attributes[name]))
+    if row.get("customer"):
+        try:
+            attributes[CUSTOMER] = customer_of(row["customer"], known)
+            readings.append(("customer", row["customer"], attributes[CUSTOMER]))
+        except ValueProblem as exc:
+            problems.append(Problem(number, "customer", row["customer"], str(exc)))
+    box = _container(number, row, request_type, request_number, problems)
+    if box:
+        readings.append(("container_number", row["container_number"], box))
     staged: dict[str, list[dict[str, Any]]] = {}
     for column, part, definition in fields:
         cell = cells[index[column]]
@@ -209,10 +303,55 @@ def _request(
         except ValueProblem as exc:
             problems.append(Problem(number, column, cell, str(exc)))
             continue
-        staged.setdefault(part, []).append({"api_slug": definition.api_slug, "value": value})
+        entry = {"api_slug": definition.api_slug, "value": value} | ({"number": box} if box and part == "containers" else {})
+        staged.setdefault(part, []).append(entry)
+        readings.append((column, cell, value))
+    if box and "containers" not in staged:
+        problems.append(
+            Problem(
+                number,
+                "container_number",
+                row["container_number"],
+                "names the container for the row's container.SLUG values, and the row has none",
+            )
+        )
     if staged:
         attributes["initial_custom_fields"] = staged
-    return attributes, problems
+    return attributes, tuple(readings), problems
+
+
+def _container(number: int, row: dict[str, str], request_type: str | None, request_number: str, problems: list[Problem]) -> str:
+    """The one container the row's `container.SLUG` values go to (`initial_custom_fields.containers[].number`),
+    normalized; empty: every container of the shipment."""
+    text = row.get("container_number", "")
+    if not text:
+        return ""
+    box = iso6346.normalized(text)
+    if (why := iso6346.problem(box)) is not None:
+        problems.append(Problem(number, "container_number", text, why))
+        return ""
+    if request_type == "container" and box != request_number:
+        problems.append(
+            Problem(number, "container_number", text, f"this row tracks the container {request_number} alone: give that number, or none")
+        )
+        return ""
+    return box
+
+
+def customer_of(text: str, known: Knowledge) -> str:
+    """The id of the party (customer) a cell names, by its id or its company name (any case)."""
+    parties = known.parties or {}
+    if text in parties:
+        return text
+    wanted = " ".join(text.split()).casefold()
+    named = [party_id for party_id, name in parties.items() if " ".join(name.split()).casefold() == wanted]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise ValueProblem(f"{len(named)} parties are named {text!r} ({', '.join(named[:5])}): give the customer's id instead")
+    meant = closest(text, sorted(set(parties.values())))
+    hint = f"did you mean {meant}?" if meant else f"the service lists {len(parties)} parties"
+    raise ValueProblem(f"no party (customer) is named {text!r} ({hint})")
 
 
 async def _number_hint(client: AsyncShipsyncClient, number: str) -> str:

@@ -35,6 +35,7 @@ class Sheet:
     rows: list[list[Cell]]  # padded to the header width with ""; CSV cells are always text
     row_numbers: list[int]  # as a spreadsheet user counts them (header is row 1)
     ragged: dict[int, str]  # row number -> problem with its shape
+    chosen: str = ""  # how a workbook's sheet was chosen (`named by --sheet`, `the only one ... with a key column`)
 
 
 def normalize_header(text: str) -> str:
@@ -82,6 +83,10 @@ def _shape(body: list[list[Cell]], width: int, on_rows: Callable[[int], None]) -
     return rows, numbers, ragged
 
 
+# Whether a table's header (a Sheet without rows) holds what the run reads: InputError if not.
+Fits = Callable[["Sheet"], None]
+
+
 def read_sheet(
     file: Path,
     *,
@@ -89,13 +94,30 @@ def read_sheet(
     encoding: str | None = None,
     delimiter: str | None = None,
     on_rows: Callable[[int], None] | None = None,
+    fits: Fits | None = None,
 ) -> Sheet:
     """Read a CSV, XLSX or ODS file into a Sheet; raises InputError naming the file on anything
-    unusable. `on_rows(n)` hears of the rows shaped, in steps of PROGRESS_ROWS."""
+    unusable. `on_rows(n)` hears of the rows shaped, in steps of PROGRESS_ROWS. Of a workbook's
+    sheets, `sheet` names one; else the one whose header `fits` is read (when several sheets
+    fit, or none, the error names them all)."""
     if not file.exists():
         raise InputError(f"{file}: no such file")
     with _gc_paused():
-        return _read(file, sheet, encoding, delimiter, on_rows or (lambda _: None))
+        return _read(file, sheet, encoding, delimiter, on_rows or (lambda _: None), fits)
+
+
+def _sheet_fit(file: Path, fits: Fits) -> Callable[[str, list[Cell]], str | None]:
+    """A workbook sheet's first row judged by `fits`: why it does not fit, or None."""
+
+    def reason(name: str, header: list[Cell]) -> str | None:
+        try:
+            original, normalized = _headers(file, header)
+            fits(Sheet(file, name, normalized, original, [], [], {}))
+        except InputError as exc:
+            return str(exc).removeprefix(f"{file}: ")
+        return None
+
+    return reason
 
 
 @contextmanager
@@ -111,11 +133,14 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read(file: Path, sheet: str | None, encoding: str | None, delimiter: str | None, on_rows: Callable[[int], None]) -> Sheet:
+def _read(
+    file: Path, sheet: str | None, encoding: str | None, delimiter: str | None, on_rows: Callable[[int], None], fits: Fits | None
+) -> Sheet:
     sheet_name: str | None = None
+    chosen = ""
     table: list[list[Cell]]
     if file.suffix.lower() in WORKBOOK_SUFFIXES:
-        sheet_name, table = read_workbook_rows(file, sheet)
+        sheet_name, table, chosen = read_workbook_rows(file, sheet, _sheet_fit(file, fits) if fits else None)
         if not table:
             raise InputError(f"{file}: sheet {sheet_name!r} is empty")
     else:
@@ -125,4 +150,4 @@ def _read(file: Path, sheet: str | None, encoding: str | None, delimiter: str | 
     body = table[1:]
     del table
     rows, numbers, ragged = _shape(body, width, on_rows)
-    return Sheet(file, sheet_name, normalized, original, rows, numbers, ragged)
+    return Sheet(file, sheet_name, normalized, original, rows, numbers, ragged, chosen)

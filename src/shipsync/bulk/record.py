@@ -20,6 +20,7 @@ from shipsync.bulk.cells import cell_text
 from shipsync.bulk.kind import BulkKind
 from shipsync.bulk.model import Change, Problem
 from shipsync.bulk.reader import Sheet
+from shipsync.bulk.readings import cell_note, change_detail
 from shipsync.bulk.reflect import Reflection
 from shipsync.bulk.results_cells import results_cell
 from shipsync.errors import InputError
@@ -29,106 +30,92 @@ from shipsync.safe_files import replacing_text
 from shipsync.warehouse.unit_of_work import CommitContext, Warehouse
 
 # Status of a row when its fields disagree: the worst one is shown.
-SEVERITY = {"rejected": 5, "failed": 4, "unknown": 3, "applied": 2, "planned": 1, "unchanged": 0}
+SEVERITY = {"rejected": 6, "failed": 5, "unknown": 4, "skipped": 3, "applied": 2, "planned": 1, "unchanged": 0}
 
 
 def result_rows(
     run_id: str,
     kind: str,
-    sheet: Sheet | None,
+    source: tuple[str | None, str | None],
     changes: Sequence[Change],
     problems: Sequence[Problem],
     start_seq: int = 0,
 ) -> list[tuple[object, ...]]:
+    """`bulk_results` rows of a run's problems and changes; `source`: the file and sheet it read."""
     now = datetime.now(UTC)
-    file = str(sheet.file) if sheet else None
-    sheet_name = sheet.sheet if sheet else None
+    file, sheet_name = source
     rows: list[tuple[object, ...]] = []
     for p in problems:
-        rows.append(
-            (
-                run_id,
-                0,
-                file,
-                sheet_name,
-                p.row,
-                kind,
-                None,
-                None,
-                p.column,
-                "skip",
-                "rejected",
-                redact(p.describe()),
-                now,
-            )
-        )
+        rows.append((run_id, 0, file, sheet_name, p.row, kind, None, None, p.column, "skip", "rejected", redact(p.describe()), now))
     for c in changes:
-        rows.append(
-            (
-                run_id,
-                0,
-                file,
-                sheet_name,
-                c.row,
-                kind,
-                c.entity_type,
-                c.entity_id,
-                c.field,
-                c.action,
-                c.status,
-                redact(c.detail),
-                now,
-            )
-        )
+        detail = redact(change_detail(c))
+        rows.append((run_id, 0, file, sheet_name, c.row, kind, c.entity_type, c.entity_id, c.field, c.action, c.status, detail, now))
     return [(r[0], start_seq + i, *r[2:]) for i, r in enumerate(rows)]
 
 
-class ResultsLog:
-    """A bulk run's `bulk_results` rows and before-images (`bulk_undo`), staged in its warehouse as
-    the run goes, with what the applied writes changed there (`reflect`): all committed with the run.
-    `label` is what `bulk_results.kind` says: the kind's name, or `undo`."""
+# A write that may have reached the service: what undo may have to put back (it checks first).
+MAY_HAVE_CHANGED = ("applied", "unknown")
 
-    def __init__(self, warehouse: Warehouse, run_id: str, kind: BulkKind, sheet: Sheet | None, label: str | None = None) -> None:
+
+def undo_rows(run_id: str, kind: str, changes: Sequence[Change], start_seq: int = 0) -> list[tuple[object, ...]]:
+    """`bulk_undo` rows (before-images) of the writes among `changes` that may have changed the service."""
+    written = [c for c in changes if c.status in MAY_HAVE_CHANGED and c.action != "skip"]
+    return [
+        (run_id, start_seq + i, kind, c.entity_type, c.entity_id, c.field, c.action, c.resource_id, dumps(c.before), dumps(c.after))
+        for i, c in enumerate(written)
+    ]
+
+
+class ResultsLog:
+    """A bulk run's `bulk_results` rows and before-images (`bulk_undo`, when `images`), staged in its
+    warehouse as the run goes, with what the applied writes changed there (`reflect`): all committed
+    with the run. `label` is what `bulk_results.kind` says: the kind's name, or `undo`."""
+
+    def __init__(
+        self, warehouse: Warehouse, run_id: str, kind: BulkKind, sheet: Sheet | None, *, label: str | None = None, images: bool = True
+    ) -> None:
         self.warehouse = warehouse
         self.run_id = run_id
         self.kind = kind
         self.label = label or kind.name
-        self.sheet = sheet
+        self.source = (str(sheet.file), sheet.sheet) if sheet else (None, None)
+        self.images = images and kind.undoable
         self._results = 0
         self._undo = 0
 
-    def store(self, changes: Sequence[Change], problems: Sequence[Problem], *, undo_of: str | None = None) -> None:
-        """Results, before-images of what was applied, and the written values."""
-        applied = [c for c in changes if c.status == "applied" and c.action != "skip"]
-        rows = result_rows(self.run_id, self.label, self.sheet, changes, problems, self._results)
+    def store(self, changes: Sequence[Change], problems: Sequence[Problem]) -> None:
+        """Results, before-images of what may have changed the service, and the written values."""
+        rows = result_rows(self.run_id, self.label, self.source, changes, problems, self._results)
         self._results += len(rows)
         self.warehouse.append("bulk_results", _arrow(RESULT_COLUMNS, rows))
-        if undo_of is None and applied and self.kind.undoable:
-            images = [
-                (
-                    self.run_id,
-                    self._undo + i,
-                    self.label,
-                    c.entity_type,
-                    c.entity_id,
-                    c.field,
-                    c.action,
-                    c.resource_id,
-                    dumps(c.before),
-                    dumps(c.after),
-                )
-                for i, c in enumerate(applied)
-            ]
+        if self.images:
+            images = undo_rows(self.run_id, self.label, changes, self._undo)
             self._undo += len(images)
-            self.warehouse.append("bulk_undo", _arrow(UNDO_COLUMNS, images))
-        if undo_of is not None:
-            run_id = self.run_id
+            if images:
+                self.warehouse.append("bulk_undo", _arrow(UNDO_COLUMNS, images))
+        reflect(self.warehouse, self.kind, [c for c in changes if c.status == "applied" and c.action != "skip"])
 
-            def undone(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
-                con.execute("UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL", [run_id, undo_of])
+    def undone(self, undo_of: str, seqs: Sequence[int]) -> None:
+        """The before-images `seqs` of run `undo_of` are settled by this run (put back, or already so)."""
+        if not seqs:
+            return
+        run_id, settled = self.run_id, self.warehouse.stage("bulk_undo_settled", pa.table({"seq": pa.array(list(seqs), pa.int64())}))
 
-            self.warehouse.defer(["bulk_undo"], undone)
-        reflect(self.warehouse, self.kind, applied)
+        def mark(con: duckdb.DuckDBPyConnection, commit: CommitContext) -> None:
+            con.execute(
+                f"UPDATE bulk_undo SET undone_by = ? WHERE run_id = ? AND undone_by IS NULL AND seq IN (SELECT seq FROM {settled})",
+                [run_id, undo_of],
+            )
+
+        self.warehouse.defer(["bulk_undo"], mark)
+
+
+def store_recovered(warehouse: Warehouse, run_id: str, kind: str, source: tuple[str | None, str | None], changes: Sequence[Change]) -> None:
+    """Stage the results and before-images of a run that stopped before its commit (from its journal)."""
+    if changes:
+        warehouse.append("bulk_results", _arrow(RESULT_COLUMNS, result_rows(run_id, kind, source, changes, [])))
+    if images := undo_rows(run_id, kind, changes):
+        warehouse.append("bulk_undo", _arrow(UNDO_COLUMNS, images))
 
 
 def reflect(warehouse: Warehouse, kind: BulkKind, applied: Sequence[Change]) -> None:
@@ -157,7 +144,7 @@ def _arrow(names: Sequence[str], rows: Sequence[Sequence[object]]) -> pa.Table:
 
 
 DONE = ("applied", "planned")  # a cell that was written (or, in a dry run, would be)
-NOT_DONE = ("rejected", "failed", "unknown")
+NOT_DONE = ("rejected", "failed", "unknown", "skipped")
 
 
 def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict[int, tuple[str, str]]:
@@ -168,8 +155,7 @@ def row_outcomes(changes: Sequence[Change], problems: Sequence[Problem]) -> dict
     for p in problems:
         cells.setdefault(p.row, []).append((p.column, "rejected", f"{p.column}: {p.reason}"))
     for c in changes:
-        note = f"{c.field}: {c.action} {c.status}" + (f" ({c.detail})" if c.detail else "")
-        cells.setdefault(c.row, []).append((c.field, c.status, note if c.action != "skip" or c.detail else ""))
+        cells.setdefault(c.row, []).append((c.field, c.status, cell_note(c) if c.action != "skip" or c.detail or c.says else ""))
     outcomes: dict[int, tuple[str, str]] = {}
     for row, found in cells.items():
         statuses = {status for _, status, _ in found}
@@ -230,15 +216,21 @@ def problem_groups(changes: Sequence[Change], problems: Sequence[Problem], first
     return sorted(groups.values(), key=lambda g: -g.count)
 
 
-def results_path(input_file: Path) -> Path:
-    """`NAME.EXT.results.csv` beside the input: `tags.xlsx` and `tags.csv` keep results of their own."""
-    return input_file.with_name(f"{input_file.name}.results.csv")
+def results_path(input_file: Path, run_kind: str) -> Path:
+    """`NAME.EXT.RUN_KIND.results.csv` beside the input: `tags.xlsx` and `tags.csv` keep results of
+    their own, and so does each kind of run of one file (a stop and a resume, a dry run and the run)."""
+    return input_file.with_name(f"{input_file.name}.{run_kind}.results.csv")
 
 
-def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem]) -> Path:
-    """NAME.EXT.results.csv beside the input: its rows plus `status` and `detail`, formula-safe, each
-    cell capped; a link planted at that name is replaced, never followed."""
-    target = results_path(sheet.file)
+def run_kind(kind: str, dry_run: bool) -> str:
+    """What a results file's name says of its run: the kind, and whether it was a dry run."""
+    return f"{kind}.dry-run" if dry_run else kind
+
+
+def write_results_file(sheet: Sheet, changes: Sequence[Change], problems: Sequence[Problem], kind: str) -> Path:
+    """`results_path` of the input for a run of `kind`: its rows plus `status` and `detail`,
+    formula-safe, each cell capped; a link planted at that name is replaced, never followed."""
+    target = results_path(sheet.file, kind)
     outcomes = row_outcomes(changes, problems)
     try:
         with replacing_text(target, newline="", encoding="utf-8-sig") as out:

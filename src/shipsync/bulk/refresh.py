@@ -6,7 +6,8 @@ are deleted at its commit); the plan reads them through `Warehouse.preview`."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,19 +18,23 @@ from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.account_models import CustomField, CustomFieldDefinition, TrackingRequest
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
-from shipsync.bulk.kind import RefreshRequest
+from shipsync.bulk.kind import RefreshRequest, Scope
+from shipsync.bulk.lookup import Knowledge, read_knowledge
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
 from shipsync.warehouse.declared_rows import Batch, declared_batch, declared_tables_batch, observed_now
-from shipsync.warehouse.ledger import FlowName, WarehouseRun, apply_flows, last_started
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, apply_flows, last_started, last_success
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import merge, option_columns
 from shipsync.warehouse.unit_of_work import CommitContext
 
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
+MAX_REFRESH_ROUNDS = 4
 REFRESH_FLOW: FlowName = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
+LINES_FLOW: FlowName = "pull_shipping_lines"  # a read of the whole listing within an apply is that pull
+LINES_STALE_AFTER = timedelta(days=1)
 ENUM_TYPES = ("enum", "enum_multi")
 # Above this many shipments, one paged listing (100 a page) costs fewer requests than one read each.
 SHIPMENTS_BY_LISTING = 300
@@ -84,12 +89,49 @@ def definitions_fresh(con: duckdb.DuckDBPyConnection) -> bool:
     return refreshed > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (applied is None or refreshed > applied)
 
 
-def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, progress: Stage = no_progress) -> ClientStats:
+# What to re-read in each round (0, 1, ...) given what is known so far; None when done.
+RefreshRounds = Callable[[duckdb.DuckDBPyConnection, Knowledge, int], RefreshRequest | None]
+
+
+def refreshed_knowledge(
+    settings: Settings, run: WarehouseRun, record: RunRecord, scope: Scope, rounds: RefreshRounds, progress: Stage = no_progress
+) -> Knowledge:
+    """What a plan (or an undo) reads: the warehouse, refreshed from the service in rounds until
+    `rounds` asks for nothing more (each round's reads see what the rounds before staged; their
+    requests count in `record`)."""
+    known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking, lines=scope.lines)
+    parties: dict[str, str] | None = None
+    for round_number in range(MAX_REFRESH_ROUNDS):
+        request = rounds(run.con, known, round_number)
+        if request is None:
+            break
+        refreshed = refresh(settings, run, request, progress=progress)
+        record.add_stats(refreshed.stats)
+        parties = refreshed.parties if refreshed.parties is not None else parties
+        with run.warehouse.preview():
+            known = read_knowledge(run.con, entities=scope.entities, tracking=scope.tracking, lines=scope.lines)
+        known.parties = parties
+    return known
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What a refresh cost, and what it read that the warehouse does not keep (the parties)."""
+
+    stats: ClientStats
+    parties: dict[str, str] | None = None
+
+
+def _parties(resources: Sequence[JsonObject]) -> dict[str, str]:
+    return {str(r["id"]): str((r.get("attributes") or {}).get("company_name") or "") for r in resources}
+
+
+def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, progress: Stage = no_progress) -> Refreshed:
     """Fetch what is asked, then stage it in the run (replacing what the service no longer has)."""
     if request == RefreshRequest():
-        return ClientStats()  # nothing asked: no client, no transaction
+        return Refreshed(ClientStats())  # nothing asked: no client, no transaction
 
-    async def fetch(client: AsyncShipsyncClient) -> tuple[Any, Any, Any, Any, ValuesRead | None, ClientStats]:
+    async def fetch(client: AsyncShipsyncClient) -> tuple[Any, Any, Any, Any, ValuesRead | None, Any, Any, ClientStats]:
         defs = await _fetch_definitions(client) if request.definitions else None
         values = await _fetch_custom_fields(client) if request.custom_fields else None
         scoped = (
@@ -99,10 +141,12 @@ def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, p
         )
         trs = await _fetch_tracking_requests(client, request.request_numbers, request.tracking_since) if request.tracking_requests else None
         shipments = await _fetch_shipments(client, request.shipment_ids) if request.shipment_ids else None
-        return defs, values, trs, shipments, scoped, client.stats
+        lines = (await client.shipping_lines.list_page()).data if request.shipping_lines else None
+        parties = (await client.parties.list_all()).data if request.parties else None
+        return defs, values, trs, shipments, scoped, lines, parties, client.stats
 
     observed_at = observed_now()
-    defs, values, trs, shipments, scoped, stats = run_with_client(settings.client_options(), fetch)
+    defs, values, trs, shipments, scoped, lines, parties, stats = run_with_client(settings.client_options(), fetch)
     if scoped is not None and scoped.route == "listing":
         values, scoped = scoped.values, None  # the whole account's values: as a full refresh
     batch: Batch = {}
@@ -118,6 +162,8 @@ def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, p
         merge(batch, declared_tables_batch(TrackingRequest, trs, observed_at=observed_at))
     if shipments:
         merge(batch, declared_batch(shipments, observed_at=observed_at))
+    if lines:
+        merge(batch, declared_batch(lines, observed_at=observed_at))
     write_batch(run.warehouse, batch)
     if values is not None:  # values deleted at the service are gone here too
         _delete_missing(run, "custom_fields", [r["id"] for r in values])
@@ -127,7 +173,15 @@ def refresh(settings: Settings, run: WarehouseRun, request: RefreshRequest, *, p
         _delete_missing(run, "custom_field_definitions", [d["id"] for d in defs[0]])
         _delete_missing(run, "custom_field_options", [o["id"] for opts in defs[1].values() for o in opts])
         run.inner_run(REFRESH_FLOW, stats.requests)
-    return stats
+    if lines is not None:  # the whole listing, as a pull of it reads it
+        run.inner_run(LINES_FLOW, 1)
+    return Refreshed(stats, _parties(parties) if parties is not None else None)
+
+
+def lines_fresh(con: duckdb.DuckDBPyConnection) -> bool:
+    """The warehouse's shipping lines were read in full lately (they change rarely)."""
+    read = last_success(con, LINES_FLOW)
+    return read is not None and read > datetime.now(UTC) - LINES_STALE_AFTER
 
 
 def _delete_missing_in_scope(run: WarehouseRun, read: ValuesRead) -> None:

@@ -59,9 +59,19 @@ TEMPLATES: dict[str, list[list[str]]] = {
         ["DQGU3453713", "PO-1002", "normal", "yes", "2026-03-16", ""],
     ],
     "new-tracking": [
-        ["request_type", "request_number", "scac", "ref_numbers", "shipment_tags"],
-        ["bill_of_lading", "MAEU240187365", "MAEU", "PO-2001; PO-2002", "priority"],
-        ["container", "MSKU9070323", "", "PO-2003", ""],
+        [
+            "request_type",
+            "request_number",
+            "scac",
+            "ref_numbers",
+            "shipment_tags",
+            "customer",
+            "shipment.consignee",
+            "container_number",
+            "container.priority",
+        ],
+        ["bill_of_lading", "MAEU240187365", "MAEU", "PO-2001; PO-2002", "priority", "Globex Logistics", "Globex", "MRKU2733926", "high"],
+        ["container", "MSKU9070323", "", "PO-2003", "", "", "", "", "normal"],
     ],
     "stop-tracking": [
         ["request_number", "bill_of_lading"],

@@ -24,9 +24,11 @@ from shipsync.bulk.cells import cell_text, split_list
 from shipsync.bulk.kind import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
+from shipsync.bulk.present import as_before
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection, answered
-from shipsync.errors import ApiError, InputError
+from shipsync.bulk.suggest import with_suggestions
+from shipsync.errors import InputError
 from shipsync.warehouse.ledger import FlowName
 
 LIST_FIELDS = ("tags", "ref_numbers")
@@ -70,7 +72,8 @@ class TrackingRequestEdits:
             )
         unknown = [h for h in sheet.headers if h not in (key, *EDITABLE)]
         if unknown:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; tracking requests take {key}, {', '.join(EDITABLE)}")
+            named = with_suggestions(unknown, (key, *EDITABLE))
+            raise InputError(f"{sheet.file}: unknown column(s) {named}; tracking requests take {key}, {', '.join(EDITABLE)}")
         if len(sheet.headers) == 1:
             raise InputError(f"{sheet.file}: nothing to change: add a column such as tags_add or ref_number")
 
@@ -164,41 +167,62 @@ class TrackingRequestEdits:
             of_request = "(SELECT r.tracked_object_id FROM tracking_requests AS r WHERE r.id = s.key)"
             into.update("shipments", "id", change.entity_id, {"ref_numbers": list(shown)}, key_of=of_request)
 
-    # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
-        shipments: dict[str, str | None] = dict(con.execute("SELECT id, tracked_object_id FROM tracking_requests").fetchall())
+    # Reversing: against the shipments' lists as the service has them now.
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        if round_number > 0:
+            return None
+        shipments = {_shipment_of(image, known) for image in images} - {None}
+        return RefreshRequest(shipment_ids=sorted(s for s in shipments if s))
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
         changes: list[Change] = []
+        lists: dict[tuple[str, str], list[str]] = {}  # each list as the undo's earlier changes leave it
         for row, image in enumerate(images, start=1):
-            if image.entity_type == "tracking_request" and isinstance(image.after, str):
-                changes.append(_reference_number_undo(row, shipments.get(image.entity_id), image.before, image.after, image.entity_id))
+            shipment_id = _shipment_of(image, known)
+            shipment = known.shipments.get(shipment_id or "")
+            if shipment_id is None or shipment is None:
+                detail = "its shipment could not be read from the service; left as it is"
+                changes.append(Change(row, image.entity_type, image.entity_id, image.field, "skip", status="failed", detail=detail))
                 continue
-            delta = {"delta": True}
+            field = "ref_numbers" if image.entity_type == "tracking_request" else image.field
+            current = lists.setdefault((shipment_id, field), list(shipment.get(field) or []))
+            if image.entity_type == "tracking_request":  # the request's ref_number: out of its shipment's numbers
+                applied, before = [*current, image.after], [n for n in current if n != image.after]
+            else:
+                applied, before = list(image.after or []), list(image.before or [])
+            wanted = reverse_delta(current, applied, before)
+            if wanted == current:
+                changes.append(as_before(row, image))
+                continue
+            lists[(shipment_id, field)] = wanted
             changes.append(
-                Change(row, "shipment", image.entity_id, image.field, "update", image.after, image.before, image.resource_id, payload=delta)
+                Change(row, "shipment", shipment_id, field, "update", current, wanted, shipment_id, detail=list_change(current, wanted))
             )
         return changes
 
 
+def _shipment_of(image: UndoImage, known: Knowledge) -> str | None:
+    """The shipment whose lists an image changed: its own, or the request's shipment (a `ref_number`)."""
+    if image.entity_type == "shipment":
+        return image.entity_id
+    return (known.tracking_requests.get(image.entity_id) or {}).get("tracked_object_id")
+
+
+def list_change(before: list[str], after: list[str]) -> str:
+    """What turns one list into the other, in words: `added vip; took out seeded`."""
+    added = [v for v in after if v not in before]
+    removed = [v for v in before if v not in after]
+    parts = ([f"added {', '.join(added)}"] if added else []) + ([f"took out {', '.join(removed)}"] if removed else [])
+    if not parts and after != before:
+        parts.append("reordered")
+    return "; ".join(parts)
+
+
 async def _write_shipment_list(client: AsyncShipsyncClient, change: Change) -> None:
     wanted: list[str] = list(change.after or [])
-    if change.payload.get("delta"):  # an undo: against the shipment's list as it is now
-        current = getattr(await client.shipments.get(change.entity_id), change.field)
-        if current is None:
-            raise ApiError(f"the service did not say the shipment's current {change.field}; not changed")
-        wanted = reverse_delta(current, list(change.before or []), wanted)
-        change.after = wanted
     shipment = await client.shipments.update(change.entity_id, **{change.field: wanted})
     change.payload["resource"] = answered(shipment.raw, {change.field: wanted})
-
-
-def _reference_number_undo(row: int, shipment_id: str | None, shown: Any, number: str, tr_id: str) -> Change:
-    """Undo of a request's `ref_number`: take the number out of its shipment's reference numbers."""
-    if not shipment_id:
-        detail = "the request tracks no shipment whose reference numbers could be changed back; left as it is"
-        return Change(row, "tracking_request", tr_id, "ref_number", "skip", status="failed", detail=detail)
-    before = [str(n) for n in shown] if isinstance(shown, list) else []
-    applied = before if number in before else [*before, number]
-    return Change(row, "shipment", shipment_id, "ref_numbers", "update", applied, before, shipment_id, payload={"delta": True})
+    change.says = list_change(list(change.before or []), wanted)
 
 
 def _wanted_list(row: dict[str, str], name: str, current: list[str]) -> list[str]:
@@ -231,16 +255,18 @@ def _row_changes(
             for name in LIST_FIELDS:
                 if not any(row.get(c) for c in (name, f"{name}_add", f"{name}_remove")):
                     continue
-                current = shipment.get(name)
-                if current is None:  # unknown, not empty: writing would overwrite what is there
-                    problems.append(Problem(number, name, "", f"the service did not say the shipment's current {name}; not changed"))
-                    continue
+                current = list(shipment.get(name) or [])  # null is empty: the reference declares both lists nullable
                 wanted = _wanted_list(row, name, current)
                 if wanted != current:
                     payload = {"tracking_request_id": tr_id}
-                    changes.append(Change(number, "shipment", shipment_id, name, "update", current, wanted, shipment_id, payload=payload))
+                    read = tuple((c, row[c], wanted) for c in (name, f"{name}_add", f"{name}_remove") if row.get(c))
+                    changes.append(
+                        Change(
+                            number, "shipment", shipment_id, name, "update", current, wanted, shipment_id, payload=payload, readings=read
+                        )
+                    )
     wanted_ref = row.get("ref_number", "").strip()
     shown = list(request.get("ref_numbers") or [])
     if wanted_ref and wanted_ref not in shown:
-        changes.append(Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id))
+        changes.append(Change(number, "tracking_request", tr_id, "ref_number", "update", shown, wanted_ref, tr_id, read=row["ref_number"]))
     return changes, problems

@@ -11,6 +11,7 @@ tracked) is unchanged. Undo of a stop is a resume, and of a resume a stop.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -19,9 +20,11 @@ from shipsync.api import AsyncShipsyncClient
 from shipsync.bulk.kind import RefreshRequest, Scope, rows_of, tracking_since, unresolved_numbers
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
+from shipsync.bulk.present import as_before
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
-from shipsync.errors import InputError
+from shipsync.bulk.suggest import closest, with_suggestions
+from shipsync.errors import ApiError, InputError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.ledger import FlowName
@@ -65,6 +68,13 @@ def _state(shipment: dict[str, Any]) -> str:
     return STOPPED if shipment.get("stopped_at") is not None else TRACKING
 
 
+def _stopped_how(shipment: dict[str, Any]) -> str:
+    """Since when and why a shipment is stopped, as the service says: `all_containers_terminated, since 2026-03-02`."""
+    since = shipment.get("stopped_at")
+    moment = since.date().isoformat() if isinstance(since, datetime) else str(since or "")[:10]
+    return ", ".join(part for part in (shipment.get("stopped_reason") or "", f"since {moment}" if moment else "") if part)
+
+
 class TrackingSwitch:
     """Stop (`wanted` = stopped) or resume (`wanted` = tracking) the tracking of shipments."""
 
@@ -76,11 +86,14 @@ class TrackingSwitch:
 
     # Planning.
     def check_structure(self, sheet: Sheet) -> None:
-        if not any(c in sheet.headers for c in KEY_COLUMNS):
-            raise InputError(f"{sheet.file}: no key column; add one of {', '.join(KEY_COLUMNS)}")
         unknown = [h for h in sheet.headers if h not in KEY_COLUMNS]
+        if not any(c in sheet.headers for c in KEY_COLUMNS):
+            meant = next(((h, m) for h in unknown if (m := closest(h, KEY_COLUMNS))), None)
+            hint = f" (is {meant[0]} meant to be {meant[1]}?)" if meant else ""
+            raise InputError(f"{sheet.file}: no key column{hint}; add one of {', '.join(KEY_COLUMNS)}")
         if unknown:
-            raise InputError(f"{sheet.file}: unknown column(s) {', '.join(unknown)}; {self.name} takes {', '.join(KEY_COLUMNS)}")
+            named = with_suggestions(unknown, KEY_COLUMNS)
+            raise InputError(f"{sheet.file}: unknown column(s) {named}; {self.name} takes {', '.join(KEY_COLUMNS)}")
 
     def check_headers(self, sheet: Sheet, known: Knowledge) -> None:
         self.check_structure(sheet)
@@ -114,11 +127,15 @@ class TrackingSwitch:
                 problems.append(Problem(number, key_column, row[key_column], f"the same shipment is in row {seen[shipment_id]}"))
                 continue
             seen[shipment_id] = number
-            now = _state(known.shipments[shipment_id])
+            shipment = known.shipments[shipment_id]
+            now = _state(shipment)
+            keys = tuple((c, row[c].strip(), shipment_id) for c in KEY_COLUMNS if row.get(c, "").strip())
             if now == self.wanted:
-                changes.append(skipped(number, "shipment", shipment_id, "tracking", shipment_id, f"already {now}"))
+                change = skipped(number, "shipment", shipment_id, "tracking", shipment_id, _stopped_how(shipment) if now == STOPPED else "")
+                change.says, change.readings = f"already {now}", keys
+                changes.append(change)
                 continue
-            changes.append(Change(number, "shipment", shipment_id, "tracking", "update", now, self.wanted, shipment_id))
+            changes.append(Change(number, "shipment", shipment_id, "tracking", "update", now, self.wanted, shipment_id, readings=keys))
         return changes, problems
 
     # Writing (an undo writes the other way: `after` says which).
@@ -126,10 +143,18 @@ class TrackingSwitch:
         return 0
 
     async def write(self, client: AsyncShipsyncClient, change: Change) -> None:
+        """Stop or resume, then read the state back from the answer (or, where the answer does
+        not say, from the shipment): a shipment the service still shows the other way is failed."""
         if change.after == STOPPED:
             shipment = await client.shipments.stop_tracking(change.entity_id)
         else:
             shipment = await client.shipments.resume_tracking(change.entity_id)
+        if "line_tracking_stopped_at" not in (shipment.raw.get("attributes") or {}):
+            shipment = await client.shipments.get(change.entity_id)
+        shown = {"stopped_at": shipment.line_tracking_stopped_at, "stopped_reason": shipment.line_tracking_stopped_reason}
+        if _state(shown) != change.after:
+            raise ApiError(f"the service still shows it {_state(shown)} ({_stopped_how(shown)})")
+        change.says = STOPPED if change.after == STOPPED else "resumed"
         change.payload["resource"] = shipment.raw
 
     # Reflecting: the shipment as the service answered it (its `line_tracking_stopped_*`).
@@ -138,12 +163,26 @@ class TrackingSwitch:
         if answered:
             into.rows(declared_batch(answered, observed_at=into.observed_at))
 
-    # Reversing.
-    def reverse(self, images: Sequence[UndoImage], con: duckdb.DuckDBPyConnection) -> list[Change]:
-        return [
-            Change(row, "shipment", image.entity_id, "tracking", "update", image.after, image.before, image.entity_id)
-            for row, image in enumerate(images, start=1)
-        ]
+    # Reversing: against whether each shipment is tracked now.
+    def undo_refresh(self, images: Sequence[UndoImage], known: Knowledge, round_number: int) -> RefreshRequest | None:
+        return RefreshRequest(shipment_ids=sorted({image.entity_id for image in images})) if round_number == 0 else None
+
+    def reverse(self, images: Sequence[UndoImage], known: Knowledge) -> list[Change]:
+        changes: list[Change] = []
+        for row, image in enumerate(images, start=1):
+            shipment = known.shipments.get(image.entity_id)
+            if shipment is None:
+                detail = "the shipment could not be read from the service; left as it is"
+                changes.append(Change(row, "shipment", image.entity_id, "tracking", "skip", status="failed", detail=detail))
+                continue
+            now = _state(shipment)
+            if now != image.after:
+                change = as_before(row, image, _stopped_how(shipment) if now == STOPPED else "")
+                change.says = f"already {now}"
+                changes.append(change)
+                continue
+            changes.append(Change(row, "shipment", image.entity_id, "tracking", "update", now, image.before, image.entity_id))
+        return changes
 
 
 def stop_tracking() -> TrackingSwitch:

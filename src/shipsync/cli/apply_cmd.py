@@ -13,7 +13,7 @@ apply_app = typer.Typer(
 )
 
 DRY_RUN = typer.Option(False, "--dry-run", help="Validate and diff, write nothing; the same report.")
-SHEET = typer.Option(None, "--sheet", help="XLSX or ODS sheet name (default: the first).")
+SHEET = typer.Option(None, "--sheet", help="XLSX or ODS sheet name (default: the one sheet with a key column).")
 ENCODING = typer.Option(None, "--encoding", help="Force the CSV encoding (default: sniffed).")
 DELIMITER = typer.Option(None, "--delimiter", help="Force the CSV delimiter: , ; or tab (default: sniffed).")
 CLEAR_EMPTY = typer.Option(False, "--clear-empty", help="An empty cell removes the value (default: leave as is).")
@@ -32,6 +32,7 @@ def _apply(kind: str, file: Path, dry_run: bool, sheet: str | None, encoding: st
         encoding=encoding,
         delimiter=delimiter,
         clear_empty=clear_empty,
+        notice=lambda text: console.print(line(text)),
         progress=progress_bar,
     )
     print_report(report)
@@ -45,12 +46,13 @@ def print_report(report: object) -> None:
     few cells: a file with 100,000 bad rows prints a few dozen lines, not 100,000."""
     from shipsync.bulk.apply import ApplyReport
     from shipsync.bulk.kinds import kind_for
+    from shipsync.bulk.readings import first_readings
     from shipsync.bulk.record import problem_groups
 
     assert isinstance(report, ApplyReport)
     counts, rows = report.counts, report.row_counts
-    order = ["applied", "planned", "unchanged", "rejected", "failed", "unknown"]
-    row_order = ["applied", "partly applied", "planned", "partly planned", "unchanged", "rejected", "failed", "unknown"]
+    order = ["applied", "planned", "unchanged", "skipped", "rejected", "failed", "unknown"]
+    row_order = ["applied", "partly applied", "planned", "partly planned", "unchanged", "skipped", "rejected", "failed", "unknown"]
     title = "dry run" if report.dry_run else "applied"
     row_text = ", ".join(f"{rows[s]:,} {s}" for s in row_order if rows[s])
     cell_text = ", ".join(f"{counts[s]:,} {s}" for s in order if counts[s])
@@ -60,6 +62,12 @@ def print_report(report: object) -> None:
             f" {title}: rows: {row_text or 'none'}; cells: {cell_text or 'none'}; {report.requests:,} requests  (run {report.run_id})",
         )
     )
+    if report.sheet is not None:
+        console.print(line(f"  read sheet {report.sheet[0]!r} of {report.file.name}: {report.sheet[1]}"))
+    if shown := first_readings(report.changes):
+        console.print(line("  read and sent, the first cell of each column:"))
+        for column, text in shown:
+            console.print(line(f"    {column}: {text}"))
     groups = problem_groups(report.changes, report.problems)
     for group in groups[:SHOWN_KINDS]:
         colour = "red" if group.status == "rejected" else "yellow"
@@ -70,6 +78,16 @@ def print_report(report: object) -> None:
         console.print(line(f"  ... and {len(groups) - SHOWN_KINDS} more kinds of problem"))
     if report.results_file:
         console.print(line(f"  results (every row): {report.results_file}"))
+    for dead in report.recovered:
+        header = dead.header
+        console.print(
+            line(
+                styled(f"  recovered run {header.run_id}", "yellow"),
+                f" ({header.kind} of {header.file or 'a spreadsheet'}, stopped before its commit): {dead.writes:,} writes may have"
+                " reached the service;"
+                f" undo with: shipsync apply undo {header.run_id}",
+            )
+        )
     if not report.dry_run and counts["applied"] and report.kind != "undo" and kind_for(report.kind).undoable:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
@@ -81,7 +99,8 @@ KIND_HELP = {
     "custom-field-definitions": "Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or "
     "remove options.",
     "new-tracking": "Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier, "
-    "ref_numbers, shipment_tags, shipment.SLUG / container.SLUG custom field values). Numbers already tracked are skipped.",
+    "ref_numbers, shipment_tags, customer, shipment.SLUG / container.SLUG custom field values, container_number for the "
+    "container values). Numbers already tracked are skipped.",
     "stop-tracking": "Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them).",
     "resume-tracking": "Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again).",
 }
@@ -118,7 +137,8 @@ def custom_fields(
 @apply_app.command("undo")
 @one_line_errors
 def undo(run_id: str) -> None:
-    """Restore what an apply run changed (patch back, delete what it created, re-create what it removed)."""
+    """Restore what an apply run changed (patch back, delete what it created, re-create what it removed), where the service still
+    has what the run left: a value someone changed since is left and reported. Works for a run killed half-way too."""
     from shipsync.bulk.undo import undo_run
     from shipsync.cli.progress import progress_bar
 

@@ -136,7 +136,7 @@ def undo_tracking_requests(demo: Demo) -> str:
 def applied(demo: Demo, run_id: str) -> Told:
     counts = dict(demo.query("SELECT status, count(*) FROM bulk_results WHERE run_id = ? GROUP BY 1", run_id))
     text = ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts.get(s))
-    return Told(f"{text}; results in bulk_results and NAME.EXT.results.csv beside the file", sum(counts.values()))
+    return Told(f"{text}; results in bulk_results and NAME.EXT.KIND.results.csv beside the file", sum(counts.values()))
 
 
 def pulled(demo: Demo, _: None) -> Told:

@@ -23,6 +23,7 @@ from shipsync_sandbox.routes_containers import CONTAINER_ROUTES
 from shipsync_sandbox.routes_custom_fields import CUSTOM_FIELD_ROUTES
 from shipsync_sandbox.routes_definitions import DEFINITION_ROUTES
 from shipsync_sandbox.routes_notifications import NOTIFICATION_ROUTES
+from shipsync_sandbox.routes_parties import PARTY_ROUTES
 from shipsync_sandbox.routes_read import READ_ROUTES
 from shipsync_sandbox.routes_shipments import SHIPMENT_ROUTES
 from shipsync_sandbox.routes_tracking import TRACKING_ROUTES
@@ -41,6 +42,7 @@ API_ROUTES = [
     *CUSTOM_FIELD_ROUTES,
     *WEBHOOK_ROUTES,
     *NOTIFICATION_ROUTES,
+    *PARTY_ROUTES,
 ]
 MAX_SIMULATED_CONTAINERS = 10_000
 

@@ -155,6 +155,8 @@ def new_account(index: int, seed: int, start: datetime) -> tuple[Account, list[R
         users.append(user)
         account.add_related(user)
     account.key_user_id = str(users[0]["id"])
+    for k, name in enumerate(COMPANY_NAMES):  # its customers: the parties its tracking requests name
+        account.add_related({"id": stable_id("party", seed, index, k), "type": "party", "attributes": {"company_name": name}})
     return account, users
 
 
