@@ -249,21 +249,24 @@ class Transport:
         path: str,
         params: dict[str, Any] | None = None,
         *,
-        page_size: int = MAX_PAGE_SIZE,
+        page_size: int | None = MAX_PAGE_SIZE,
         max_pages: int | None = None,
         start: str | None = None,
         raw: bool = False,
     ) -> Pages:
         """Yield pages, following `links.next` until absent or `max_pages` is reached.
 
-        `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and
-        `params` are not sent again (the link carries the listing's query). `raw`: `RawPage`s, their
-        included resources left unread.
+        `page_size` is sent as `page[size]`; None for a listing whose operation declares no paging
+        (the reference: a parameter it does not declare is not sent). `start` is a `links.next`
+        cursor from an earlier read: paging resumes there, and `path` and `params` are not sent
+        again (the link carries the listing's query). `raw`: `RawPage`s, their included resources
+        left unread.
         """
         get = self.get_raw_page if raw else self.get_page
         if start is None:
             query = dict(params or {})
-            query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
+            if page_size is not None:
+                query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
             page = await get(path, query)
         else:
             page = await get(start)
