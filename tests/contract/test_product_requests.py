@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from shipsync.api import AsyncShipsyncClient
+from shipsync.bulk.apply import apply_file
 from shipsync.bulk.cells import cell_value
 from shipsync.bulk.definitions import DefinitionEdits
 from shipsync.bulk.lookup import Knowledge
@@ -22,7 +23,7 @@ from shipsync_sandbox import SandboxOptions, create_app
 from support.contract_checks import request_problems
 from support.contract_schemas import REFERENCE
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
-from support.sandboxes import K1
+from support.sandboxes import K1, SandboxFactory, settings_for
 
 
 def test_page_size_goes_only_to_listings_that_declare_paging() -> None:
@@ -98,3 +99,29 @@ def test_a_datetime_value_is_sent_with_its_offset(cell: str | datetime | date, s
     value = cell_value(cell, FieldRules("datetime"))
     assert value == sent
     assert datetime.fromisoformat(value.replace("Z", "+00:00")).tzinfo is not None
+
+
+@pytest.mark.slow
+def test_a_tracking_edit_of_a_request_that_tracks_no_shipment_is_refused_on_its_row(
+    make_sandbox: SandboxFactory, warehouse: Path, tmp_path: Path
+) -> None:
+    """The reference gives a pending or failed request no shipment: tagging one is that row's
+    refusal, said plainly, and the other rows still apply."""
+    sandbox = make_sandbox()
+    account = sandbox.state.world.accounts[K1]
+    requests = list(account.tracking_requests.values())
+    pending = next(r for r in requests if r["attributes"]["status"] == "pending")
+    tracking = next(r for r in requests if r["relationships"]["tracked_object"]["data"])
+    file = tmp_path / "edits.csv"
+    with file.open("w", newline="", encoding="utf-8") as out:
+        rows = [
+            ["request_number", "tags_add"],
+            [pending["attributes"]["request_number"], "x"],
+            [tracking["attributes"]["request_number"], "y"],
+        ]
+        csv.writer(out).writerows(rows)
+    report = apply_file(settings_for(sandbox, warehouse), "tracking-requests", file)
+    assert [(p.row, p.column, p.reason) for p in report.problems] == [
+        (2, "tags_add", "this tracking request tracks no shipment yet: nothing to tag")
+    ]
+    assert report.counts["applied"] == 1
