@@ -52,8 +52,8 @@ class Service:
         return [d["data"]["attributes"]["event"] for d in self.delivered]
 
 
-def run(test: Callable[[Service], Awaitable[None]], refuse: Callable[[dict[str, Any]], bool] = lambda body: False) -> None:
-    app = create_app(SandboxOptions(api_keys=(K1,), documents=30, rate_limit=None, tracking_delay_s=SETTLES_IN, delivery_retry_base_s=0.0))
+def run(test: Callable[[Service], Awaitable[None]], refuse: Callable[[dict[str, Any]], bool] = lambda body: False, **options: Any) -> None:
+    app = create_app(SandboxOptions(api_keys=(K1,), documents=30, tracking_delay_s=SETTLES_IN, delivery_retry_base_s=0.0, **options))
     delivered: list[dict[str, Any]] = []
 
     async def receiver(request: httpx.Request) -> httpx.Response:
@@ -300,3 +300,64 @@ def test_the_notifications_listing_holds_every_notification_with_how_its_deliver
         assert (await service.client.get("/webhook_notifications/no-such-notification")).status_code == 404
 
     run(test, refuse)
+
+
+def test_staged_values_go_to_the_container_they_name() -> None:
+    async def test(service: Service) -> None:
+        number = container_number("MAEU", "246801")
+        made = await service.create(
+            request_type="container",
+            request_number=number,
+            scac="MAEU",
+            initial_custom_fields={
+                "containers": [
+                    {"api_slug": "po_number", "value": "PO-9", "number": number},
+                    {"api_slug": "priority", "value": "low", "number": "MSCU0000000"},
+                ]
+            },
+        )
+        assert made.status_code == 201, made.text
+        await service.settled()
+        staged = {(cf["attributes"]["api_slug"], cf["attributes"]["value"]) for cf in service.account.custom_fields.values()}
+        assert staged == {("po_number", "PO-9")}  # the named box; none for a number not on the shipment
+
+    run(test)
+
+
+def test_a_webhook_that_keeps_failing_is_turned_off_until_turned_on_again() -> None:
+    async def test(service: Service) -> None:
+        (webhook,) = service.account.webhooks.values()
+        for n in range(3):
+            await service.create(request_type="bill_of_lading", request_number=f"ONEY12345678{n}", scac="ONEY")
+        await service.settled()
+        assert webhook["attributes"]["active"] is False  # three notifications in a row failed for good
+        assert (await service.get(f"/webhooks/{webhook['id']}"))["data"]["attributes"]["active"] is False
+        turned_on = await service.client.patch(
+            f"/webhooks/{webhook['id']}", json={"data": {"type": "webhook", "attributes": {"active": True}}}
+        )
+        assert turned_on.json()["data"]["attributes"]["active"] is True and service.account.failures_in_a_row == {}
+
+    run(test, refuse=lambda body: True, deactivate_after=3)
+
+
+def test_raw_events_hold_the_carriers_past_and_expected_milestones() -> None:
+    async def test(service: Service) -> None:
+        account = service.account
+        now = account.clock.strftime("%Y-%m-%dT%H:%M:%SZ")
+        box = next(
+            c
+            for c in account.of_type("container")
+            if account.plans[account.shipment_of[c["id"]]].containers[c["id"]].steps[0].at
+            < account.clock
+            < account.plans[account.shipment_of[c["id"]]].containers[c["id"]].steps[-1].at
+        )
+        raw = (await service.get(f"/containers/{box['id']}/raw_events"))["data"]
+        past = [r for r in raw if not r["attributes"]["estimated"]]
+        expected = [r for r in raw if r["attributes"]["estimated"]]
+        assert past and expected and all(r["attributes"]["created_at"] <= now for r in raw)
+        assert all(r["attributes"]["actual_at"] <= now and r["attributes"]["estimated_at"] is None for r in past)
+        assert all(r["attributes"]["estimated_at"] > now and r["attributes"]["actual_at"] is None for r in expected)
+        served = (await service.get(f"/containers/{box['id']}"))["data"]["relationships"]["raw_events"]["data"]
+        assert [r["id"] for r in served] == [r["id"] for r in past]  # the container names those that happened
+
+    run(test)
