@@ -23,7 +23,7 @@ AUTH = {"Authorization": f"Token {K1}"}
 # Listings whose records say when they were made: their `created_at` orders them.
 STAMPED = ("documents", "shipments", "containers", "tracking_requests", "webhook_notifications", "webhooks")
 # Listings of records made in the order the sandbox stored them (no stamp of their own).
-MADE_IN_ORDER = ("custom_fields", "custom_field_definitions", "parties")
+MADE_IN_ORDER = ("custom_fields", "custom_field_definitions", "parties", "shipping_lines")
 
 
 def _app(order: str) -> SandboxApp:
@@ -94,7 +94,12 @@ def test_every_listing_answers_in_the_order_asked(apps: dict[str, SandboxApp], l
         oldest = [v["id"] for v in account.custom_fields.of_entity((entity["type"], entity["id"]))]
     else:
         path = f"/{listing}"
-        stored = {"custom_fields": account.custom_fields, "custom_field_definitions": account.definitions, "parties": account.parties}
+        stored = {
+            "custom_fields": account.custom_fields,
+            "custom_field_definitions": account.definitions,
+            "parties": account.parties,
+            "shipping_lines": app.state.world.shipping_lines,
+        }
         oldest = list(stored[listing]) if listing in stored else []
     _check(listed(app, path), order, _made if listing in STAMPED else None, oldest)
 

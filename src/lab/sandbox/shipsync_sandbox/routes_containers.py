@@ -104,7 +104,7 @@ async def get_vessel(request: Request) -> Response:
 async def list_shipping_lines(request: Request) -> Response:
     """Every supported carrier in one answer: the service does not page this listing."""
     base = base_url(request)
-    lines = sorted(state_of(request).world.shipping_lines.values(), key=lambda r: r["attributes"]["scac"])
+    lines = in_order(list(state_of(request).world.shipping_lines.values()), listing_order(request))
     return json_response({"data": [render(r, base) for r in lines], "links": {"self": str(request.url)}})
 
 
