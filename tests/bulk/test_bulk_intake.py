@@ -66,7 +66,7 @@ def test_typed_xlsx_applies_values_as_typed(pulled: tuple[RunningSandbox, Settin
     values = service_values(sandbox)
     cid = next(c for (c, slug) in values if slug == "declared_value")
     assert values[(cid, "declared_value")] == 1250.5 and values[(cid, "customs_cleared_on")] == "2026-03-15"
-    assert values[(cid, "delivery_appointment_at")] == "2026-05-11T18:30:00" and values[(cid, "hazardous")] is False
+    assert values[(cid, "delivery_appointment_at")] == "2026-05-11T18:30:00Z" and values[(cid, "hazardous")] is False  # no zone: UTC
     assert sorted(v for (_, slug), v in values.items() if slug == "po_number") == ["12345", "PO-1"]  # a number typed as a key or text
 
 

@@ -207,8 +207,8 @@ def test_a_broken_workbook_is_one_line(tmp_path: Path) -> None:
     ("cell", "rules", "expected"),
     [
         (date(2026, 5, 1), FieldRules("date", default_format="MM/DD/YYYY"), "2026-05-01"),
-        (datetime(2026, 5, 11, 18, 30), FieldRules("datetime"), "2026-05-11T18:30:00"),
-        (date(2026, 5, 11), FieldRules("datetime"), "2026-05-11T00:00:00"),
+        (datetime(2026, 5, 11, 18, 30), FieldRules("datetime"), "2026-05-11T18:30:00Z"),  # no zone in the file: UTC
+        (date(2026, 5, 11), FieldRules("datetime"), "2026-05-11T00:00:00Z"),
         (1234.5, FieldRules("number"), 1234.5),
         (7, FieldRules("number"), 7),
         (True, FieldRules("boolean"), True),

@@ -42,7 +42,7 @@ def test_new_tracking_names_a_customer_and_stages_values_on_one_named_container(
     sandbox = make_sandbox(tracking_delay_s=3600)  # the requests stay pending: what they staged is still there to see
     settings = settings_for(sandbox, warehouse)
     account = sandbox.state.world.accounts[K1]
-    parties = {p["attributes"]["company_name"]: p["id"] for p in account.by_type["party"].values()}
+    parties = {p["attributes"]["company_name"]: p["id"] for p in account.parties.values()}
     box = "MSKU9070323"
     rows = [
         ["request_type", "request_number", "scac", "customer", "container_number", "container.priority"],

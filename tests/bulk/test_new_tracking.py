@@ -14,6 +14,7 @@ import pytest
 from shipsync.bulk.apply import apply_file
 from shipsync.errors import InputError
 from shipsync.pull.tracking_requests import pull_tracking_requests
+from shipsync_sandbox.views import tracking_request_view
 from support.sandboxes import K1, SandboxFactory, settings_for
 from support.warehouse_rows import rows
 
@@ -38,7 +39,8 @@ def test_new_tracking_creates_once_explains_refusals_and_follows_detection(
     sandbox = make_sandbox(tracking_delay_s=SETTLES_IN)
     settings = settings_for(sandbox, warehouse)
     account = sandbox.state.world.accounts[K1]
-    tracked = next(t for t in account.tracking_requests.values() if t["attributes"]["status"] == "created")
+    # A request still tracking (one whose shipment stopped shows `tracking_stopped`: no longer active).
+    tracked = next(t for t in account.tracking_requests.values() if tracking_request_view(account, t)["attributes"]["status"] == "created")
     tracked_number = tracked["attributes"]["request_number"]
     file = write_csv(
         tmp_path / "start.csv",

@@ -46,7 +46,7 @@ def test_first_run_reads_all_then_only_what_is_new(sandbox: RunningSandbox, ware
     settings = settings_for(sandbox, warehouse)
     first = pull_documents(settings)
     assert first.counts["documents"].inserted == SEEDED and first.stats.requests == math.ceil(SEEDED / 100)
-    newest = store_of(sandbox).in_order(newest_first=True)[0]["attributes"]["created_at"]
+    newest = store_of(sandbox).in_order("newest")[0]["attributes"]["created_at"]
     assert mark_of(warehouse) == newest.replace("Z", "+00:00")
 
     again = pull_documents(settings)

@@ -1,7 +1,9 @@
 """A walk over every GET operation a seeded sandbox serves, as a client would make them: each
 listing paged and with each of its filters and includes, each record by id (with its includes),
-and the requests the service refuses (an unknown filter value, a missing record). The contract
-test validates every answer against the service's schemas, operation by operation.
+and the requests the service refuses (a record that does not exist, a sort the documents do not
+take, a key that is not one). The sandbox records the exchanges (`record_exchanges`); the walk
+says which of them asked for a refusal. The contract test validates every answer against the
+service's reference, operation by operation.
 
 The walk finds what to ask for through the API itself (listings, then the ids they name); only
 what the service offers no listing for (metro areas, document schemas) comes from the sandbox's
@@ -18,18 +20,19 @@ from typing import Any
 import httpx
 
 from shipsync_sandbox import SandboxApp
-from shipsync_sandbox.reference import METRO_AREAS, document_schema_resources
+from shipsync_sandbox.exchange_log import Exchange
+from shipsync_sandbox.places import metro_area_id
+from shipsync_sandbox.reference import METRO_AREAS, SHARED_CODE_METRO_AREAS, document_schema_resources
 
 BASE = "http://sandbox.test/v2"
 
 
 @dataclass(frozen=True)
-class Answer:
-    operation: str  # "GET /shipments/{id}"
-    url: str
-    status: int
-    body: Any
-    refused: bool  # the request is one the service refuses (an error answer is the right one)
+class Walked:
+    """The walk's exchanges, and those of them that asked for what the service refuses."""
+
+    exchanges: list[Exchange]
+    refused: list[Exchange]
 
 
 @dataclass(frozen=True)
@@ -74,23 +77,29 @@ class Walk:
     """The walk's requests, made in process over the sandbox's ASGI app with one account's key."""
 
     def __init__(self, app: SandboxApp, key: str) -> None:
-        self.app, self.key = app, key
-        self.answers: list[Answer] = []
+        if app.exchanges is None:
+            raise ValueError("the walk reads the sandbox's exchanges: make it with record_exchanges=True")
+        self.app, self.key, self.log = app, key, app.exchanges
+        self.first = len(self.log.exchanges)
+        self.refused: list[Exchange] = []
 
     async def _get(self, client: httpx.AsyncClient, ask: Ask) -> Any:
         response = await client.get(f"{BASE}/{ask.path}", params=list(ask.params))
-        body = response.json() if "json" in response.headers.get("content-type", "") else None
-        self.answers.append(Answer(ask.operation, str(response.url), response.status_code, body, ask.refused))
-        return body
+        if ask.refused:
+            self.refused.append(self.log.exchanges[-1])
+        return response.json() if "json" in response.headers.get("content-type", "") else None
 
     async def _all(self, client: httpx.AsyncClient, asks: Iterator[Ask]) -> list[Any]:
         return [await self._get(client, ask) for ask in asks]
 
-    async def run(self) -> list[Answer]:
+    async def run(self) -> Walked:
         transport = httpx.ASGITransport(app=self.app)  # type: ignore[arg-type]
         async with httpx.AsyncClient(transport=transport, headers={"Authorization": f"Token {self.key}"}) as client:
             await self._walk(client)
-        return self.answers
+        async with httpx.AsyncClient(transport=transport, headers={"Authorization": "Token not-a-key"}) as stranger:
+            for path in ("metro_areas/USLAX", "shipments", "documents", "webhooks", "custom_fields"):
+                await self._get(stranger, Ask(f"GET /{path}", path, refused=True))
+        return Walked(self.log.exchanges[self.first :], self.refused)
 
     async def _walk(self, client: httpx.AsyncClient) -> None:
         get, every = self._get, self._all
@@ -100,6 +109,8 @@ class Walk:
         for code, *_ in METRO_AREAS:
             metro = await get(client, Ask("GET /metro_areas/{id}", f"metro_areas/{code}"))
             await get(client, Ask("GET /metro_areas/{id}", f"metro_areas/{_ids(metro)[0]}"))
+        for code, name, *_ in SHARED_CODE_METRO_AREAS:  # a metro area that shares its code: by its id
+            await get(client, Ask("GET /metro_areas/{id}", f"metro_areas/{metro_area_id(code, name)}"))
         await get(client, Ask("GET /metro_areas/{id}", "metro_areas/ZZZZZ", refused=True))
         for schema in document_schema_resources():
             await get(client, Ask("GET /document_schemas/{id}", f"document_schemas/{schema['id']}"))
@@ -143,7 +154,7 @@ class Walk:
                 ],
             ),
         )
-        await get(client, Ask("GET /tracking_requests", "tracking_requests", (("filter[status]", "exploded"),), refused=True))
+        await get(client, Ask("GET /tracking_requests", "tracking_requests", (("filter[status]", "exploded"),)))
         for request_id in [i for body in requests[:4] for i in _ids(body)][:30]:
             await get(client, Ask("GET /tracking_requests/{id}", f"tracking_requests/{request_id}"))
             await get(client, Ask("GET /tracking_requests/{id}", f"tracking_requests/{request_id}", (("include", "tracked_object"),)))
@@ -186,7 +197,9 @@ class Walk:
                 )
             )
             await get(client, Ask("GET /containers/{container_id}/custom_fields", f"containers/{container_id}/custom_fields"))
+            await get(client, Ask("GET /containers/{id}/raw_events", f"containers/{container_id}/raw_events"))
         await get(client, Ask("GET /containers/{id}", "containers/no-such-container", refused=True))
+        await get(client, Ask("GET /containers/{id}/raw_events", "containers/no-such-container/raw_events", refused=True))
 
         for type_, route in (("port", "ports"), ("terminal", "terminals"), ("vessel", "vessels")):
             for place_id in list(dict.fromkeys(i for body in named for i in _named(body, type_)))[:30]:
@@ -228,7 +241,12 @@ class Walk:
         for value_id in [i for body in values for i in _ids(body)][:30]:
             await get(client, Ask("GET /custom_fields/{id}", f"custom_fields/{value_id}"))
 
+        parties = await every(client, listing_asks("GET /parties", "parties", [{}], pages=2, size=2))
+        for party_id in [i for body in parties for i in _ids(body)]:
+            await get(client, Ask("GET /parties/{id}", f"parties/{party_id}"))
+        await get(client, Ask("GET /parties/{id}", "parties/no-such-party", refused=True))
         webhooks = await get(client, Ask("GET /webhooks", "webhooks"))
+        await get(client, Ask("GET /webhooks/ips", "webhooks/ips"))
         for webhook_id in _ids(webhooks):
             await get(client, Ask("GET /webhooks/{id}", f"webhooks/{webhook_id}"))
         await get(client, Ask("GET /webhooks/events", "webhooks/events"))
@@ -252,5 +270,5 @@ class Walk:
             await self._get(client, Ask("GET /webhook_notifications/{id}", f"webhook_notifications/{notification_id}"))
 
 
-def walk(app: SandboxApp, key: str) -> list[Answer]:
+def walk(app: SandboxApp, key: str) -> Walked:
     return asyncio.run(Walk(app, key).run())

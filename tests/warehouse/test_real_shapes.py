@@ -135,7 +135,11 @@ def test_the_sandbox_reports_a_changed_day_as_the_events_value() -> None:
     for kind, reference, included in changes:
         container_id = reference["relationships"]["container"]["data"]["id"]
         box = next(r["attributes"] for r in included if r["type"] == "container" and r["id"] == container_id)
-        member = kind.removeprefix("container.").removesuffix(".changed")
+        member = (
+            "pickup_appointment_at"
+            if kind == "container.pickup_appointment.changed"
+            else kind.removeprefix("container.").removesuffix(".changed")
+        )
         assert reference["attributes"]["value"] == box.get(member, box["import_deadlines"].get(member)), kind
     assert any(reference["attributes"]["value"] for _, reference, _ in changes)
 

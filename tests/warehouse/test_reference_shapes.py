@@ -54,7 +54,7 @@ def test_delivered_metro_areas_and_container_record_events_reach_typed_tables() 
     moved = {**created, "id": "e-2", "type": "container_pod_terminal_changed_event"}
     uncoded = {"id": "m-2", "type": "metro_area", "attributes": {"name": "Nowhere"}}
     batch = declared_batch([metro, created, moved, uncoded], observed_at="2026-05-20T00:00:00Z")
-    assert batch["metro_areas"]["code"] == ["USCHI"]  # one without its key is not kept: it could never be found again
+    assert batch["metro_areas"]["id"] == ["m-1", "m-2"] and batch["metro_areas"]["code"] == ["USCHI", None]  # by id: a code is not a key
     events = batch["container_events"]
     assert events["kind"] == ["container_created_event", "container_pod_terminal_changed_event"]
     assert events["container_id"] == ["c-1", "c-1"] and events["data_source"] == ["terminal", "terminal"]

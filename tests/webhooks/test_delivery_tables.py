@@ -17,7 +17,8 @@ from shipsync_sandbox.journeys import simulate
 from support.sandboxes import RunningSandbox
 from support.warehouse_rows import assert_rows_hold, container_updated, load_deliveries, rows, write_container
 
-TABLES = ("shipments", "containers", "transport_events", "estimated_events", "ports", "vessels")
+# What deliveries carry (the reference's examples): events, the container and shipment, ports and terminals.
+TABLES = ("shipments", "containers", "transport_events", "estimated_events", "ports", "terminals")
 
 
 def deliveries(sandbox: RunningSandbox, containers: int) -> list[bytes]:
@@ -51,7 +52,7 @@ def test_deliveries_fill_typed_tables_in_any_order(sandbox: RunningSandbox, tmp_
             key = (resource["type"], resource["id"])
             if resource["type"] in DECLARED_BY_TYPE and (key not in newest or newest[key][0] <= stamp):
                 newest[key] = (stamp, resource)
-    assert len(kinds) > 10 and {"transport_event", "estimated_event", "container", "shipment", "vessel", "port"} <= {t for t, _ in newest}
+    assert len(kinds) > 10 and {"transport_event", "estimated_event", "container", "shipment", "port", "terminal"} <= {t for t, _ in newest}
     # Containers also took the changesets applied after them; every other record is exactly its newest copy.
     assert assert_rows_hold(first, [r for (t, _), (_, r) in newest.items() if t != "container"]) > 100
     for table in TABLES:

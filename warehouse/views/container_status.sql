@@ -100,5 +100,5 @@ SELECT
     l.event AS last_milestone,
     l.at AS last_milestone_at
 FROM container_pickup b
-LEFT JOIN metro_areas m ON m.code = b.pod_locode
+LEFT JOIN (SELECT code, any_value(name) AS name FROM metro_areas GROUP BY code) m ON m.code = b.pod_locode
 LEFT JOIN last_milestone l ON l.container_id = b.container_id;

@@ -47,6 +47,6 @@ SELECT
 FROM everything e
 LEFT JOIN shipment s ON s.id = e.shipment_id
 LEFT JOIN (SELECT code, any_value(name) AS name FROM ports GROUP BY code) p ON p.code = e.locode
-LEFT JOIN metro_areas m ON m.code = e.locode
+LEFT JOIN (SELECT code, any_value(name) AS name FROM metro_areas GROUP BY code) m ON m.code = e.locode
 LEFT JOIN vessels v ON v.id = e.vessel_id
 WHERE e.shipment_id IS NOT NULL;

@@ -74,9 +74,10 @@ class CustomFields:
     async def list(self, **filters: Any) -> builtins.list[CustomField]:
         return [CustomField.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
 
-    def entity_pages(self, entity_type: str, entity_id: str, *, page_size: int = 100) -> Pages:
-        """Extension: one entity's values, page by page (`GET /{entities}/{id}/custom_fields`)."""
-        return self._t.paginate(entity_path(entity_type, entity_id), page_size=page_size)
+    def entity_pages(self, entity_type: str, entity_id: str) -> Pages:
+        """Extension: one entity's values (`GET /{entities}/{id}/custom_fields`: no paging declared,
+        so none asked; pages followed should the service send a `links.next`)."""
+        return self._t.paginate(entity_path(entity_type, entity_id), page_size=None)
 
     async def of_entity(self, entity_type: str, entity_id: str) -> builtins.list[CustomField]:
         """Extension: one entity's values."""

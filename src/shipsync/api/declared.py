@@ -93,7 +93,7 @@ class Declared(ApiModel):
     derived: ClassVar[dict[str, Derived]] = {}
     # One line for the data dictionary: what a row is.
     row_is: ClassVar[str] = ""
-    # The table's key: `id`, or a member that names the record better (a metro area's UN/LOCODE).
+    # The table's key: `id`, or a member that names the record better.
     key: ClassVar[str] = "id"
     # Rows also come from other resources' `included` and from webhook deliveries, found by type.
     # False: only the resource's own pull writes its table (it needs what that pull does, e.g. links).

@@ -93,7 +93,8 @@ class CustomFieldDefinitions:
         return [CustomFieldDefinition.from_resource(r) async for p in self.list_pages(**filters) for r in p.data]
 
     def option_pages(self, definition_id: str) -> Pages:
-        return self._t.paginate(_definition_path(definition_id, "options"))
+        """A definition's options (the operation declares no paging: none asked)."""
+        return self._t.paginate(_definition_path(definition_id, "options"), page_size=None)
 
     async def options(self, definition_id: str) -> builtins.list[CustomFieldOption]:
         return [CustomFieldOption.from_resource(r) async for p in self.option_pages(definition_id) for r in p.data]

@@ -56,10 +56,9 @@ class Terminal(Declared):
 class MetroArea(Declared):
     resource_types: ClassVar[tuple[str, ...]] = ("metro_area",)
     table_name: ClassVar[str] = "metro_areas"
-    row_is: ClassVar[str] = "One row per metro area, by its UN/LOCODE."
-    # The key: a metro area that comes without one (an answer that leaves its code out) is not
-    # kept; `pull metro-areas` supplies the code it asked for.
-    key: ClassVar[str] = "code"
+    # By id: the reference does not make a UN/LOCODE unique, and two published metro areas with
+    # different ids share one (a code names both; a transport event's location names one by id).
+    row_is: ClassVar[str] = "One row per metro area, by its id (two may share a UN/LOCODE)."
 
     name: str | None = None
     code: str | None = None

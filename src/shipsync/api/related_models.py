@@ -35,6 +35,9 @@ class EmailSubmission(Declared):
 
     subject: str | None = None
     body: str | None = None
+    # What a document's included email carries in place of `body` (the reference's
+    # `document_email_submission`): the start of it.
+    body_preview: str | None = None
     # `from` is a Python keyword: the field is `from_`, the member and the column `from`; a list of
     # addresses, like `to` (api-facts).
     from_: list[str] | None = Field(default=None, alias="from")

@@ -51,10 +51,11 @@ class Containers:
     async def get_page(self, container_id: str, include: str | Iterable[str] | None = None) -> Page:
         return await self._t.get_page(f"containers/{quote(container_id, safe='')}", _params(include) or None)
 
-    def transport_event_pages(self, container_id: str, *, include: str | Iterable[str] | None = None, page_size: int = 100) -> Pages:
-        """The container's past milestones; followed page by page should the service ever page them."""
+    def transport_event_pages(self, container_id: str, *, include: str | Iterable[str] | None = None) -> Pages:
+        """The container's past milestones (the operation declares no paging: none asked); followed
+        page by page should the service ever page them."""
         path = f"containers/{quote(container_id, safe='')}/transport_events"
-        return self._t.paginate(path, _params(include), page_size=page_size)
+        return self._t.paginate(path, _params(include), page_size=None)
 
     async def transport_events(self, container_id: str, *, include: str | Iterable[str] | None = None) -> Page:
         """All of a container's transport events (and what `include` named) as one page."""
@@ -95,8 +96,9 @@ class ShippingLines:
         self._t = transport
 
     async def list_page(self) -> Page:
-        """All carriers; should the service add paging, every page is read and joined."""
-        return await joined(self._t.paginate("shipping_lines", {}))
+        """All carriers ("no pagination for this endpoint": none asked); should the service add
+        paging, every page is read and joined."""
+        return await joined(self._t.paginate("shipping_lines", {}, page_size=None))
 
 
 class Parties:

@@ -325,21 +325,24 @@ class Transport:
         path: str,
         params: dict[str, Any] | None = None,
         *,
-        page_size: int = MAX_PAGE_SIZE,
+        page_size: int | None = MAX_PAGE_SIZE,
         max_pages: int | None = None,
         start: str | None = None,
     ) -> Pages:
         """Yield pages, following `links.next` until absent or `max_pages` is reached.
 
-        `start` is a `links.next` cursor from an earlier read: paging resumes there, and `path` and
-        `params` are not sent again (the link carries the listing's query). A `links.next` that
-        repeats, or a listing past the transport's page cap, raises `RunawayListingError`; one
-        outside the service, `OutsideServiceError` (see the module's docstring).
+        `page_size` is sent as `page[size]`; None for a listing whose operation declares no paging
+        (the reference: a parameter it does not declare is not sent). `start` is a `links.next`
+        cursor from an earlier read: paging resumes there, and `path` and `params` are not sent
+        again (the link carries the listing's query). A `links.next` that repeats, or a listing
+        past the transport's page cap, raises `RunawayListingError`; one outside the service,
+        `OutsideServiceError` (see the module's docstring).
         """
         walk = ListingWalk(path, self.max_listing_pages)
         if start is None:
             query = dict(params or {})
-            query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
+            if page_size is not None:
+                query.setdefault("page[size]", min(page_size, MAX_PAGE_SIZE))
             page = await self.get_page(path, query)
         else:
             page = await self.get_page(walk.follow(start))

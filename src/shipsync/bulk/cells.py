@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from functools import lru_cache
 from typing import Any, TypeAlias
 
@@ -145,10 +145,17 @@ def _typed_value(cell: bool | int | float | date, kind: str) -> Any:
     if kind == "datetime":
         if not isinstance(cell, date):
             raise _wrong_kind(cell, "a date-time")
-        # A workbook's date-times carry no zone; like text without one, they are sent as written.
         moment = cell if isinstance(cell, datetime) else datetime.combine(cell, time())
-        return moment.isoformat().replace("+00:00", "Z")
+        return instant_text(moment)
     return None
+
+
+def instant_text(moment: datetime) -> str:
+    """A date-time as the service takes it: an instant with its offset. A workbook's date-times,
+    and text written without a zone, carry none: they are read as UTC (a time without an offset
+    names no instant, and the service refuses one)."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return aware.isoformat().replace("+00:00", "Z")
 
 
 def cell_value(cell: Cell, rules: FieldRules, labels: dict[str, str] | None = None) -> Any:
@@ -172,7 +179,7 @@ def cell_value(cell: Cell, rules: FieldRules, labels: dict[str, str] | None = No
         elif kind == "date":
             value = read_date(text, rules.default_format).isoformat()
         elif kind == "datetime":
-            value = parse_datetime(text).isoformat().replace("+00:00", "Z")
+            value = instant_text(parse_datetime(text))
         elif kind == "enum":
             value = _option(text.strip(), rules.options, labels or {})
         elif kind == "enum_multi":

@@ -27,7 +27,7 @@ import duckdb
 from shipsync.api import AsyncShipsyncClient
 from shipsync.api.account_models import CustomFieldDefinition
 from shipsync.api.entity_types import CREATABLE_DEFINITION_ENTITIES, definition_entity
-from shipsync.bulk.cells import Cell
+from shipsync.bulk.cells import Cell, cell_value
 from shipsync.bulk.kind import RefreshRequest, Scope, rows_of
 from shipsync.bulk.lookup import Definition, Knowledge
 from shipsync.bulk.model import Change, KindName, Problem, UndoImage, skipped
@@ -38,7 +38,7 @@ from shipsync.bulk.reflect import Reflection, answered
 from shipsync.bulk.suggest import with_suggestions
 from shipsync.errors import InputError
 from shipsync.json_text import dumps_or_null
-from shipsync.values import whole_number
+from shipsync.values import FieldRules, ValueProblem, whole_number
 from shipsync.warehouse.declared_rows import declared_tables_batch
 from shipsync.warehouse.ledger import FlowName
 from shipsync.warehouse.normalize import option_columns
@@ -105,6 +105,21 @@ def _wanted(row: dict[str, str], existing: Definition | None, problems: Found) -
     if data_type == "reference" and not wanted.get("reference_type") and not existing:
         problems.append(("reference_type", "", "is required when data_type is reference"))
     return wanted
+
+
+def _typed_default(wanted: dict[str, Any], options: list[WantedOption] | None, existing: Definition | None, problems: Found) -> None:
+    """The `default_value` cell as a value of the definition's data type: the service takes a
+    value typed as its data type says (a boolean `false`, a number), not the cell's text."""
+    cell = wanted.get("default_value")
+    if not isinstance(cell, str):
+        return
+    values = [o.value for o in options] if options is not None else [o.value for o in existing.options] if existing else []
+    default_format = wanted.get("default_format") or (existing.attributes.get("default_format") if existing else None)
+    rules = FieldRules.of({"data_type": wanted["data_type"], "default_format": default_format}, values)
+    try:
+        wanted["default_value"] = cell_value(cell, rules)
+    except ValueProblem as problem:
+        problems.append(("default_value", cell, str(problem)))
 
 
 def _options(row: dict[str, str], data_type: str, existing: Definition | None, problems: Found) -> list[WantedOption] | None:
@@ -178,6 +193,7 @@ class DefinitionEdits:
             found: Found = []
             wanted = _wanted(row, existing, found)
             options = _options(row, wanted["data_type"], existing, found)
+            _typed_default(wanted, options, existing, found)
             slug = wanted["api_slug"]
             if not found and slug in seen:
                 found.append(("api_slug", slug, f"defined again (first in row {seen[slug]})"))

@@ -84,7 +84,7 @@ async def _rest(first: Page, pages: AsyncIterator[Page], advance: Advance) -> li
 async def _of_entity(client: AsyncShipsyncClient, entity: tuple[str, str], advance: Advance) -> list[JsonObject]:
     found: list[JsonObject] = []
     try:
-        async for page in client.custom_fields.entity_pages(*entity, page_size=PAGE_SIZE):
+        async for page in client.custom_fields.entity_pages(*entity):
             advance(1)
             found.extend(page.data)
     except NotFoundError:

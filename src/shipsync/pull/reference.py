@@ -97,7 +97,7 @@ def is_locode(value: str) -> bool:
 
 async def _metro_area(client: AsyncShipsyncClient, key: str) -> Page:
     """One metro area; an answer that leaves its `code` out (or null) is the one asked for, when it
-    was asked for by its UN/LOCODE (the code is the table's key: without it the row cannot be kept)."""
+    was asked for by its UN/LOCODE (what the discovery of metro areas to read looks for)."""
     page = await client.metro_areas.get_page(key)
     for resource in page.data:
         attributes = resource.get("attributes")
@@ -111,10 +111,7 @@ async def _metro_area(client: AsyncShipsyncClient, key: str) -> Page:
 
 def metro_areas_batch(settings: Settings, warehouse: Warehouse, ids: Sequence[str]) -> BatchOutcome:
     fetched = fetch_each(settings, ids, _metro_area)
-    coded = [r for r in fetched.data if r["attributes"]["code"]]
-    uncoded = [r for r in fetched.data if not r["attributes"]["code"]]
-    fetched.failed.extend(f"{r['id']}: the answer named no UN/LOCODE (the table's key)" for r in uncoded)
-    write_batch(warehouse, declared_tables_batch(MetroArea, coded, observed_at=fetched.observed_at))
+    write_batch(warehouse, declared_tables_batch(MetroArea, fetched.data, observed_at=fetched.observed_at))
     return outcome_of(fetched)
 
 

@@ -52,8 +52,8 @@ class Service:
         return [d["data"]["attributes"]["event"] for d in self.delivered]
 
 
-def run(test: Callable[[Service], Awaitable[None]], refuse: Callable[[dict[str, Any]], bool] = lambda body: False) -> None:
-    app = create_app(SandboxOptions(api_keys=(K1,), documents=30, rate_limit=None, tracking_delay_s=SETTLES_IN, delivery_retry_base_s=0.0))
+def run(test: Callable[[Service], Awaitable[None]], refuse: Callable[[dict[str, Any]], bool] = lambda body: False, **options: Any) -> None:
+    app = create_app(SandboxOptions(api_keys=(K1,), documents=30, tracking_delay_s=SETTLES_IN, delivery_retry_base_s=0.0, **options))
     delivered: list[dict[str, Any]] = []
 
     async def receiver(request: httpx.Request) -> httpx.Response:
@@ -68,7 +68,7 @@ def run(test: Callable[[Service], Awaitable[None]], refuse: Callable[[dict[str, 
         transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
         headers = {"Authorization": f"Token {K1}"}
         async with httpx.AsyncClient(transport=transport, base_url="http://sandbox.test/v2", headers=headers) as client:
-            hook = {"data": {"type": "webhook", "attributes": {"url": "https://hooks.test/w", "events": list(EVENT_KINDS)}}}
+            hook = {"data": {"type": "webhook", "attributes": {"url": "https://hooks.test/w", "events": list(EVENT_KINDS), "active": True}}}
             assert (await client.post("/webhooks", json=hook)).status_code == 201
             await test(Service(app, client, delivered))
 
@@ -86,6 +86,7 @@ def container_number(owner: str, serial: str = "123456") -> str:
 
 def test_a_tracking_request_is_pending_then_created_with_what_it_staged() -> None:
     async def test(service: Service) -> None:
+        customer = next(iter(service.account.parties))
         made = await service.create(
             request_type="bill_of_lading",
             request_number="MAEU987654321",
@@ -96,13 +97,14 @@ def test_a_tracking_request_is_pending_then_created_with_what_it_staged() -> Non
                 "shipment": [{"api_slug": "consignee", "value": "Globex"}],
                 "containers": [{"api_slug": "po_number", "value": "PO-1"}, {"api_slug": "priority", "value": "high", "number": ""}],
             },
-            relationships={"customer": {"data": {"type": "party", "id": "p-1"}}},
+            relationships={"customer": {"data": {"type": "party", "id": customer}}},
         )
         assert made.status_code == 201, made.text
         request = made.json()["data"]
         assert (request["attributes"]["status"], request["attributes"]["scac"]) == ("pending", "MAEU")
         assert request["relationships"]["tracked_object"]["data"] is None
-        assert request["attributes"]["ref_numbers"] == ["PO-77", "PO-78"] and request["attributes"]["shipment_tags"] == ["camembert"]
+        assert request["relationships"]["customer"]["data"] == {"type": "party", "id": customer}
+        assert request["attributes"]["ref_numbers"] == ["PO-77", "PO-78"] and request["attributes"]["tags"] == ["camembert"]
         await service.settled()
         settled = (await service.get(f"/tracking_requests/{request['id']}"))["data"]
         assert settled["attributes"]["status"] == "created"
@@ -200,7 +202,10 @@ def test_creates_are_refused_with_the_services_pointers() -> None:
 
 def test_a_number_the_account_already_tracks_without_a_request_fails_as_a_duplicate() -> None:
     async def test(service: Service) -> None:
-        requested = {tr["relationships"]["tracked_object"]["data"]["id"] for tr in service.account.tracking_requests.values()}
+        requests = service.account.tracking_requests.values()
+        requested = {
+            tr["relationships"]["tracked_object"]["data"]["id"] for tr in requests if tr["relationships"]["tracked_object"]["data"]
+        }
         shipment = next(s for s in service.account.of_type("shipment") if s["id"] not in requested)
         bill, scac = shipment["attributes"]["bill_of_lading_number"], shipment["attributes"]["shipping_line_scac"]
         made = await service.create(request_type="bill_of_lading", request_number=bill, scac=scac)
@@ -236,19 +241,24 @@ def test_infer_number_guesses_the_type_and_the_carrier() -> None:
 def test_stopping_and_resuming_a_shipments_tracking() -> None:
     async def test(service: Service) -> None:
         account = service.account
-        tracked = {tr["relationships"]["tracked_object"]["data"]["id"]: tr for tr in account.tracking_requests.values()}
+        requests = [tr for tr in account.tracking_requests.values() if tr["relationships"]["tracked_object"]["data"]]
+        tracked = {tr["relationships"]["tracked_object"]["data"]["id"]: tr for tr in requests}
         going = [s["id"] for s in (await service.get("/shipments", **{"filter[tracking_stopped]": "false", "page[size]": 100}))["data"]]
         shipment_id = next(i for i in going if i in tracked)
         stopped = await service.client.patch(f"/shipments/{shipment_id}/stop_tracking")
         assert stopped.status_code == 200
         attributes = stopped.json()["data"]["attributes"]
         assert attributes["line_tracking_stopped_at"] and attributes["line_tracking_stopped_reason"] == "cancelled_by_user"
+        request = (await service.get(f"/tracking_requests/{tracked[shipment_id]['id']}"))["data"]["attributes"]
+        assert request["status"] == "tracking_stopped"  # its shipment's tracking stopped
         listed = await service.get("/shipments", **{"filter[tracking_stopped]": "true", "page[size]": 100})
         assert shipment_id in [s["id"] for s in listed["data"]]
         await service.settled()
         assert service.kinds() == ["tracking_request.tracking_stopped"]
         resumed = await service.client.patch(f"/shipments/{shipment_id}/resume_tracking")
         assert resumed.status_code == 200 and resumed.json()["data"]["attributes"]["line_tracking_stopped_at"] is None
+        request = (await service.get(f"/tracking_requests/{tracked[shipment_id]['id']}"))["data"]["attributes"]
+        assert request["status"] == "created"
         listed = await service.get("/shipments", **{"filter[tracking_stopped]": "false", "page[size]": 100})
         assert shipment_id in [s["id"] for s in listed["data"]]
         assert (await service.client.patch("/shipments/no-such-shipment/stop_tracking")).status_code == 404
@@ -290,3 +300,64 @@ def test_the_notifications_listing_holds_every_notification_with_how_its_deliver
         assert (await service.client.get("/webhook_notifications/no-such-notification")).status_code == 404
 
     run(test, refuse)
+
+
+def test_staged_values_go_to_the_container_they_name() -> None:
+    async def test(service: Service) -> None:
+        number = container_number("MAEU", "246801")
+        made = await service.create(
+            request_type="container",
+            request_number=number,
+            scac="MAEU",
+            initial_custom_fields={
+                "containers": [
+                    {"api_slug": "po_number", "value": "PO-9", "number": number},
+                    {"api_slug": "priority", "value": "low", "number": "MSCU0000000"},
+                ]
+            },
+        )
+        assert made.status_code == 201, made.text
+        await service.settled()
+        staged = {(cf["attributes"]["api_slug"], cf["attributes"]["value"]) for cf in service.account.custom_fields.values()}
+        assert staged == {("po_number", "PO-9")}  # the named box; none for a number not on the shipment
+
+    run(test)
+
+
+def test_a_webhook_that_keeps_failing_is_turned_off_until_turned_on_again() -> None:
+    async def test(service: Service) -> None:
+        (webhook,) = service.account.webhooks.values()
+        for n in range(3):
+            await service.create(request_type="bill_of_lading", request_number=f"ONEY12345678{n}", scac="ONEY")
+        await service.settled()
+        assert webhook["attributes"]["active"] is False  # three notifications in a row failed for good
+        assert (await service.get(f"/webhooks/{webhook['id']}"))["data"]["attributes"]["active"] is False
+        turned_on = await service.client.patch(
+            f"/webhooks/{webhook['id']}", json={"data": {"type": "webhook", "attributes": {"active": True}}}
+        )
+        assert turned_on.json()["data"]["attributes"]["active"] is True and service.account.failures_in_a_row == {}
+
+    run(test, refuse=lambda body: True, deactivate_after=3)
+
+
+def test_raw_events_hold_the_carriers_past_and_expected_milestones() -> None:
+    async def test(service: Service) -> None:
+        account = service.account
+        now = account.clock.strftime("%Y-%m-%dT%H:%M:%SZ")
+        box = next(
+            c
+            for c in account.of_type("container")
+            if account.plans[account.shipment_of[c["id"]]].containers[c["id"]].steps[0].at
+            < account.clock
+            < account.plans[account.shipment_of[c["id"]]].containers[c["id"]].steps[-1].at
+        )
+        raw = (await service.get(f"/containers/{box['id']}/raw_events"))["data"]
+        past = [r for r in raw if not r["attributes"]["estimated"]]
+        expected = [r for r in raw if r["attributes"]["estimated"]]
+        assert past and expected and all(r["attributes"]["created_at"] <= now for r in raw)
+        assert all(r["attributes"]["actual_at"] <= now and r["attributes"]["estimated_at"] is None for r in past)
+        assert all(r["attributes"]["estimated_at"] > now and r["attributes"]["actual_at"] is None for r in expected)
+        served = (await service.get(f"/containers/{box['id']}"))["data"]["relationships"]["raw_events"]["data"]
+        assert [r["id"] for r in served] == [r["id"] for r in past]  # the container names those that happened
+
+    run(test)

@@ -67,10 +67,12 @@ def test_values_are_found_by_entity_and_definition_and_stay_one_per_field(app: S
     value = values[7]
     entity = value["relationships"]["entity"]["data"]
     definition_id = value["relationships"]["definition"]["data"]["id"]
+    newest_first = values[::-1]  # the listings' order (the reference states none)
     (on_entity,) = call(app, ("GET", f"/v2/{entity['type']}s/{entity['id']}/custom_fields"))
-    assert [v["id"] for v in on_entity["data"]] == [v["id"] for v in values if v["relationships"]["entity"]["data"] == entity]
+    assert [v["id"] for v in on_entity["data"]] == [v["id"] for v in newest_first if v["relationships"]["entity"]["data"] == entity]
     by_definition = every_page(app, f"/v2/custom_fields?filter[definition_id]={definition_id}")
-    assert [v["id"] for v in by_definition] == [v["id"] for v in values if v["relationships"]["definition"]["data"]["id"] == definition_id]
+    by_id = [v["id"] for v in newest_first if v["relationships"]["definition"]["data"]["id"] == definition_id]
+    assert [v["id"] for v in by_definition] == by_id
     body = {
         "data": {"type": "custom_field", "attributes": {"api_slug": value["attributes"]["api_slug"], "value": value["attributes"]["value"]}}
     }
@@ -89,23 +91,20 @@ def test_advance_changes_exactly_what_it_is_asked_to(app: SandboxApp) -> None:
     before_values = {v["id"]: v["attributes"]["value"] for v in account.custom_fields.values()}
     before_documents = {d["id"]: d["attributes"]["updated_at"] for d in every_page(app, "/v2/documents")}
     old_clock = account.clock
-    delivered: list[tuple[str, str]] = []
+    delivered: list[tuple[str, str, str]] = []
     counts = advance(
         app.state.world,
         account,
-        lambda acct, kind, ref, included, at: delivered.append((kind, included[0]["id"])),
+        lambda acct, kind, ref, included, at: delivered.append((kind, included[0]["id"], at)),
         Changes(new_documents=5, changed_documents=3, containers=4, custom_field_values=6),
         seed=1,
     )
-    assert counts == {
-        "clock": (old_clock + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),  # no hours: a minute, for the new documents
-        "new_documents": 5,
-        "changed_documents": 3,
-        "containers": 4,
-        "custom_field_values": 6,
-    }
+    clock = account.clock.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert counts == {"clock": clock, "new_documents": 5, "changed_documents": 3, "containers": 4, "custom_field_values": 6}
+    # No hours asked: a minute, for the new documents, or as far as the moved boxes' next milestones.
+    assert account.clock >= old_clock + timedelta(minutes=1) and max(at for *_, at in delivered) <= clock
     changed = [c["id"] for c in account.of_type("container") if container_view(account, c) != before_containers[c["id"]]]
-    assert len(changed) == 4 and {container for _, container in delivered} == set(changed)
+    assert len(changed) == 4 and {container for _, container, _ in delivered} == set(changed)
     assert sum(v["attributes"]["value"] != before_values[v["id"]] for v in account.custom_fields.values()) == 6
     after = every_page(app, "/v2/documents?sort=-created_at")
     assert {d["id"] for d in after[:5]}.isdisjoint(before_documents) and len(after) == 505
@@ -116,7 +115,7 @@ def test_advance_changes_exactly_what_it_is_asked_to(app: SandboxApp) -> None:
 def test_the_admin_route_takes_the_accounts_key_and_checks_its_numbers(app: SandboxApp) -> None:
     (counts,) = call(app, ("POST", "/_admin/advance?hours=24&documents=10&containers=2"))
     a_day_on = (app.state.world.start + timedelta(hours=24)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert (counts["new_documents"], counts["containers"], counts["clock"]) == (10, 2, a_day_on)
+    assert (counts["new_documents"], counts["containers"]) == (10, 2) and counts["clock"] >= a_day_on
 
     async def refused() -> list[int]:
         transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ import pytest
 from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
 from shipsync_sandbox.deliver import envelope
+from shipsync_sandbox.event_objects import ALERTED_ON
 from shipsync_sandbox.journeys import simulate
 from shipsync_sandbox.seed import AccountSize, build_world
 from shipsync_sandbox.timeline import REFERENCE_START
@@ -22,7 +23,7 @@ from support.warehouse_rows import assert_rows_hold, load_deliveries, rows
 
 # Kinds no journey has: a failed request is never tracked, and documents are not journeys.
 NOT_OF_A_JOURNEY = {"tracking_request.failed", "document.extracted", "document.extraction_failed"}
-JOURNEYS = 40
+JOURNEYS = 80
 Delivery = tuple[str, dict[str, Any], list[dict[str, Any]], str]  # kind, reference, included, created_at
 
 
@@ -38,10 +39,23 @@ def test_a_run_of_journeys_sends_every_kind_a_journey_has(deliveries: list[Deliv
     counts = Counter(kind for kind, *_ in deliveries)
     assert set(counts) == set(EVENT_KINDS) - NOT_OF_A_JOURNEY, (set(EVENT_KINDS) - NOT_OF_A_JOURNEY) ^ set(counts)
     assert len(set(EVENT_KINDS) - NOT_OF_A_JOURNEY) == 40
-    # Container-scoped kinds fire once per container; the shipment's own ones once per shipment.
-    assert counts["container.created"] == JOURNEYS
-    assert counts["tracking_request.succeeded"] == counts["tracking_request.tracking_stopped"] > 0
+    # Container-scoped kinds fire once per container (that had begun by now); the shipment's own ones once per shipment.
+    assert counts["container.created"] <= JOURNEYS and counts["container.created"] > JOURNEYS // 2
+    assert counts["tracking_request.succeeded"] >= counts["tracking_request.tracking_stopped"] > 0
     assert [at for *_, at in deliveries] == sorted(at for *_, at in deliveries)
+
+
+def test_journeys_are_played_up_to_now_and_no_further(deliveries: list[Delivery]) -> None:
+    """Nothing a journey sends happened after the world's now; only what an estimate expects may be later."""
+    now = REFERENCE_START.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert max(at for *_, at in deliveries) <= now
+    for kind, reference, _, at in deliveries:
+        attributes = reference["attributes"]
+        assert attributes.get("created_at", at) <= now, kind
+        if ".estimated." not in kind and reference["type"] == "transport_event":
+            assert attributes["timestamp"] <= now, kind
+    expected = [r["attributes"]["timestamp"] for k, r, _, _ in deliveries if k.startswith("container.transport.estimated.")]
+    assert any(t > now for t in expected)  # an estimate may be about the future
 
 
 def test_reference_objects_have_the_types_and_relationships_the_facts_give(deliveries: list[Delivery]) -> None:
@@ -49,16 +63,13 @@ def test_reference_objects_have_the_types_and_relationships_the_facts_give(deliv
         "container.updated": "container_updated_event",
         "container.created": "container_created_event",
         "container.pod_terminal_changed": "container_pod_terminal_changed_event",
-        "container.pickup_appointment.changed": "container_pickup_appointment_changed_event",
         "shipment.estimated.arrival": "estimated_event",
     }
     for kind, reference, included, _ in deliveries:
         if kind.startswith("tracking_request."):
             want = "tracking_request"
-        elif kind.startswith("container.transport.estimated."):
-            want = "estimated_event"
-        elif kind.startswith(("container.transport.", "container.pickup_lfd")):
-            want = "transport_event"
+        elif kind.startswith(("container.transport.", "container.pickup_lfd", "container.pickup_appointment")):
+            want = "transport_event"  # the estimated ones and the appointment too (the reference's enum and example)
         else:
             want = expected_type[kind]
         assert reference["type"] == want, kind
@@ -68,6 +79,13 @@ def test_reference_objects_have_the_types_and_relationships_the_facts_give(deliv
         if want == "transport_event":
             assert reference["attributes"]["event"] == kind
             assert reference["relationships"]["container"]["data"]["id"] == next(r["id"] for r in included if r["type"] == "container")
+        if kind == "container.pickup_appointment.changed":
+            box = next(r for r in included if r["type"] == "container")
+            assert reference["attributes"]["value"] == box["attributes"]["pickup_appointment_at"] is not None
+        if want == "container_updated_event":
+            assert set(reference["attributes"]["changeset"]) <= set(ALERTED_ON) and reference["attributes"]["changeset"]
+            assert reference["relationships"]["terminal"]["data"]["type"] == "terminal"
+        assert {r["type"] for r in included} <= {"container", "shipment", "port", "terminal"}, kind  # as the examples carry
 
 
 def _hold_shaped(value: Any) -> bool:
@@ -135,10 +153,7 @@ def test_every_kind_fills_typed_columns_with_what_it_carried(deliveries: list[De
         "shipment",
         "port",
         "terminal",
-        "rail_terminal",
-        "vessel",
         "tracking_request",
-        "metro_area",
         "container_created_event",
         "container_pod_terminal_changed_event",
     }
@@ -147,5 +162,5 @@ def test_every_kind_fills_typed_columns_with_what_it_carried(deliveries: list[De
     for (type_, id_), (_, resource) in newest.items():
         if type_ == "tracking_request":
             (row,) = rows(warehouse, f"SELECT status, updated_at FROM tracking_requests WHERE id = '{id_}'")
-            assert row["status"] == resource["attributes"]["status"] == "tracking_stopped"
+            assert row["status"] == resource["attributes"]["status"]
             assert row["updated_at"] == datetime.fromisoformat(resource["attributes"]["updated_at"])

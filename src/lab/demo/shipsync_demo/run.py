@@ -4,9 +4,10 @@ analyst would look at first. No network, no key, no server to start by hand.
 Starts Prefect's embedded API (its database in the demo folder), the sandbox in this process and
 the webhook receiver as its own process, on free loopback ports. Then each step in `STEPS` runs:
 registering a webhook, pulling everything, applying the example spreadsheets shipped with the
-package (dry run, for real, and an undo), moving containers so the sandbox delivers signed webhooks,
-loading the event log. Every step but the simulation is the flow a deployment runs. Prints the flow
-runs (state, duration, rows, artifacts), the warehouse's tables and a few analyst queries.
+package (dry run, for real, and an undo), having the sandbox deliver the signed webhooks of some
+containers' journeys (played up to now, never past it), loading the event log. Every step but the
+simulation is the flow a deployment runs. Prints the flow runs (state, duration, rows, artifacts),
+the warehouse's tables and a few analyst queries.
 """
 
 from __future__ import annotations
@@ -186,7 +187,11 @@ STEPS: list[Step] = [
     Step("apply custom-fields", apply("custom-fields", "container-tags.csv"), applied),
     Step("apply tracking-requests", apply("tracking-requests", "tracking-requests.csv"), applied),
     Step("undo the tracking-requests run", undo_tracking_requests, applied),
-    Step(f"simulate {JOURNEY_CONTAINERS} container journeys", journeys, lambda d, s: Told(f"{s['delivered']} signed deliveries stored")),
+    Step(
+        f"deliver {JOURNEY_CONTAINERS} containers' journeys up to now",
+        journeys,
+        lambda d, s: Told(f"{s['delivered']} signed deliveries stored"),
+    ),
     Step("load events", load_events, lambda d, n: Told(f"{n} new events in webhook_events", n)),
     Step("delete the webhook", delete_webhook, lambda d, _: Told("done")),
     Step("build the report", build_report, lambda d, path: Told(str(path))),

@@ -17,6 +17,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from shipsync_sandbox.advance import Changes, advance
 from shipsync_sandbox.deliver import Deliverer
+from shipsync_sandbox.exchange_log import ExchangeLog, Recording
 from shipsync_sandbox.journeys import simulate
 from shipsync_sandbox.jsonapi_http import ApiProblem, json_response, problem_response
 from shipsync_sandbox.routes_containers import CONTAINER_ROUTES
@@ -27,6 +28,7 @@ from shipsync_sandbox.routes_parties import PARTY_ROUTES
 from shipsync_sandbox.routes_read import READ_ROUTES
 from shipsync_sandbox.routes_shipments import SHIPMENT_ROUTES
 from shipsync_sandbox.routes_tracking import TRACKING_ROUTES
+from shipsync_sandbox.routes_webhook_checks import WEBHOOK_CHECK_ROUTES
 from shipsync_sandbox.routes_webhooks import WEBHOOK_ROUTES
 from shipsync_sandbox.state import SandboxOptions, SandboxState
 from shipsync_sandbox.world import Account
@@ -40,11 +42,13 @@ API_ROUTES = [
     *CONTAINER_ROUTES,
     *DEFINITION_ROUTES,
     *CUSTOM_FIELD_ROUTES,
+    *PARTY_ROUTES,
+    *WEBHOOK_CHECK_ROUTES,  # before `/webhooks/{id}`, which would take `ips` for an id
     *WEBHOOK_ROUTES,
     *NOTIFICATION_ROUTES,
-    *PARTY_ROUTES,
 ]
 MAX_SIMULATED_CONTAINERS = 10_000
+CREATE_TRACKING_PATH = "/v2/tracking_requests"
 
 
 async def health(request: Request) -> Response:
@@ -85,7 +89,7 @@ class SandboxApp:
         self.state = state or SandboxState.create(options or SandboxOptions())
         routes = [Route(r.path, _wrap(r.endpoint), methods=list(r.methods or [])) for r in API_ROUTES]
         self.api = Router(routes=routes)
-        self.deliverer = Deliverer(self.state.options.delivery_retry_base_s)
+        self.deliverer = Deliverer(self.state.options.delivery_retry_base_s, self.state.options.deactivate_after)
         self.state.emit = self.deliverer.emit
         # Admin routes other than health show and move one account's data: they take that account's
         # `Authorization: Token <key>`, like every API request (never a key in the URL).
@@ -97,6 +101,8 @@ class SandboxApp:
             Route("/_admin/advance", self._keyed(self.advance), methods=["POST"]),
         ]
         self.admin = Router(routes=self.admin_routes)
+        # The API exchanges answered, when the options ask for them (contract tests).
+        self.exchanges = ExchangeLog() if self.state.options.record_exchanges else None
 
     def _keyed(self, endpoint: Any) -> Any:
         async def handler(request: Request) -> Response:
@@ -114,11 +120,11 @@ class SandboxApp:
 
     async def stats(self, request: Request, key: str, account: Account) -> Response:
         """What this key's requests did: admitted, refused with 429, faults injected, statuses."""
-        limiter = self.state.limiter
+        limiter, creates = self.state.limiter, self.state.create_limiter
         return json_response(
             {
                 "admitted": limiter.admitted_by_key.get(key, 0),
-                "refused_429": limiter.refused_by_key.get(key, 0),
+                "refused_429": limiter.refused_by_key.get(key, 0) + creates.refused_by_key.get(key, 0),
                 "faults_injected": self.state.faults_by_key.get(key, 0),
                 "status_counts": {str(k): v for k, v in sorted(account.status_counts.items())},
             }
@@ -169,9 +175,20 @@ class SandboxApp:
             await send(message)
 
         scope["sandbox"] = self.state
+        host = dict(scope.get("headers") or []).get(b"host")
+        if host:
+            self.deliverer.base = f"{scope.get('scheme', 'http')}://{host.decode('latin-1')}"
+        recording = (
+            Recording(scope, receive, logged_send) if self.exchanges is not None and not scope["path"].startswith("/_admin/") else None
+        )
         try:
-            await self._handle(scope, receive, logged_send)
+            if recording is not None:
+                await self._handle(scope, recording.receive, recording.send)
+            else:
+                await self._handle(scope, receive, logged_send)
         finally:
+            if recording is not None and self.exchanges is not None:
+                self.exchanges.exchanges.append(recording.exchange())
             status = status_box[0]
             self.state.status_counts[status] = self.state.status_counts.get(status, 0) + 1
             account: Account | None = scope.get("sandbox.account")
@@ -205,15 +222,9 @@ class SandboxApp:
             return
         assert key is not None
         scope["sandbox.account"] = account
-        retry_after = self.state.limiter.check(key)
-        if retry_after is not None:
-            problem = ApiProblem(
-                429,
-                "Too Many Requests",
-                "rate limit exceeded; retry after the delay in Retry-After",
-                headers={"Retry-After": str(retry_after)},
-            )
-            await problem_response(problem)(scope, receive, send)
+        refused = self._over_limit(key, scope["method"], path)
+        if refused is not None:
+            await problem_response(refused)(scope, receive, send)
             return
         options = self.state.options
         if options.latency_ms > 0:
@@ -234,6 +245,24 @@ class SandboxApp:
             await _reset(send)
             return
         await self.api(scope, receive, send)
+
+    def _over_limit(self, key: str, method: str, path: str) -> ApiProblem | None:
+        """The 429 a request gets: over the opt-in limit on every request, or over the reference's
+        limit on creating tracking requests."""
+        retry_after = self.state.limiter.check(key)
+        if retry_after is not None:
+            return ApiProblem(
+                429,
+                "Too Many Requests",
+                "rate limit exceeded; retry after the delay in Retry-After",
+                headers={"Retry-After": str(retry_after)},
+            )
+        if method == "POST" and path.rstrip("/") == CREATE_TRACKING_PATH:
+            retry_after = self.state.create_limiter.check(key)
+            if retry_after is not None:
+                detail = "You've hit the create tracking requests limit. Please try again in a minute."
+                return ApiProblem(429, "Too Many Requests", detail, headers={"Retry-After": str(retry_after)})
+        return None
 
     def _draw_fault(self, key: str) -> int | str | None:
         rate = self.state.options.fault_rate

@@ -67,11 +67,11 @@ def changed_value(world: World, account: Account, value: Resource, k: int) -> No
 
 
 def seed_values(world: World, account: Account, count: int, *, seed: int, index: int) -> None:
-    """`count` values of the service's template fields: every container's fields, then shipments'."""
+    """`count` values of the account's container and shipment fields: every container's fields, then shipments'."""
     slots: list[tuple[str, Resource, list[str]]] = []
-    for definition in world.template_definitions.values():
+    for definition in account.definitions.values():
         attributes = definition["attributes"]
-        if attributes["data_type"] == "reference":
+        if attributes["data_type"] == "reference" or attributes["entity_type"] not in ("Container", "Shipment"):
             continue
         slots.append((attributes["entity_type"].lower(), definition, _options_of(world, account, definition)))
     entities = [(kind, account.of_type(kind), [s for s in slots if s[0] == kind]) for kind in ("container", "shipment")]

@@ -2,7 +2,9 @@
 webhook's secret (api-facts: `X-T49-Webhook-Signature`, the lowercase hex HMAC-SHA256 of the raw
 body), POSTed to its URL, retried with backoff up to 12 times until answered 2xx. Every
 notification is also kept in the account's log (`GET /webhook_notifications`) with how its
-delivery went."""
+delivery went. A webhook that keeps failing is deactivated (api-facts: "may be deactivated"; the
+reference says no more): after `deactivate_after` notifications in a row whose every retry failed,
+its `active` turns false and it hears nothing until a PATCH turns it on again."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 import httpx
 import orjson
 
+from shipsync_sandbox.jsonapi_http import render
 from shipsync_sandbox.resources import stable_id
 from shipsync_sandbox.world import Account
 
@@ -83,13 +86,17 @@ def delivery(
 
 
 class Deliverer:
-    def __init__(self, retry_base_s: float = 0.5) -> None:
+    def __init__(self, retry_base_s: float = 0.5, deactivate_after: int | None = 10) -> None:
         self.retry_base_s = retry_base_s
+        self.deactivate_after = deactivate_after
         self.stats = DeliveryStats()
         self.stats_by_account: dict[str, DeliveryStats] = {}
         self._tasks: set[asyncio.Task[bool]] = set()
         self._pending_by_account: dict[str, int] = {}
         self._client: httpx.AsyncClient | None = None
+        # Where the sandbox is served (set by its app from the requests it answers): the records a
+        # delivery includes link to it, as its answers do.
+        self.base: str | None = None
 
     def emit(
         self, account: Account, event: str, reference: dict[str, Any], included: list[dict[str, Any]], created_at: str | None = None
@@ -100,6 +107,8 @@ class Deliverer:
             if not attributes["active"] or event not in attributes["events"]:
                 continue
             document = delivery(account, position, webhook["id"], event, reference, included, created_at)
+            if self.base is not None:
+                document["included"] = [render(r, self.base) for r in document["included"]]
             body = orjson.dumps(document)
             notification_id = document["data"]["id"]
             account.notifications.record(notification_id, body)
@@ -114,12 +123,18 @@ class Deliverer:
             task = asyncio.get_running_loop().create_task(sending)
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-            task.add_done_callback(functools.partial(self._done, account, notification_id))
+            task.add_done_callback(functools.partial(self._done, account, webhook, notification_id))
 
-    def _done(self, account: Account, notification_id: str, task: asyncio.Task[bool]) -> None:
+    def _done(self, account: Account, webhook: dict[str, Any], notification_id: str, task: asyncio.Task[bool]) -> None:
         self._pending_by_account[account.id] -= 1
-        if not task.cancelled():
-            account.notifications.settle(notification_id, delivered=task.result())
+        if task.cancelled():
+            return
+        delivered = task.result()
+        account.notifications.settle(notification_id, delivered=delivered)
+        failures = 0 if delivered else account.failures_in_a_row.get(webhook["id"], 0) + 1
+        account.failures_in_a_row[webhook["id"]] = failures
+        if self.deactivate_after is not None and failures >= self.deactivate_after:
+            webhook["attributes"] = {**webhook["attributes"], "active": False}
 
     async def _deliver(self, url: str, body: bytes, headers: dict[str, str], counters: tuple[DeliveryStats, ...]) -> bool:
         """Send until answered 2xx (True) or the retries give up (False)."""

@@ -1,16 +1,17 @@
 """An account's documents, made when first read: the seeded ones from their number (each from its
 own generator, see `seed_documents.py`), and those `/_admin/advance` adds or touches later.
 
-Seeded documents are created in the order of their numbers, so the listing's default order
-(`created_at`, either way) needs no document to be made but those of the page it answers with.
+Seeded documents are created in the order of their numbers, so a listing by creation (either way,
+or by id) needs no document to be made but those of the page it answers with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import overload
 
+from shipsync_sandbox.listing_order import ListingOrder
 from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.seed_documents import DocumentSource, make_document
 from shipsync_sandbox.timeline import iso
@@ -54,8 +55,14 @@ class DocumentStore(Mapping[str, Resource]):
         if representation is not None:
             representation["attributes"] = {**representation["attributes"], "updated_at": iso(at)}
 
-    def in_order(self, *, newest_first: bool = False) -> Sequence[Resource]:
-        return _Ordered(self, newest_first)
+    def in_order(self, order: ListingOrder) -> Sequence[Resource]:
+        """The documents listed in `order` (`reference`: newest first, the reference states none)."""
+        if order == "id":
+            numbers = sorted(range(self.count), key=self.id_of)
+            return _Ordered(self, lambda i: numbers[i])
+        if order == "oldest":
+            return _Ordered(self, lambda i: i)
+        return _Ordered(self, lambda i: self.count - 1 - i)
 
     def __getitem__(self, document_id: str) -> Resource:
         if len(self._numbers) < self.count:
@@ -70,13 +77,11 @@ class DocumentStore(Mapping[str, Resource]):
 
 
 class _Ordered(Sequence[Resource]):
-    """The documents by creation time, made only as they are indexed."""
+    """The documents in one order (`number` maps a position to a document's number), made only as
+    they are indexed."""
 
-    def __init__(self, store: DocumentStore, newest_first: bool) -> None:
-        self.store, self.newest_first = store, newest_first
-
-    def _number(self, i: int) -> int:
-        return self.store.count - 1 - i if self.newest_first else i
+    def __init__(self, store: DocumentStore, number: Callable[[int], int]) -> None:
+        self.store, self._number = store, number
 
     @overload
     def __getitem__(self, i: int) -> Resource: ...

@@ -1,5 +1,6 @@
 """Listing filters of the sandbox, as the service applies them: instants compared as times,
-prefixes, number searches."""
+prefixes, number searches. The listings declare no refusal of a filter: one the sandbox cannot
+read matches nothing."""
 
 from __future__ import annotations
 
@@ -7,15 +8,13 @@ from datetime import UTC, datetime
 
 from starlette.requests import Request
 
-from shipsync_sandbox.jsonapi_http import ApiProblem
 
-
-def instant(text: str, parameter: str) -> datetime:
-    """An ISO 8601 timestamp as an aware instant; a date alone is its midnight UTC; else a 400."""
+def instant(text: str) -> datetime | None:
+    """An ISO 8601 timestamp as an aware instant (a date alone is its midnight UTC); None if it is not one."""
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace(" ", "+"))
     except ValueError:
-        raise ApiProblem(400, "Bad Request", f"{parameter} must be an ISO 8601 timestamp", parameter=parameter) from None
+        return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -25,12 +24,12 @@ def in_range(value: str | None, request: Request, name: str) -> bool:
     end = request.query_params.get(f"filter[{name}][end]")
     if start is None and end is None:
         return True
-    if value is None:
+    moment = instant(value) if value is not None else None
+    if moment is None:
         return False
-    moment = instant(value, name)
-    if start is not None and moment < instant(start, f"filter[{name}][start]"):
+    if start is not None and ((low := instant(start)) is None or moment < low):
         return False
-    return end is None or moment <= instant(end, f"filter[{name}][end]")
+    return end is None or ((high := instant(end)) is not None and moment <= high)
 
 
 def matches_number(query: str, *numbers: str | None) -> bool:

@@ -67,6 +67,12 @@ class ShipmentPlan:
     pod_terminal_changed_at: datetime | None = None
     # Some tracking requests wait for the carrier's manifest before they succeed.
     manifest_awaited: bool = False
+    # The metro area an inland journey ends in, where the destination's code names more than one.
+    destination_metro: str | None = None
+
+    def metro_of(self, locode: str) -> str | None:
+        """Which of the metro areas sharing `locode` this journey means (None: the first published)."""
+        return self.destination_metro if locode == self.destination else None
 
     def pod_terminal_as_of(self, now: datetime) -> str:
         changed = self.pod_terminal_changed_at

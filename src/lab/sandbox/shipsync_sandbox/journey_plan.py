@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from shipsync_sandbox.carriers import RAIL_CARRIERS
 from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan, Step
 from shipsync_sandbox.journey_variants import add_variants
-from shipsync_sandbox.places import HUBS, VESSELS, rail_terminal_id, terminal_id
+from shipsync_sandbox.places import HUBS, VESSELS, destination_metro, rail_terminal_id, terminal_id
 from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.timeline import DAY, HOUR, day_start, parse
 
@@ -68,8 +68,11 @@ def plan_shipment(shipment: Resource, container_ids: list[str]) -> ShipmentPlan:
         pod_vessel=vessels[-1],
         pod_voyage=voyages[-1],
         pod_terminal_id=terminal_id(pod, rng.randrange(2)),
-        destination_terminal_id=rail_terminal_id(destination) if destination != pod else None,
+        destination_terminal_id=rail_terminal_id(destination, destination_metro(shipment["id"], destination))
+        if destination != pod
+        else None,
         destination_eta=ata + DAY * rng.randint(5, 8) if destination != pod else None,
+        destination_metro=destination_metro(shipment["id"], destination),
     )
     hub_times = (atd + transit * 0.35, atd + transit * 0.35 + DAY * rng.randint(1, 3)) if hub else None
     for container_id in container_ids:

@@ -10,12 +10,12 @@ unloading there; a box picked up at the port has them at the terminal."""
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from shipsync_sandbox.journey_model import ContainerPlan, ShipmentPlan, Step
 from shipsync_sandbox.places import VESSELS, metro_area_id, port_id, vessel_id
-from shipsync_sandbox.reference import INLAND_LOCODES, place_time_zone
+from shipsync_sandbox.reference import INLAND_LOCODES, place_name, place_time_zone
 from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.timeline import DAY, HOUR, iso
 
@@ -98,12 +98,10 @@ def shipment_state(plan: ShipmentPlan, now: datetime) -> tuple[dict[str, Any], d
         "line_tracking_stopped_at": _when(stop, now),
         "line_tracking_stopped_reason": "all_containers_terminated" if stop <= now else None,
     }
-    destination_type = "metro_area" if plan.destination in INLAND_LOCODES else "port"
-    destination_id = metro_area_id(plan.destination) if destination_type == "metro_area" else port_id(plan.destination)
     relationships = {
         "port_of_lading": {"data": {"type": "port", "id": port_id(plan.pol)}},
         "port_of_discharge": {"data": {"type": "port", "id": port_id(plan.pod)}},
-        "destination": {"data": {"type": destination_type, "id": destination_id}},
+        "destination": {"data": location_of(plan.destination, plan.metro_of(plan.destination))},
         "pod_terminal": {"data": {"type": "terminal", "id": plan.pod_terminal_as_of(now)}},
         "destination_terminal": {
             "data": {"type": "rail_terminal", "id": plan.destination_terminal_id} if plan.destination_terminal_id else None
@@ -237,27 +235,40 @@ def raw_event_id(plan: ContainerPlan, step: Step) -> str:
     return stable_id("raw_event", event_id(plan, step))
 
 
-def location_of(locode: str) -> dict[str, str]:
+def location_of(locode: str, metro: str | None = None) -> dict[str, str]:
+    """The place a UN/LOCODE names: an inland metro area (`metro`, where the code names more than
+    one), or a port."""
     if locode in INLAND_LOCODES:
-        return {"type": "metro_area", "id": metro_area_id(locode)}
+        return {"type": "metro_area", "id": metro_area_id(locode, metro)}
     return {"type": "port", "id": port_id(locode)}
 
 
-def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kind: str | None = None, value: str | None = None) -> Resource:
-    """The `transport_event` of one step (`kind` overrides the event, e.g. a last-free-day change,
-    whose new value is `value`)."""
+def transport_event(
+    shipment: ShipmentPlan,
+    plan: ContainerPlan,
+    step: Step,
+    kind: str | None = None,
+    value: str | None = None,
+    *,
+    made_at: datetime | None = None,
+) -> Resource:
+    """The `transport_event` of one step, learned when it happened. `kind` overrides the event: a
+    record's change (a last free day, a pickup appointment), whose new value is `value`, or an
+    estimate (`container.transport.estimated.*`): a milestone expected at `step.at`, as estimated
+    at `made_at`."""
     relationships: dict[str, Any] = {
         "container": {"data": {"type": "container", "id": plan.container_id}},
         "shipment": {"data": {"type": "shipment", "id": shipment.shipment_id}},
-        "location": {"data": location_of(step.locode)},
+        "location": {"data": location_of(step.locode, shipment.metro_of(step.locode))},
         "terminal": {"data": {"type": step.terminal[0], "id": step.terminal[1]} if step.terminal else None},
         "vessel": {"data": {"type": "vessel", "id": vessel_id(step.vessel)} if step.vessel else None},
-        # A last-free-day change is the service's own reading of the record: no message of its own.
+        # A change or an estimate is the service's own reading of the record: no message of its own.
         "source_event": {"data": None if kind else {"type": "raw_event", "id": raw_event_id(plan, step)}},
         "previous_version": {"data": None},
     }
+    event_id_ = stable_id("transport_event", plan.container_id, kind, iso(made_at)) if made_at and kind else event_id(plan, step, kind)
     return {
-        "id": event_id(plan, step, kind),
+        "id": event_id_,
         "type": "transport_event",
         "attributes": {
             "event": kind or step.kind,
@@ -266,7 +277,7 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
             "location_locode": step.locode,
             "voyage_number": step.voyage,
             "data_source": step.data_source,
-            "created_at": iso(step.at + timedelta(minutes=5)),  # learned minutes after it happened
+            "created_at": iso(made_at or step.at),
             "invalidated_at": None,
             "value": value,
         },
@@ -276,3 +287,47 @@ def transport_event(shipment: ShipmentPlan, plan: ContainerPlan, step: Step, kin
 
 def past_events(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) -> list[Resource]:
     return [transport_event(shipment, plan, s) for s in plan.steps if s.at <= now and is_transport(s)]
+
+
+# The carrier's own names of its milestones (`raw_event.event`): those the reference normalizes.
+RAW_NAMES = {"container.transport.arrived_at_inland_destination": "arrived_at_destination"}
+UNNORMALIZED = {"container.transport.vessel_berthed", "container.transport.not_available"}
+
+
+def raw_events(shipment: ShipmentPlan, plan: ContainerPlan, now: datetime) -> list[Resource]:
+    """The carrier's and terminals' messages about a container's milestones, past and expected (an
+    expected one is an estimate, reported as of `now`), as the reference shapes `raw_event`."""
+    found = []
+    for index, step in enumerate(s for s in plan.steps if is_transport(s)):
+        past = step.at <= now
+        name = step.kind.removeprefix("container.transport.")
+        vessel = next((v for v in VESSELS if v[0] == step.vessel), None)
+        found.append(
+            {
+                "id": raw_event_id(plan, step),
+                "type": "raw_event",
+                "attributes": {
+                    "event": None if step.kind in UNNORMALIZED else RAW_NAMES.get(step.kind, name),
+                    "original_event": name.replace("_", " ").capitalize(),
+                    "timestamp": iso(step.at),
+                    "estimated": not past,
+                    "actual_on": None,
+                    "estimated_on": None,
+                    "actual_at": iso(step.at) if past else None,
+                    "estimated_at": None if past else iso(step.at),
+                    "timezone": place_time_zone(step.locode),
+                    "created_at": iso(min(step.at, now)),
+                    "location_name": place_name(step.locode),
+                    "location_locode": step.locode,
+                    "vessel_name": step.vessel,
+                    "vessel_imo": vessel[1] if vessel else None,
+                    "index": index,
+                    "voyage_number": step.voyage,
+                },
+                "relationships": {
+                    "location": {"data": location_of(step.locode, shipment.metro_of(step.locode))},
+                    "vessel": {"data": {"type": "vessel", "id": vessel_id(step.vessel)} if step.vessel else None},
+                },
+            }
+        )
+    return found

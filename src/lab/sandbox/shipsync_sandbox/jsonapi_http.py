@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-MEDIA_TYPE = "application/vnd.api+json"
+MEDIA_TYPE = "application/json"
 MAX_PAGE_SIZE = 100
 
 
@@ -76,17 +76,11 @@ def single(resource: dict[str, Any], request: Request, status: int = 200, includ
     return json_response(body, status)
 
 
-def _int_param(request: Request, name: str, default: int) -> int:
+def _page_param(request: Request, name: str, default: int) -> int:
+    """A paging parameter as a whole number of 1 or more; anything else is the default (the
+    reference declares no answer that refuses one)."""
     raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiProblem(400, "Bad Request", f"{name} must be a positive integer", parameter=name) from None
-    if value < 1:
-        raise ApiProblem(400, "Bad Request", f"{name} must be a positive integer", parameter=name)
-    return value
+    return int(raw) if raw is not None and raw.isdigit() and int(raw) >= 1 else default
 
 
 def paged(
@@ -101,8 +95,8 @@ def paged(
 
     `present` turns each item of the page into what is served (so a listing filters and sorts stored
     resources and renders only the page it answers with)."""
-    size = min(_int_param(request, "page[size]", default_size), MAX_PAGE_SIZE)
-    number = _int_param(request, "page[number]", 1)
+    size = min(_page_param(request, "page[size]", default_size), MAX_PAGE_SIZE)
+    number = _page_param(request, "page[number]", 1)
     total = len(items)
     last = max(1, -(-total // size))
     page_items = items[(number - 1) * size : number * size]
@@ -129,6 +123,17 @@ def paged(
     return json_response(body)
 
 
+def whole(request: Request, items: Sequence[dict[str, Any]], included: Sequence[dict[str, Any]] = ()) -> Response:
+    """Every item in one answer, for a listing whose operation declares no paging: `links.self`,
+    and `meta` with the count (paging parameters sent anyway are not read)."""
+    base = base_url(request)
+    body: dict[str, Any] = {"data": [render(r, base) for r in items], "links": {"self": str(request.url)}}
+    body["meta"] = {"size": len(items), "total": len(items)}
+    if included:
+        body["included"] = [render(r, base) for r in included]
+    return json_response(body)
+
+
 def _is_identifier(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("type"), str) and isinstance(value.get("id"), str)
 
@@ -148,8 +153,9 @@ def _check_relationships(relationships: Any) -> None:
         raise unprocessable(f"{name}.data must be null, {{type, id}} or a list of them", f"{pointer}/data")
 
 
-async def read_document(request: Request, type_: str) -> dict[str, Any]:
-    """The `data` member of a create/update body, checked for shape: any malformed body is a 422."""
+async def read_document(request: Request, type_: str, *, type_required: bool = True) -> dict[str, Any]:
+    """The `data` member of a create/update body, checked for shape: any malformed body is a 422.
+    `type` must name the resource, or may be left out where the operation's body does not require it."""
     raw = await request.body()
     try:
         body = json.loads(raw) if raw else None
@@ -158,7 +164,7 @@ async def read_document(request: Request, type_: str) -> dict[str, Any]:
     if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
         raise unprocessable("request body must be {data: {type, attributes}}", "/data")
     data = body["data"]
-    if data.get("type") != type_:
+    if data.get("type", None if type_required else type_) != type_:
         raise unprocessable(f"type must be {type_!r}", "/data/type")
     if "id" in data and not isinstance(data["id"], str):
         raise unprocessable("id must be a string", "/data/id")

@@ -1,5 +1,7 @@
-"""The sandbox's enforcement of the service's rate limit (api-facts: 100 requests per minute per
-key, over a rolling 60-second window): at most N requests per key in any window of W seconds."""
+"""The sandbox's rate limits: at most N requests per key in any rolling window of W seconds.
+
+The reference limits creating tracking requests to 100 a minute (`CREATE_LIMIT`); a limit on
+every request of a key (the owner's notes: 100 a minute) is an opt-in of the sandbox."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ class RateLimit:
     seconds: float
 
 
-SERVICE_RATE_LIMIT = RateLimit(100, 60)
+CREATE_LIMIT = RateLimit(100, 60)
 
 
 def parse_rate_limit(text: str) -> RateLimit | None:

@@ -20,6 +20,7 @@ MAX_KEPT = 200_000
 
 @dataclass
 class Sent:
+    notification_id: str
     body: bytes  # the delivery's JSON:API document, as signed and sent
     status: str = "pending"
 
@@ -35,7 +36,7 @@ class NotificationLog:
         self._sent: OrderedDict[str, Sent] = OrderedDict()
 
     def record(self, notification_id: str, body: bytes) -> None:
-        self._sent[notification_id] = Sent(body)
+        self._sent[notification_id] = Sent(notification_id, body)
         self._sent.move_to_end(notification_id)
         while len(self._sent) > MAX_KEPT:
             self._sent.popitem(last=False)
@@ -48,8 +49,11 @@ class NotificationLog:
     def get(self, notification_id: str) -> Sent | None:
         return self._sent.get(notification_id)
 
+    def oldest_first(self) -> list[Sent]:
+        return list(self._sent.values())
+
     def newest_first(self) -> list[Sent]:
-        return list(reversed(self._sent.values()))
+        return self.oldest_first()[::-1]
 
     def __len__(self) -> int:
         return len(self._sent)

@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cache
 
-from shipsync_sandbox.reference import INLAND_LOCODES, PLACES, US_PORT_LOCODES, metro_area_resources
+from shipsync_sandbox.reference import (
+    INLAND_LOCODES,
+    PLACES,
+    SHARED_CODE_METRO_AREAS,
+    US_PORT_LOCODES,
+    metro_area_key,
+    metro_area_resources,
+)
 from shipsync_sandbox.resources import Resource, stable_id
 
 # Terminal names at ports of discharge (two each), in the order the journeys draw them.
@@ -34,16 +41,25 @@ def terminal_id(locode: str, n: int) -> str:
     return stable_id("terminal", locode, n)
 
 
-def rail_terminal_id(locode: str) -> str:
-    return stable_id("rail_terminal", locode)
+def rail_terminal_id(locode: str, metro: str | None = None) -> str:
+    """The intermodal ramp of an inland place (of the metro area `metro` where the place's code
+    names more than one)."""
+    return stable_id("rail_terminal", *metro_area_key(locode, metro))
 
 
 def vessel_id(name: str) -> str:
     return stable_id("vessel", name)
 
 
-def metro_area_id(locode: str) -> str:
-    return stable_id("metro_area", locode)
+def metro_area_id(locode: str, metro: str | None = None) -> str:
+    return stable_id("metro_area", *metro_area_key(locode, metro))
+
+
+def destination_metro(shipment_id: str, locode: str) -> str | None:
+    """Which metro area an inland journey ends in when its code names more than one: the first
+    published (None), or, for some shipments (by their id), one that shares its code."""
+    choices = [None, *(row[1] for row in SHARED_CODE_METRO_AREAS if row[0] == locode)]
+    return choices[int(shipment_id[-4:], 16) % len(choices)]
 
 
 def port_resource(locode: str) -> Resource:
@@ -101,10 +117,10 @@ def terminal_resource(locode: str, n: int) -> Resource:
     }
 
 
-def rail_terminal_resource(locode: str) -> Resource:
-    city = PLACES[locode][1]
+def rail_terminal_resource(locode: str, metro: str | None = None) -> Resource:
+    city = metro or PLACES[locode][1]
     return {
-        "id": rail_terminal_id(locode),
+        "id": rail_terminal_id(locode, metro),
         "type": "rail_terminal",
         "attributes": {
             "name": f"{city} Intermodal Ramp",
@@ -113,9 +129,9 @@ def rail_terminal_resource(locode: str) -> Resource:
         },
         "relationships": {
             "port": {"data": None},
-            "metro_area": {"data": {"type": "metro_area", "id": metro_area_id(locode)}},
+            "metro_area": {"data": {"type": "metro_area", "id": metro_area_id(locode, metro)}},
         },
-        "links": {"self": f"/v2/terminals/{rail_terminal_id(locode)}"},
+        "links": {"self": f"/v2/terminals/{rail_terminal_id(locode, metro)}"},
     }
 
 
@@ -198,8 +214,8 @@ def build_places() -> Places:
         for n in _terminal_numbers(locode):
             terminal = terminal_resource(locode, n)
             places.terminals[terminal["id"]] = terminal
-    for locode in INLAND_LOCODES:
-        rail = rail_terminal_resource(locode)
+    for locode, metro in [*((code, None) for code in INLAND_LOCODES), *((row[0], row[1]) for row in SHARED_CODE_METRO_AREAS)]:
+        rail = rail_terminal_resource(locode, metro)
         places.terminals[rail["id"]] = rail
     for name, *_ in VESSELS:
         vessel = vessel_resource(name)

@@ -58,6 +58,12 @@ INLAND_LOCODES = ("USCHI", "USMEM", "USDAL")
 
 
 PLACES = {row[0]: row for row in METRO_AREAS}
+# Metro areas the service publishes with the UN/LOCODE of another (the reference does not make a
+# code unique; two metro areas with different ids may share one): inland journeys to USDAL end in
+# one or the other (`places.destination_metro`).
+SHARED_CODE_METRO_AREAS: tuple[tuple[str, str, str | None, str, str, float, float], ...] = (
+    ("USDAL", "Fort Worth", "TX", "US", "America/Chicago", 32.7555, -97.3308),
+)
 
 
 def place_name(locode: str) -> str:
@@ -68,10 +74,19 @@ def place_time_zone(locode: str) -> str | None:
     return PLACES[locode][4] if locode in PLACES else None
 
 
+def metro_area_key(code: str, name: str | None = None) -> tuple[str, ...]:
+    """What a metro area's id is made from: its code, and its name where it shares the code."""
+    return (code,) if name is None else (code, name)
+
+
 def metro_area_resources() -> list[dict[str, Any]]:
+    """The published metro areas: one per code, then those that share a code with another."""
+    rows = [(row, metro_area_key(row[0])) for row in METRO_AREAS] + [
+        (row, metro_area_key(row[0], row[1])) for row in SHARED_CODE_METRO_AREAS
+    ]
     return [
         {
-            "id": stable_id("metro_area", code),
+            "id": stable_id("metro_area", *key),
             "type": "metro_area",
             "attributes": {
                 "name": name,
@@ -85,7 +100,7 @@ def metro_area_resources() -> list[dict[str, Any]]:
             # The spec: the response carries one extra string member with an empty name.
             "": code,
         }
-        for code, name, state, country, tz, lat, lon in METRO_AREAS
+        for (code, name, state, country, tz, lat, lon), key in rows
     ]
 
 

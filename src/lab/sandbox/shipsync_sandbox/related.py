@@ -47,7 +47,19 @@ CARRIED: dict[str, tuple[str, ...]] = {
     "container": ("shipment", "terminal", "transport_event"),
     "transport_events": ("shipment", "container", "port", "metro_area", "terminal", "rail_terminal", "vessel"),
     "webhook_notifications": ("webhook", "tracking_request", "transport_event", "estimated_event"),
-    "webhook_notification": ("webhook", "tracking_request", "transport_event", "estimated_event", "container_updated_event"),
+    # The reference's examples of one notification also carry its shipment, container, port and
+    # terminal (the contradictions list).
+    "webhook_notification": (
+        "webhook",
+        "tracking_request",
+        "transport_event",
+        "estimated_event",
+        "container_updated_event",
+        "shipment",
+        "container",
+        "port",
+        "terminal",
+    ),
 }
 
 

@@ -5,6 +5,7 @@ request's values are created on its own route).
 
 Values are checked against their definition by `value_rules.py` (422 at `/data/attributes/value`);
 a second value for the same entity and slug is refused (422 at `/data/attributes/api_slug`).
+Deleting a value by its slug answers 204, by its id 200, as the reference declares each.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from starlette.routing import Route
 
 from shipsync_sandbox.custom_field_store import custom_field_resource, shown_as
 from shipsync_sandbox.entities import ENTITY_OF_ROUTE, GENERIC_ROUTE_ENTITIES, value_type_of
-from shipsync_sandbox.jsonapi_http import paged, read_document, single, to_one, unprocessable
+from shipsync_sandbox.jsonapi_http import paged, read_document, single, to_one, unprocessable, whole
+from shipsync_sandbox.listing_order import in_order
 from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.routes_definitions import required_text
-from shipsync_sandbox.routes_read import found, not_found
+from shipsync_sandbox.routes_read import found, listing_order, not_found
 from shipsync_sandbox.state import account_of, state_of
 from shipsync_sandbox.value_rules import ValueRefused
 from shipsync_sandbox.world import Account, World
@@ -101,7 +103,7 @@ async def list_custom_fields(request: Request) -> Response:
         and q.get("filter[entity_id]") in (None, _entity_of(cf)[1])
         and q.get("filter[definition_id]") in (None, cf["relationships"]["definition"]["data"]["id"])
     ]
-    return paged(request, items)
+    return paged(request, in_order(items, listing_order(request)))
 
 
 def _by_id(request: Request) -> Resource:
@@ -140,7 +142,7 @@ def _by_slug(request: Request) -> Resource:
 
 async def list_entity_fields(request: Request) -> Response:
     entity = _path_entity(request)
-    return paged(request, account_of(request).custom_fields.of_entity(entity))
+    return whole(request, in_order(account_of(request).custom_fields.of_entity(entity), listing_order(request)))  # no paging declared
 
 
 async def create_entity_field(request: Request) -> Response:
@@ -156,7 +158,7 @@ async def patch_entity_field(request: Request) -> Response:
 
 async def delete_entity_field(request: Request) -> Response:
     del account_of(request).custom_fields[_by_slug(request)["id"]]
-    return Response(status_code=200)
+    return Response(status_code=204)
 
 
 _ENTITY_ROUTE = "/v2/{route}/{id}/custom_fields"

@@ -1,5 +1,7 @@
 """Sandbox custom field definitions and their options: listing (display_name is a prefix), reading,
-creating, editing (PATCH) and deleting, as the reference documents them.
+creating, editing (PATCH) and deleting, as the reference documents them. Every definition of the
+account may change or go, the service's templates too (the reference sets them no rule of their
+own); deleting a definition deletes its values.
 
 A create checks exactly what the reference states: `entity_type` (`Shipment` or `Container`, as the
 service takes today), `api_slug` (unique in the account, with the service's templates; no format
@@ -20,11 +22,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync_sandbox.entities import CREATABLE_ENTITY_TYPES, definition_type_named
-from shipsync_sandbox.jsonapi_http import ApiProblem, paged, read_document, single, unprocessable
+from shipsync_sandbox.jsonapi_http import paged, read_document, single, unprocessable, whole
+from shipsync_sandbox.listing_order import in_order
 from shipsync_sandbox.resources import Resource
-from shipsync_sandbox.routes_read import not_found
-from shipsync_sandbox.state import account_of, state_of
-from shipsync_sandbox.value_rules import DATA_TYPES
+from shipsync_sandbox.routes_read import listing_order, not_found
+from shipsync_sandbox.state import account_of
+from shipsync_sandbox.value_rules import DATA_TYPES, default_value_refusal
 from shipsync_sandbox.world import Account
 
 EDITABLE = ("display_name", "description", "validation", "default_format", "default_value")
@@ -53,47 +56,41 @@ def _optional_text(attributes: dict[str, Any], name: str) -> None:
         raise unprocessable(f"{name} must be a string or null", f"/data/attributes/{name}")
 
 
-def _default_value(value: Any) -> None:
-    """A default value is a custom field value: a string, number, boolean, array of strings, or null."""
-    strings = isinstance(value, list) and all(isinstance(item, str) for item in value)
-    if value is not None and not strings and not isinstance(value, str | int | float | bool):
-        raise unprocessable("default_value must be a string, number, boolean or array of strings", "/data/attributes/default_value")
+def _default_value(value: Any, definition: dict[str, Any]) -> None:
+    """A default value is a value of the definition's data type (the reference: its "type depends
+    on definition"), or null."""
+    if (refused := default_value_refusal(value, definition)) is not None:
+        raise unprocessable(f"default_value {refused}", "/data/attributes/default_value")
 
 
-def _own_definition(request: Request) -> Resource:
-    state, account = state_of(request), account_of(request)
-    definition_id = request.path_params["id"]
-    if definition_id in account.definitions:
-        return account.definitions[definition_id]
-    if definition_id in state.world.template_definitions:
-        raise ApiProblem(403, "Forbidden", "template definitions belong to the service and cannot be changed")
-    raise not_found("Couldn't find CustomFieldDefinition")
+def _definition(request: Request) -> Resource:
+    definition = account_of(request).definitions.get(request.path_params["id"])
+    if definition is None:
+        raise not_found("Couldn't find CustomFieldDefinition")
+    return definition
 
 
 async def list_definitions(request: Request) -> Response:
-    state, account = state_of(request), account_of(request)
+    account = account_of(request)
     q = request.query_params
     wanted_entity = q.get("filter[entity_type]")
     prefix = (q.get("filter[display_name]") or "").casefold()
     items = [
         d
-        for d in [*state.world.template_definitions.values(), *account.definitions.values()]
+        for d in account.definitions.values()
         if (wanted_entity is None or d["attributes"]["entity_type"] == definition_type_named(wanted_entity))
         and q.get("filter[data_type]") in (None, d["attributes"]["data_type"])
         and (d["attributes"]["display_name"] or "").casefold().startswith(prefix)
     ]
-    return paged(request, items)
+    return paged(request, in_order(items, listing_order(request)))
 
 
 async def get_definition(request: Request) -> Response:
-    definition = state_of(request).world.definition(account_of(request), request.path_params["id"])
-    if definition is None:
-        raise not_found("Couldn't find CustomFieldDefinition")
-    return single(definition, request)
+    return single(_definition(request), request)
 
 
 async def create_definition(request: Request) -> Response:
-    state, account = state_of(request), account_of(request)
+    account = account_of(request)
     attributes = (await read_document(request, "custom_field_definition"))["attributes"]
     entity_type = required_text(attributes, "entity_type")
     if entity_type not in CREATABLE_ENTITY_TYPES:
@@ -101,7 +98,7 @@ async def create_definition(request: Request) -> Response:
             f"entity_type must be {' or '.join(CREATABLE_ENTITY_TYPES)} (not {entity_type!r})", "/data/attributes/entity_type"
         )
     slug = required_text(attributes, "api_slug")
-    if state.world.definition_by_slug(account, slug) is not None:
+    if any(d["attributes"]["api_slug"] == slug for d in account.definitions.values()):
         raise unprocessable("api_slug has already been taken", "/data/attributes/api_slug")
     display_name = required_text(attributes, "display_name")
     data_type = required_text(attributes, "data_type")
@@ -111,7 +108,7 @@ async def create_definition(request: Request) -> Response:
         _optional_text(attributes, name)
     if data_type == "reference" and not attributes.get("reference_type"):
         raise unprocessable("reference_type is required when data_type is reference", "/data/attributes/reference_type")
-    _default_value(attributes.get("default_value"))
+    _default_value(attributes.get("default_value"), attributes)
     definition_id = str(uuid.uuid4())
     definition = {
         "id": definition_id,
@@ -136,7 +133,7 @@ async def create_definition(request: Request) -> Response:
 
 
 async def patch_definition(request: Request) -> Response:
-    definition = _own_definition(request)
+    definition = _definition(request)
     attributes = (await read_document(request, "custom_field_definition"))["attributes"]
     for name, value in attributes.items():
         pointer = f"/data/attributes/{name}"
@@ -146,7 +143,7 @@ async def patch_definition(request: Request) -> Response:
             raise unprocessable("display_name must be a non-empty string", pointer)
         if name in OPTIONAL_TEXT:
             _optional_text(attributes, name)
-    _default_value(attributes.get("default_value"))
+    _default_value(attributes.get("default_value"), {**definition["attributes"], **attributes})
     if "validation" in attributes:
         attributes["validation"] = _validation(attributes["validation"])
     definition["attributes"] = {**definition["attributes"], **attributes}
@@ -154,23 +151,19 @@ async def patch_definition(request: Request) -> Response:
 
 
 async def delete_definition(request: Request) -> Response:
-    definition = _own_definition(request)
+    definition = _definition(request)
     account = account_of(request)
-    used = sum(1 for cf in account.custom_fields.values() if cf["relationships"]["definition"]["data"]["id"] == definition["id"])
-    if used:
-        raise unprocessable(f"{definition['attributes']['api_slug']} still has {used} value(s); delete them first", "/data")
+    for value in account.custom_fields.of_definition(definition["id"]):
+        del account.custom_fields[value["id"]]
     del account.definitions[definition["id"]]
     account.options.pop(definition["id"], None)
     return Response(status_code=200)
 
 
 async def list_options(request: Request) -> Response:
-    state, account = state_of(request), account_of(request)
-    definition_id = request.path_params["id"]
-    if state.world.definition(account, definition_id) is None:
-        raise not_found("Couldn't find CustomFieldDefinition")
-    options = sorted(state.world.options_of(account, definition_id), key=lambda o: (o["attributes"]["position"], o["id"]))
-    return paged(request, options)
+    definition = _definition(request)
+    options = account_of(request).options.get(definition["id"], [])
+    return whole(request, in_order(options, listing_order(request)))  # the operation declares no paging
 
 
 def _option(account: Account, definition_id: str, option_id: str) -> Resource:
@@ -181,12 +174,7 @@ def _option(account: Account, definition_id: str, option_id: str) -> Resource:
 
 
 async def get_option(request: Request) -> Response:
-    state, account = state_of(request), account_of(request)
-    definition_id, option_id = request.path_params["id"], request.path_params["option_id"]
-    option = next((o for o in state.world.options_of(account, definition_id) if o["id"] == option_id), None)
-    if option is None:
-        raise not_found("Couldn't find CustomFieldOption")
-    return single(option, request)
+    return single(_option(account_of(request), request.path_params["id"], request.path_params["option_id"]), request)
 
 
 def _position(value: Any) -> int:
@@ -196,7 +184,7 @@ def _position(value: Any) -> int:
 
 
 async def create_option(request: Request) -> Response:
-    definition = _own_definition(request)
+    definition = _definition(request)
     account = account_of(request)
     attributes = (await read_document(request, "custom_field_option"))["attributes"]
     label = required_text(attributes, "label")
@@ -218,7 +206,7 @@ async def create_option(request: Request) -> Response:
 
 
 async def patch_option(request: Request) -> Response:
-    definition = _own_definition(request)
+    definition = _definition(request)
     option = _option(account_of(request), definition["id"], request.path_params["option_id"])
     attributes = (await read_document(request, "custom_field_option"))["attributes"]
     for name in attributes:
@@ -232,7 +220,7 @@ async def patch_option(request: Request) -> Response:
 
 
 async def delete_option(request: Request) -> Response:
-    definition = _own_definition(request)
+    definition = _definition(request)
     account = account_of(request)
     option = _option(account, definition["id"], request.path_params["option_id"])
     account.options[definition["id"]].remove(option)

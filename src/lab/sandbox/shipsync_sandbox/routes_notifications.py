@@ -1,6 +1,7 @@
 """Sandbox `GET /webhook_notifications` and `GET /webhook_notifications/{id}` (api-facts: the
 account's notifications, "for reconciling your data after your endpoint was down"): every
-notification sent to one of the account's webhooks, newest first, with its delivery status (those
+notification sent to one of the account's webhooks, in the listing order (newest first unless the
+sandbox is told otherwise: the reference states none), with its delivery status (those
 that failed too), each the `webhook_notification` resource its delivery carried. `include` takes
 `webhook` and `reference_object`, carrying the types the reference lists for each answer."""
 
@@ -13,10 +14,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync_sandbox.jsonapi_http import paged, single
+from shipsync_sandbox.listing_order import in_order
 from shipsync_sandbox.notification_log import Sent
 from shipsync_sandbox.related import CARRIED
 from shipsync_sandbox.resources import Resource
-from shipsync_sandbox.routes_read import includes_of, not_found
+from shipsync_sandbox.routes_read import includes_of, listing_order, not_found
 from shipsync_sandbox.state import account_of
 from shipsync_sandbox.views import webhook_view
 from shipsync_sandbox.world import Account
@@ -55,7 +57,7 @@ async def list_notifications(request: Request) -> Response:
 
     return paged(
         request,
-        account.notifications.newest_first(),
+        in_order(account.notifications.oldest_first(), listing_order(request), identifier=lambda sent: sent.notification_id),
         default_size=25,
         present=shown,
         included_for=lambda page: _included(account, documents, includes, "webhook_notifications") if includes else [],

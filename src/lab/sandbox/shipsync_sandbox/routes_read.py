@@ -1,4 +1,10 @@
-"""Sandbox read endpoints: documents (one, and the listing extension), metro areas, document schemas."""
+"""Sandbox read endpoints: documents (one, and the listing extension), metro areas, document schemas,
+and what every read shares: finding a record, `include`, and listing in the configured order.
+
+A refusal is answered only where the reference declares one: an unknown `include` or `sort` of the
+documents is a 400 (their operations declare it); elsewhere an unknown `include` adds nothing. A
+record the path's id does not name is a 404 with the reference's error document everywhere (the
+contradictions list says where the reference declares none)."""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from starlette.routing import Route
 
 from shipsync_sandbox.document_store import DocumentStore
 from shipsync_sandbox.jsonapi_http import ApiProblem, paged, single
+from shipsync_sandbox.listing_order import ListingOrder, in_order
 from shipsync_sandbox.related import related_of
 from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.state import account_of, state_of
@@ -35,17 +42,24 @@ def found(resources: Mapping[str, dict[str, Any]], key: str, name: str) -> dict[
     return resource
 
 
-def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE) -> list[str]:
+def includes_of(request: Request, includable: tuple[str, ...] = INCLUDABLE, *, refuse_unknown: bool = False) -> list[str]:
+    """The relationships `include` names that this operation can include; another name is a 400
+    where the operation declares one (`refuse_unknown`), else it adds nothing."""
     raw = request.query_params.get("include")
     if not raw:
         return []
     names = []
     for item in (part.strip() for part in raw.split(",") if part.strip()):
         name = INCLUDE_ALIASES.get(item, item)
-        if name not in includable:
+        if name in includable:
+            names.append(name)
+        elif refuse_unknown:
             raise ApiProblem(400, "Bad Request", f"{item} is not an includable relationship", parameter="include")
-        names.append(name)
     return names
+
+
+def listing_order(request: Request) -> ListingOrder:
+    return state_of(request).options.listing_order
 
 
 def listed(request: Request, items: list[Resource], includes: list[str], answer: str, present: View) -> Response:
@@ -72,7 +86,8 @@ def one(request: Request, type_: str, name: str, includable: tuple[str, ...], pr
 async def get_document(request: Request) -> Response:
     account = account_of(request)
     document = found(account.documents, request.path_params["id"], "Document")
-    return single(document, request, included=related_of(account, [document], includes_of(request), "document"))
+    included = related_of(account, [document], includes_of(request, refuse_unknown=True), "document")
+    return single(document, request, included=included)
 
 
 def _references(account: Account, document: dict[str, Any]) -> set[str]:
@@ -93,18 +108,19 @@ def _added_by(account: Account, document: dict[str, Any]) -> str:
 
 async def list_documents(request: Request) -> Response:
     account = account_of(request)
-    includes = includes_of(request)
+    includes = includes_of(request, refuse_unknown=True)
     q = request.query_params
-    sort = q.get("sort", "created_at")
-    key = sort.lstrip("-")
+    sort = q.get("sort")
+    key = (sort or "created_at").lstrip("-")
     if key not in DOCUMENT_SORTS:
         raise ApiProblem(400, "Bad Request", f"cannot sort by {sort} (use {', '.join(DOCUMENT_SORTS)})", parameter="sort")
     filtered = any(q.get(f"filter[{name}]") for name in ("document_types", "filename", "reference"))
     store = account.documents
     if key == "created_at" and not filtered and isinstance(store, DocumentStore):
-        # Documents are numbered in creation order: only the page answered with is made.
-        ordered = store.in_order(newest_first=sort.startswith("-"))
-        return paged(request, ordered, included_for=lambda page: related_of(account, page, includes, "documents"))
+        # Documents are numbered in creation order: only the page answered with is made. With no
+        # `sort` the listing's own order (the reference states none: newest first by default).
+        order: ListingOrder = listing_order(request) if sort is None else "newest" if sort.startswith("-") else "oldest"
+        return paged(request, store.in_order(order), included_for=lambda page: related_of(account, page, includes, "documents"))
     documents = list(store.values())
     if types := q.get("filter[document_types]"):
         wanted = set(types.split(","))
@@ -113,7 +129,9 @@ async def list_documents(request: Request) -> Response:
         documents = [d for d in documents if name.lower() in (d["attributes"]["file_name"] or "").lower()]
     if reference := q.get("filter[reference]"):
         documents = [d for d in documents if reference.strip().casefold() in _references(account, d)]
-    if key == "added_by":
+    if sort is None:
+        documents = in_order(documents, listing_order(request), created=lambda d: d["attributes"]["created_at"])
+    elif key == "added_by":
         documents.sort(key=lambda d: (_added_by(account, d), d["id"]), reverse=sort.startswith("-"))
     else:
         documents.sort(key=lambda d: (d["attributes"][key], d["id"]), reverse=sort.startswith("-"))

@@ -1,7 +1,8 @@
-"""Sandbox shipments (extensions, docs/tracking-model.md): the listing with the service's filters,
-one shipment, the edits the service allows (`tags` and `ref_numbers`), and stopping and resuming
-its tracking (`PATCH /shipments/{id}/stop_tracking`, `/resume_tracking`: no body, 200 with the
-shipment; a stop is also a `tracking_request.tracking_stopped` to the requests that track it)."""
+"""Sandbox shipments (extensions, docs/tracking-model.md): the listing with the service's filters
+(newest first, as the reference states), one shipment, the edits the service allows (`tags`, a set
+of strings, and `ref_numbers`), and stopping and resuming its tracking
+(`PATCH /shipments/{id}/stop_tracking`, `/resume_tracking`: no body, 200 with the shipment; a stop
+is also a `tracking_request.tracking_stopped` to the requests that track it)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync_sandbox.filters import matches_number
-from shipsync_sandbox.journey_state import stopped_at
 from shipsync_sandbox.jsonapi_http import ApiProblem, read_document, single, unprocessable
+from shipsync_sandbox.listing_order import in_order
 from shipsync_sandbox.resources import Resource
-from shipsync_sandbox.routes_read import found, includes_of, listed, one
+from shipsync_sandbox.routes_read import found, includes_of, listed, listing_order, one
 from shipsync_sandbox.state import account_of, state_of
-from shipsync_sandbox.views import shipment_view, tracking_request_view
+from shipsync_sandbox.views import shipment_view, stopped_since, tracking_request_view
 from shipsync_sandbox.world import Account
 
 SHIPMENT_INCLUDES = (
@@ -40,12 +41,7 @@ def _shipment_numbers(account: Account, shipment: Resource) -> list[str | None]:
 
 def tracking_stopped(account: Account, shipment: Resource) -> bool:
     """Stopped by a user, or by the service a day after the last box's empty return."""
-    if shipment["id"] in account.stopped:
-        return True
-    plan = account.plans.get(shipment["id"])
-    if plan is None:
-        return shipment["attributes"].get("line_tracking_stopped_at") is not None
-    return stopped_at(plan) <= account.shipment_as_of(shipment["id"])
+    return stopped_since(account, shipment) is not None
 
 
 async def list_shipments(request: Request) -> Response:
@@ -58,9 +54,11 @@ async def list_shipments(request: Request) -> Response:
         items = [s for s in items if s["attributes"]["bill_of_lading_number"] == q["number"]]
     if (stopped := q.get("filter[tracking_stopped]")) is not None:
         if stopped not in ("true", "false"):
-            raise ApiProblem(400, "Bad Request", "filter[tracking_stopped] must be true or false", parameter="filter[tracking_stopped]")
+            raise ApiProblem(
+                422, "Unprocessable Entity", "filter[tracking_stopped] must be true or false", parameter="filter[tracking_stopped]"
+            )
         items = [s for s in items if tracking_stopped(account, s) == (stopped == "true")]
-    items.sort(key=lambda s: (s["attributes"]["created_at"], s["id"]), reverse=True)  # newest first
+    items = in_order(items, listing_order(request), created=lambda s: s["attributes"]["created_at"])
     return listed(request, items, includes, "shipments", shipment_view)
 
 
@@ -80,14 +78,16 @@ def _string_list(value: Any, pointer: str) -> list[str]:
 
 async def patch_shipment(request: Request) -> Response:
     shipment = _shipment(request)
-    data = await read_document(request, "shipment")
+    data = await read_document(request, "shipment", type_required=False)
     changes: dict[str, list[str]] = {}
     for name, value in data["attributes"].items():
         pointer = f"/data/attributes/{name}"
         if name not in ("tags", "ref_numbers"):
             raise unprocessable(f"{name} cannot change (a shipment takes tags and ref_numbers)", pointer)
         values = _string_list(value, pointer)
-        changes[name] = list(dict.fromkeys(values)) if name == "tags" else values
+        if name == "tags" and len(set(values)) < len(values):
+            raise unprocessable("tags must be unique", pointer)
+        changes[name] = values
     if data["relationships"]:
         raise unprocessable("relationships of a shipment cannot change here", "/data/relationships")
     shipment["attributes"] = {**shipment["attributes"], **changes}

@@ -1,7 +1,11 @@
-"""Sandbox tracking requests: the listing with the service's filters (newest first), one request,
+"""Sandbox tracking requests: the listing with the service's filters (newest first, as the
+reference states), one request (its tracked shipment included by default, as the reference says),
 the one edit the service allows (`ref_number`, which shows in the request's `ref_numbers`: answers
 carry no `ref_number`), creating one (`tracking_start.py`: it answers at once, pending, and
-settles a while later) and the service's guess of what a number is (`infer_number`)."""
+settles a while later) and the service's guess of what a number is (`infer_number`).
+
+The listing declares no refusal: a filter value it cannot match (a status it does not know, a time
+it cannot read) matches nothing."""
 
 from __future__ import annotations
 
@@ -14,10 +18,11 @@ from starlette.routing import Route
 
 from shipsync_sandbox.filters import in_range, matches_number
 from shipsync_sandbox.jsonapi_http import ApiProblem, json_response, paged, read_document, single, unprocessable
+from shipsync_sandbox.listing_order import in_order
 from shipsync_sandbox.number_inference import NotANumber, infer_result
 from shipsync_sandbox.related import related_of
 from shipsync_sandbox.resources import Resource
-from shipsync_sandbox.routes_read import found, includes_of
+from shipsync_sandbox.routes_read import found, includes_of, listing_order
 from shipsync_sandbox.state import SandboxState, account_of, state_of
 from shipsync_sandbox.timeline import now_iso
 from shipsync_sandbox.tracking_start import (
@@ -44,8 +49,12 @@ TR_READ_ONLY = {
     "retry_count",
 }
 TR_INCLUDES = ("tracked_object",)
-# The values `filter[status]` takes, as the reference lists them.
-STATUS_FILTER = ("created", "pending", "failed")
+
+
+def _includes(request: Request) -> list[str]:
+    """What an answer includes: the tracked shipment always ('included by default'), and what
+    `include` names."""
+    return list(dict.fromkeys(["tracked_object", *includes_of(request, TR_INCLUDES)]))
 
 
 def _tracking_requests(account: Account) -> list[Resource]:
@@ -54,26 +63,24 @@ def _tracking_requests(account: Account) -> list[Resource]:
 
 async def list_tracking_requests(request: Request) -> Response:
     account, q = account_of(request), request.query_params
-    includes = includes_of(request, TR_INCLUDES)
-    if (status := q.get("filter[status]")) is not None and status not in STATUS_FILTER:
-        raise ApiProblem(400, "Bad Request", f"filter[status] must be one of {', '.join(STATUS_FILTER)}", parameter="filter[status]")
+    includes = _includes(request)
     items = [
         tr
         for tr in _tracking_requests(account)
         if all(q.get(f"filter[{name}]") in (None, tr["attributes"][name]) for name in ("request_number", "status", "scac"))
         and in_range(tr["attributes"]["updated_at"], request, "updated_at")
         and in_range(tr["attributes"]["created_at"], request, "created_at")
-        and (q.get("q") is None or matches_number(q["q"], tr["attributes"]["request_number"], *tr["attributes"]["ref_numbers"]))
+        and (q.get("q") is None or matches_number(q["q"], tr["attributes"]["request_number"], *(tr["attributes"]["ref_numbers"] or ())))
     ]
-    items.sort(key=lambda tr: (tr["attributes"]["created_at"], tr["id"]), reverse=True)  # newest first
-    return paged(request, items, included_for=lambda page: related_of(account, page, includes, "tracking_requests") if includes else [])
+    items = in_order(items, listing_order(request), created=lambda tr: tr["attributes"]["created_at"])
+    return paged(request, items, included_for=lambda page: related_of(account, page, includes, "tracking_requests"))
 
 
 async def get_tracking_request(request: Request) -> Response:
     account = account_of(request)
     tr = found(account.tracking_requests, request.path_params["id"], "TrackingRequest")
     view = tracking_request_view(account, tr)
-    return single(view, request, included=related_of(account, [view], includes_of(request, TR_INCLUDES), "tracking_request"))
+    return single(view, request, included=related_of(account, [view], _includes(request), "tracking_request"))
 
 
 async def patch_tracking_request(request: Request) -> Response:
@@ -94,7 +101,7 @@ async def patch_tracking_request(request: Request) -> Response:
         value = data["attributes"]["ref_number"]
         if not isinstance(value, str) or not value.strip():
             raise unprocessable("ref_number must be a string", "/data/attributes/ref_number")
-        shown = tracking_request_view(account, tr)["attributes"]["ref_numbers"]
+        shown = tracking_request_view(account, tr)["attributes"]["ref_numbers"] or []
         add_reference_number(account, tr, value.strip())
         tr["attributes"] = {**tr["attributes"], "updated_at": now_iso()}
         if value.strip() not in shown:

@@ -13,9 +13,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shipsync_sandbox.event_kinds import not_offered
-from shipsync_sandbox.jsonapi_http import paged, read_document, single, unprocessable
+from shipsync_sandbox.jsonapi_http import paged, read_document, single, unprocessable, whole
+from shipsync_sandbox.listing_order import in_order
 from shipsync_sandbox.resources import Resource, stable_id
-from shipsync_sandbox.routes_read import found
+from shipsync_sandbox.routes_read import found, listing_order
 from shipsync_sandbox.state import account_of
 from shipsync_sandbox.timeline import now_iso
 from shipsync_sandbox.views import webhook_view
@@ -61,13 +62,15 @@ def _checked(account: Account, attributes: dict[str, Any], *, creating: bool) ->
         events = attributes.get("events")
         if not isinstance(events, list) or not events or not all(isinstance(e, str) for e in events):
             raise unprocessable("events must be a non-empty array of event kinds", "/data/attributes/events")
+        if len(set(events)) < len(events):
+            raise unprocessable("events must be unique", "/data/attributes/events")
         if bad := not_offered(events, account.event_kinds):
             raise unprocessable(f"unknown event kinds: {', '.join(bad)}", "/data/attributes/events")
-        checked["events"] = list(dict.fromkeys(events))
+        checked["events"] = list(events)
     if creating or "active" in attributes:
-        active = attributes.get("active", True)
+        active = attributes.get("active")
         if not isinstance(active, bool):
-            raise unprocessable("active must be true or false", "/data/attributes/active")
+            raise unprocessable("active is required: true or false", "/data/attributes/active")
         checked["active"] = active
     if creating or "headers" in attributes:
         headers = attributes.get("headers") or []
@@ -101,7 +104,8 @@ def _webhook(request: Request) -> Resource:
 
 
 async def list_webhooks(request: Request) -> Response:
-    return paged(request, [webhook_view(w) for w in account_of(request).webhooks.values()])  # with secrets, as the service
+    webhooks = in_order([webhook_view(w) for w in account_of(request).webhooks.values()], listing_order(request))
+    return paged(request, webhooks)  # with secrets, as the service
 
 
 async def get_webhook(request: Request) -> Response:
@@ -109,8 +113,10 @@ async def get_webhook(request: Request) -> Response:
 
 
 async def patch_webhook(request: Request) -> Response:
-    webhook = _webhook(request)
-    attributes = _checked(account_of(request), (await read_document(request, "webhook"))["attributes"], creating=False)
+    webhook, account = _webhook(request), account_of(request)
+    attributes = _checked(account, (await read_document(request, "webhook"))["attributes"], creating=False)
+    if attributes.get("active"):
+        account.failures_in_a_row.pop(webhook["id"], None)
     webhook["attributes"] = {**webhook["attributes"], **attributes}
     return single(webhook_view(webhook), request)
 
@@ -121,7 +127,7 @@ async def delete_webhook(request: Request) -> Response:
 
 
 async def list_event_kinds(request: Request) -> Response:
-    return paged(request, event_categories(account_of(request)), default_size=100)
+    return whole(request, event_categories(account_of(request)))
 
 
 WEBHOOK_ROUTES = [

@@ -43,6 +43,11 @@ COMPANY_NAMES = ("Acme Imports", "Globex Logistics", "Initech Supply", "Umbrella
 EQUIPMENT_TYPES = {"open_top": "open top"}
 
 
+def party_resource(party_id: str, company_name: str) -> Resource:
+    """A party (a tracking request's customer) as the reference shapes it: its company name."""
+    return {"id": party_id, "type": "party", "attributes": {"company_name": company_name}, "links": {"self": f"/v2/parties/{party_id}"}}
+
+
 def container_number(rng: random.Random) -> str:
     owner = "".join(rng.choice(string.ascii_uppercase) for _ in range(3)) + "U"
     serial = f"{rng.randrange(1_000_000):06d}"
@@ -94,21 +99,14 @@ class AccountSize:
 def build_world(api_keys: list[str], *, start: datetime, seed: int = 7, size: AccountSize | None = None) -> World:
     """The service's reference data, and an account of `size` per API key, as of `start`."""
     metro = metro_area_resources()
-    templates: dict[str, Resource] = {}
-    template_options: dict[str, list[Resource]] = {}
-    for spec in TEMPLATE_DEFINITIONS:
-        definition, options = definition_resource(stable_id("template_definition", spec["api_slug"]), spec)
-        templates[definition["id"]] = definition
-        template_options[definition["id"]] = options
     size = size or AccountSize()
     world = World(
         seed=seed,
         start=start,
         metro_areas={m["id"]: m for m in metro},
-        metro_by_code={m["attributes"]["code"]: m for m in metro},
+        # A code that names two metro areas finds the first published.
+        metro_by_code={m["attributes"]["code"]: m for m in reversed(metro)},
         document_schemas={s["id"]: s for s in document_schema_resources()},
-        template_definitions=templates,
-        template_options=template_options,
         accounts={key: build_account(index, seed=seed, size=size, start=start) for index, key in enumerate(api_keys)},
         places=catalog(),
         shipping_lines={line["id"]: line for line in shipping_line_resources()},
@@ -126,14 +124,22 @@ def build_account(index: int, *, seed: int, size: AccountSize, start: datetime) 
     add_shipments(account, rng, seed, index, shipments, size.containers)
     source = DocumentSource(seed, index, shipments, users, spacing_for(size.documents, start - account.epoch))
     account.documents = DocumentStore(account, source, size.documents)
+    for n, name in enumerate(COMPANY_NAMES):
+        party = party_resource(stable_id("party", seed, index, n), name)
+        account.parties[party["id"]] = party
     tr_rng = random.Random(f"{seed}/{index}/tracking_requests")
     for t, shipment in enumerate(shipments[: max(8, len(shipments) // 2)]):
         tracking_request = tracking_request_resource(tr_rng, account.epoch, seed, index, t, shipment, users[t % len(users)]["id"])
         account.tracking_requests[tracking_request["id"]] = tracking_request
         if t % 2:
             shipment["attributes"]["tags"] = ["seeded"]
-    for spec in ACCOUNT_DEFINITIONS:
-        definition, options = definition_resource(stable_id("account_definition", seed, index, spec["api_slug"]), spec)
+    # The service's templates are the account's definitions like any other (the reference gives
+    # them no different rules): each account has its own, to change or delete.
+    for kind, spec in [
+        *(("template_definition", t) for t in TEMPLATE_DEFINITIONS),
+        *(("account_definition", a) for a in ACCOUNT_DEFINITIONS),
+    ]:
+        definition, options = definition_resource(stable_id(kind, seed, index, spec["api_slug"]), spec)
         account.definitions[definition["id"]] = definition
         account.options[definition["id"]] = options
     return account
@@ -142,7 +148,8 @@ def build_account(index: int, *, seed: int, size: AccountSize, start: datetime) 
 def new_account(index: int, seed: int, start: datetime) -> tuple[Account, list[Resource]]:
     """An account with its three users, and nothing else yet; its clock at the world's start."""
     account_id = stable_id("account", seed, index)
-    account = Account(id=account_id, company_name=COMPANY_NAMES[index % len(COMPANY_NAMES)], clock=start, epoch=epoch_of(start))
+    name = COMPANY_NAMES[index % len(COMPANY_NAMES)]
+    account = Account(id=account_id, company_name=name, clock=start, epoch=epoch_of(start), known_from=start)
     account.add_related({"id": account_id, "type": "account", "attributes": {"company_name": account.company_name}})
     users: list[Resource] = []
     for u in range(3):
@@ -155,8 +162,6 @@ def new_account(index: int, seed: int, start: datetime) -> tuple[Account, list[R
         users.append(user)
         account.add_related(user)
     account.key_user_id = str(users[0]["id"])
-    for k, name in enumerate(COMPANY_NAMES):  # its customers: the parties its tracking requests name
-        account.add_related({"id": stable_id("party", seed, index, k), "type": "party", "attributes": {"company_name": name}})
     return account, users
 
 
@@ -281,36 +286,54 @@ def container_resource(rng: random.Random, seed: int, account: int, shipment: Re
     }
 
 
+# The statuses seeded requests cycle through: (status, failed, retrying). Only a created request
+# tracks a shipment (the reference's examples give a pending or failed one none); a created
+# request whose shipment stopped tracking shows `tracking_stopped` (`views.py`).
+SEEDED_STATUSES = (
+    ("created", False, False),
+    ("created", False, False),
+    ("created", False, False),
+    ("created", False, False),
+    ("pending", False, False),
+    ("failed", True, False),
+    ("awaiting_manifest", False, False),
+    ("pending", False, True),
+)
+
+
 def tracking_request_resource(
     rng: random.Random, epoch: datetime, seed: int, index: int, n: int, shipment: Resource, user_id: str | None = None
 ) -> Resource:
     """A tracking request (made by the user `user_id`, when known) as stored;
-    `views.tracking_request_view` adds its shipment's tags and numbers."""
+    `views.tracking_request_view` adds its shipment's tags and numbers.
+
+    A request that tracks no shipment names a number of its own (the shipment's bill of lading
+    with the next serial), unless it failed as a duplicate of the one that does."""
     created = epoch + timedelta(days=n % 90, hours=rng.randint(0, 23))
-    status, failed_reason, retrying, retries = [
-        ("pending", None, False, 0),
-        ("created", None, False, 0),
-        ("failed", rng.choice(("booking_cancelled", "not_found", "duplicate")), False, 0),
-        ("pending", None, True, rng.randint(1, 5)),
-    ][n % 4]
+    reason, retries = rng.choice(("booking_cancelled", "not_found", "duplicate")), rng.randint(1, 5)
+    status, failed, retrying = SEEDED_STATUSES[n % len(SEEDED_STATUSES)]
+    tracks = status == "created"
+    bill = str(shipment["attributes"]["bill_of_lading_number"])
+    scac, serial = shipment["attributes"]["shipping_line_scac"], bill[4:]
+    number = bill if tracks or (failed and reason == "duplicate") else f"{scac}{(int(serial) + 1) % 10 ** len(serial):0{len(serial)}d}"
     tr_id = stable_id("tracking_request", seed, index, n)
     return {
         "id": tr_id,
         "type": "tracking_request",
         "attributes": {
-            "request_number": shipment["attributes"]["bill_of_lading_number"],
+            "request_number": number,
             "request_type": "bill_of_lading",
             "status": status,
-            "scac": shipment["attributes"]["shipping_line_scac"],
+            "scac": scac,
             "created_at": iso(created),
             "updated_at": iso(created + timedelta(hours=1)),
-            "failed_reason": failed_reason,
+            "failed_reason": reason if failed else None,
             "is_retrying": retrying,
-            "retry_count": retries,
+            "retry_count": retries if retrying else 0,
         },
         "relationships": {
-            "tracked_object": {"data": {"type": "shipment", "id": shipment["id"]}},
-            "customer": {"data": {"type": "party", "id": stable_id("party", seed, index, n % 5)}},
+            "tracked_object": {"data": {"type": "shipment", "id": shipment["id"]} if tracks else None},
+            "customer": {"data": {"type": "party", "id": stable_id("party", seed, index, n % len(COMPANY_NAMES))}},
             "user": {"data": {"type": "user", "id": user_id} if user_id else None},
         },
         "links": {"self": f"/v2/tracking_requests/{tr_id}"},

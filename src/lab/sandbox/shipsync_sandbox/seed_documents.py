@@ -82,30 +82,22 @@ def make_document(account: Account, source: DocumentSource, d: int, created: dat
 def email_submission_resource(
     account: Account, seed: int, index: int, d: int, doc_type: str, doc_id: str, user_id: str, created: datetime
 ) -> Resource:
-    """The email a document arrived with (the shape of the reference's `email_submission`)."""
+    """The email a document arrived with, as a document includes it (the reference's
+    `document_email_submission`: the start of its body, not the body)."""
     domain = account.company_name.split()[0].lower()
     return {
         "id": stable_id("email_submission", seed, index, d),
         "type": "email_submission",
         "attributes": {
             "subject": f"{doc_type.replace('_', ' ').title()} {d}",
-            "body": f"Please find the {doc_type.replace('_', ' ')} attached.",
+            "body_preview": f"Please find the {doc_type.replace('_', ' ')} attached.",
             "from": [f"docs+{d}@forwarder.example.com"],
             "to": [f"docs@{domain}.example.com"],
             "cc": [f"ops@{domain}.example.com"] if d % 4 == 0 else [],
-            "references": [f"<{d - 1}.{index}@forwarder.example.com>"] if d % 6 == 5 else [],
-            "sent_at": iso(created - timedelta(minutes=2)),
             "message_id": f"<{d}.{index}@forwarder.example.com>",
-            "in_reply_to": f"<{d - 1}.{index}@forwarder.example.com>" if d % 6 == 5 else None,
-            "content_type": "multipart/mixed",
-            "documents_count": 1,
+            "sent_at": iso(created - timedelta(minutes=2)),
             "created_at": iso(created),
             "updated_at": iso(created),
-        },
-        "relationships": {
-            "account": {"data": {"type": "account", "id": account.id}},
-            "user": {"data": {"type": "user", "id": user_id}},
-            "documents": {"data": [{"type": "document", "id": doc_id}]},
         },
     }
 

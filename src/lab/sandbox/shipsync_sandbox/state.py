@@ -9,7 +9,8 @@ from datetime import datetime
 
 from starlette.requests import Request
 
-from shipsync_sandbox.limits import SERVICE_RATE_LIMIT, Now, RateLimit, ServerRateLimit
+from shipsync_sandbox.limits import CREATE_LIMIT, Now, RateLimit, ServerRateLimit
+from shipsync_sandbox.listing_order import ListingOrder
 from shipsync_sandbox.seed import AccountSize, build_world
 from shipsync_sandbox.timeline import start_of
 from shipsync_sandbox.world import Account, World
@@ -26,14 +27,24 @@ class SandboxOptions:
     shipments: int | None = None
     containers: int | None = None
     custom_field_values: int = 0
-    rate_limit: RateLimit | None = SERVICE_RATE_LIMIT
-    # The time the rate limit's window runs on: a test's fake clock, shared with its client's
+    # The reference limits creating tracking requests (100 a minute per key, then 429).
+    create_limit: RateLimit | None = CREATE_LIMIT
+    # Opt-in: one limit on every request of a key (the owner's notes: 100 a minute per key), for
+    # tests of a client's request budget. The reference states no such limit: off by default.
+    rate_limit: RateLimit | None = None
+    # The time the limits' windows run on: a test's fake clock, shared with its client's
     # limiter, lets it cross windows without waiting them out.
     rate_clock: Now | None = None
+    # The order every listing answers in (`listing_order.py`).
+    listing_order: ListingOrder = "reference"
+    # Keep every API exchange answered (`exchange_log.py`), for contract tests.
+    record_exchanges: bool = False
     fault_rate: float = 0.0
     latency_ms: float = 0.0
     # Deliveries of webhook notifications: retry schedule base (the service backs off up to 12 times).
     delivery_retry_base_s: float = 0.5
+    # A webhook is deactivated after this many notifications in a row gave up (None: never).
+    deactivate_after: int | None = 10
     # How long a new tracking request stays pending before it settles (carrier detection, the line's answer).
     tracking_delay_s: float = 2.0
     # Per API key, the webhook event kinds its plan offers (`GET /webhooks/events`); others get all 43.
@@ -56,6 +67,7 @@ class SandboxState:
     options: SandboxOptions
     world: World
     limiter: ServerRateLimit
+    create_limiter: ServerRateLimit
     rng: random.Random
     status_counts: dict[int, int] = field(default_factory=dict)
     faults_injected: int = 0
@@ -70,7 +82,8 @@ class SandboxState:
             if key in world.accounts:
                 world.accounts[key].event_kinds = tuple(kinds)
         limiter = ServerRateLimit(options.rate_limit, options.rate_clock)
-        return cls(options=options, world=world, limiter=limiter, rng=random.Random(options.seed))
+        create_limiter = ServerRateLimit(options.create_limit, options.rate_clock)
+        return cls(options=options, world=world, limiter=limiter, create_limiter=create_limiter, rng=random.Random(options.seed))
 
 
 def state_of(request: Request) -> SandboxState:

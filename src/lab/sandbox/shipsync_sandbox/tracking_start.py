@@ -34,6 +34,7 @@ from shipsync_sandbox.resources import Resource, stable_id
 from shipsync_sandbox.seed import Route, add_shipments, shipment_of
 from shipsync_sandbox.timeline import now_iso
 from shipsync_sandbox.value_rules import ValueRefused
+from shipsync_sandbox.views import tracking_request_view
 from shipsync_sandbox.world import Account, Staged, World
 
 REQUEST_TYPES = ("bill_of_lading", "booking_number", "container")
@@ -135,15 +136,15 @@ def checked_request(world: World, account: Account, data: dict[str, Any]) -> New
         _strings(attributes, "ref_numbers"), _strings(attributes, "shipment_tags"), shipment_fields, container_fields, scac is None
     )
     customer = to_one(data, "customer")
-    if customer is not None and customer["type"] != "party":
-        raise unprocessable("customer must be a party", "/data/relationships/customer")
+    if customer is not None and (customer["type"] != "party" or customer["id"] not in account.parties):
+        raise unprocessable("customer must be a party of the account", "/data/relationships/customer")
     return NewRequest(request_type, number, scac, staged, customer)
 
 
 def duplicate_of(account: Account, new: NewRequest) -> Resource | None:
     """A request that tracks the same number with the same carrier (any carrier, when detecting)."""
     for tracking in account.tracking_requests.values():
-        attributes = tracking["attributes"]
+        attributes = tracking_request_view(account, tracking)["attributes"]
         same_number = str(attributes["request_number"]).upper() == new.request_number.upper()
         same_carrier = new.scac is None or attributes["scac"] in (None, new.scac)
         if same_number and same_carrier and attributes["status"] in ACTIVE:
@@ -235,6 +236,8 @@ def _new_shipment(world: World, account: Account, request: Resource, staged: Sta
     shipment = shipment_of(stable_id("shipment", "tracked", request["id"]), bill, scac, route, list(staged.ref_numbers), None)
     shipment["attributes"].update(tags=list(staged.shipment_tags), created_at=now_iso())  # tracked from now
     add_shipments(account, rng, world.seed, -1, [shipment], 1 if is_container else None)
+    for ref in shipment["relationships"]["containers"]["data"]:
+        account.refreshed[ref["id"]] = account.clock  # tracked from now: known as of now
     if is_container:
         box = account.resource("container", shipment["relationships"]["containers"]["data"][0]["id"])
         if box is not None:

@@ -65,12 +65,16 @@ def _date(value: Any, _: Sequence[str], default_format: str | None) -> str:
 
 
 def _datetime(value: Any, _: Sequence[str], __: str | None) -> str:
+    """An instant: a date, a time and its offset (the reference's `date-time`)."""
     if not isinstance(value, str):
         raise ValueRefused(f"must be a date-time string, not {_json_name(value)}")
     try:
-        return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).isoformat()
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise ValueRefused(f"{value!r} is not a date-time (ISO 8601)") from None
+    if moment.tzinfo is None:
+        raise ValueRefused(f"{value!r} has no UTC offset: it names no instant")
+    return moment.isoformat()
 
 
 def _boolean(value: Any, _: Sequence[str], __: str | None) -> str:
@@ -128,6 +132,26 @@ def _applies_rules(display: str, validation: Any) -> None:
             return  # a pattern the service cannot use refuses nothing
         if not matches:
             raise ValueRefused(f"does not match the pattern {pattern}")
+
+
+def default_value_refusal(value: Any, definition: dict[str, Any]) -> str | None:
+    """Why a definition's `default_value` is not a value of its data type (its options aside: a
+    new definition has none yet); None when it is one, or null."""
+    if value is None or value == "" or value == []:
+        return None
+    kind = str(definition.get("data_type"))
+    if kind in ("enum", "enum_multi"):
+        fits = isinstance(value, str) if kind == "enum" else isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return None if fits else f"must be {'an option value' if kind == 'enum' else 'an array of option values'}, not {_json_name(value)}"
+    check = CHECKS.get(kind)
+    if check is None:
+        return None
+    default_format = definition.get("default_format")
+    try:
+        check(value, (), default_format if isinstance(default_format, str) and default_format else None)
+    except ValueRefused as refused:
+        return str(refused)
+    return None
 
 
 def display_value(value: Any, definition: dict[str, Any], options: Sequence[str]) -> str:

@@ -1,20 +1,34 @@
 """How the sandbox shows stored resources whose members come from elsewhere, as the service does.
 
-A tracking request shows its shipment's reference numbers and tags (as `shipment_tags`, like
-deliveries and newer answers), or, until it has one, those it carries for it; a webhook shows
-`headers: null` when none were set; a shipment or container shows its journey as of the account's
-clock (`journey_state.py`), and a shipment a user stopped tracking says so and names the user (the
-API key's).
+A tracking request shows its shipment's reference numbers and tags, or, until it has one, those it
+carries for it (`ref_numbers: null` when it carries none: the reference's list is nullable), and
+`tracking_stopped` once its shipment's tracking stopped; a webhook shows `headers: null` when none
+were set; a shipment or container shows its journey as of the instant the account knows it at
+(`journey_state.py`), and a shipment a user stopped tracking says so and names the user (the API
+key's).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from shipsync_sandbox.journey_state import container_state, shipment_state
+from shipsync_sandbox.journey_state import container_state, shipment_state, stopped_at
 from shipsync_sandbox.resources import Resource
 from shipsync_sandbox.timeline import iso
 from shipsync_sandbox.world import Account
+
+
+def stopped_since(account: Account, shipment: Resource) -> datetime | None:
+    """When the shipment's tracking stopped: a user stopped it, or the line a day after the last
+    box's empty return (as of the instant the account knows the shipment at); None while it tracks."""
+    if shipment["id"] in account.stopped:
+        return account.stopped[shipment["id"]]
+    plan = account.plans.get(shipment["id"])
+    if plan is None:
+        stamp = shipment["attributes"].get("line_tracking_stopped_at")
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+    stop = stopped_at(plan)
+    return stop if stop <= account.shipment_as_of(shipment["id"]) else None
 
 
 def shipment_view(account: Account, shipment: Resource, now: datetime | None = None) -> Resource:
@@ -51,11 +65,17 @@ def tracking_request_view(account: Account, tracking_request: Resource) -> Resou
     tracked = tracking_request["relationships"]["tracked_object"]["data"]
     shipment = account.resource("shipment", tracked["id"]) if tracked else None
     staged = account.staged.get(tracking_request["id"])
+    attributes = dict(tracking_request["attributes"])
     if shipment is not None:
         numbers, tags = shipment["attributes"].get("ref_numbers"), shipment["attributes"].get("tags")
+        stopped = stopped_since(account, shipment) if attributes["status"] == "created" else None
+        if stopped is not None:
+            attributes["status"] = "tracking_stopped"
+            attributes["updated_at"] = max(attributes["updated_at"], iso(stopped))
     else:
-        numbers, tags = (staged.ref_numbers, staged.shipment_tags) if staged else ((), ())
-    attributes = {**tracking_request["attributes"], "ref_numbers": list(numbers or []), "shipment_tags": list(tags or [])}
+        numbers, tags = (staged.ref_numbers or None, staged.shipment_tags) if staged else (None, ())
+    attributes["ref_numbers"] = list(numbers) if numbers is not None else None
+    attributes["tags"] = list(tags or [])
     return {**tracking_request, "attributes": attributes}
 
 

@@ -41,7 +41,7 @@ class Account:
 
     id: str
     company_name: str
-    # The account's "now": shipments and containers are served as of this instant of their journeys.
+    # The account's "now": nothing it serves or sends happened after it (`/_admin/advance` moves it on).
     clock: datetime
     # The earliest seeded departure: seeded records are placed from here (`timeline.py`).
     epoch: datetime
@@ -54,8 +54,13 @@ class Account:
     options: dict[str, list[Resource]] = field(default_factory=dict)
     custom_fields: CustomFieldStore = field(default_factory=CustomFieldStore)
     webhooks: dict[str, Resource] = field(default_factory=dict)
+    # The customers tracking requests name (`relationships.customer`), in the order they were made.
+    parties: dict[str, Resource] = field(default_factory=dict)
     # Every notification sent to the account's webhooks, and how its delivery went.
     notifications: NotificationLog = field(default_factory=NotificationLog)
+    # Per webhook: notifications in a row whose delivery gave up (one delivered, or turning the
+    # webhook on again, starts the count again).
+    failures_in_a_row: dict[str, int] = field(default_factory=dict)
     # What each tracking request made through the API brings its shipment once it succeeds.
     staged: dict[str, Staged] = field(default_factory=dict)
     # Shipments whose tracking a user stopped (`PATCH /shipments/{id}/stop_tracking`): when.
@@ -67,8 +72,12 @@ class Account:
     # Each shipment's planned journey, by shipment id; a container's shipment, by container id.
     plans: Mapping[str, ShipmentPlan] = field(default_factory=dict)  # a PlanBook once seeded
     shipment_of: dict[str, str] = field(default_factory=dict)
-    # Containers moved past the clock by `/_admin/simulate`: served as of this instant instead.
-    progress: dict[str, datetime] = field(default_factory=dict)
+    # When the service last refreshed each container that `/_admin/advance` moved on (never after
+    # the clock); every other container is known as of `known_from`.
+    refreshed: dict[str, datetime] = field(default_factory=dict)
+    # The instant containers are known at until refreshed on their own: the world's start (None:
+    # the clock), so that moving the clock changes only the containers refreshed since.
+    known_from: datetime | None = None
     by_type: dict[str, dict[str, Resource]] = field(default_factory=dict)
 
     def resource(self, type_: str, id_: str) -> Resource | None:
@@ -83,13 +92,14 @@ class Account:
         return [r for _, r in sorted(self.by_type.get(type_, {}).items())]
 
     def as_of(self, container_id: str) -> datetime:
-        """The instant a container is served at: the clock, or later if a simulation moved it on."""
-        moved = self.progress.get(container_id)
-        return moved if moved is not None and moved > self.clock else self.clock
+        """The instant a container is served at: when it was last refreshed."""
+        return self.refreshed.get(container_id) or self.known_from or self.clock
 
     def shipment_as_of(self, shipment_id: str) -> datetime:
+        """A shipment as of its most recently refreshed container."""
         plan = self.plans.get(shipment_id)
-        return max([self.clock, *(self.as_of(c) for c in plan.containers)] if plan else [self.clock])
+        base = self.known_from or self.clock
+        return max([base, *(self.as_of(c) for c in plan.containers)] if plan else [base])
 
     def entity(self, type_: str, id_: str) -> Resource | None:
         """A shipment, container or tracking request of this account (what custom fields hang on)."""
@@ -106,23 +116,15 @@ class World:
     metro_areas: dict[str, Resource]
     metro_by_code: dict[str, Resource]
     document_schemas: dict[str, Resource]
-    template_definitions: dict[str, Resource]
-    template_options: dict[str, list[Resource]]
     accounts: dict[str, Account]  # by API key
     places: Places
     shipping_lines: dict[str, Resource]
 
     def definition(self, account: Account, definition_id: str) -> Resource | None:
-        return account.definitions.get(definition_id) or self.template_definitions.get(definition_id)
+        return account.definitions.get(definition_id)
 
     def options_of(self, account: Account, definition_id: str) -> list[Resource]:
-        if definition_id in self.template_options:
-            return self.template_options[definition_id]
         return account.options.setdefault(definition_id, [])
 
     def definition_by_slug(self, account: Account, slug: str) -> Resource | None:
-        for source in (account.definitions, self.template_definitions):
-            for definition in source.values():
-                if definition["attributes"]["api_slug"] == slug:
-                    return definition
-        return None
+        return next((d for d in account.definitions.values() if d["attributes"]["api_slug"] == slug), None)
