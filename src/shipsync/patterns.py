@@ -36,7 +36,7 @@ def _compiled(pattern: str) -> tuple[str, Any]:
     """("re2", compiled) when RE2 takes the pattern, else ("regex", compiled)."""
     try:
         # Compiled from UTF-8 bytes and matched on UTF-8 bytes: the same answers as for str, without
-        # the wrapper's per-call offset bookkeeping (4x faster; a million cells notice).
+        # the wrapper's per-call offset bookkeeping, which a million cells would each pay.
         return "re2", re2.compile(pattern.encode("utf-8", "surrogatepass"), _QUIET)
     except re2.error:
         pass

@@ -15,8 +15,8 @@ import httpx
 def wait_until_answers(url: str, process: subprocess.Popen[bytes], timeout_s: float = 60) -> None:
     """Poll `url` until it answers 200; RuntimeError if the process exits or time runs out."""
     deadline = time.monotonic() + timeout_s
-    # One client for every poll: a new one per poll builds an SSL context (~60 ms of CPU), which at
-    # 20 polls a second takes a core from the very server being waited for.
+    # One client for every poll: a new one per poll builds an SSL context, which at 20 polls a
+    # second takes a core from the very server being waited for.
     with httpx.Client(timeout=1) as client:
         while time.monotonic() < deadline:
             if process.poll() is not None:

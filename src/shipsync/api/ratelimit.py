@@ -121,8 +121,8 @@ _registry: dict[tuple[str, str, RateLimit | None, Clock | None], RequestLimiter]
 
 def shared_limiter(base_url: str, api_key: str, limit: RateLimit | None, clock: Clock | None = None) -> RequestLimiter:
     """The process-wide limiter for this service, key and limit: every client on one key shares it.
-    Clients on another `clock` (a test's fake one) share one of their own: their windows are
-    measured in that clock's time, not the process's."""
+    Clients on another `clock` (a test's fake one) share one of their own: their windows run in
+    that clock's time, not the process's."""
     name = (base_url.rstrip("/"), key_fingerprint(api_key), limit, clock)
     with _registry_lock:
         limiter = _registry.get(name)

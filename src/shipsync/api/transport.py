@@ -61,7 +61,7 @@ class ClientStats:
 @functools.cache
 def tls_context() -> ssl.SSLContext:
     """One TLS context for every client of the process: httpx builds one per client otherwise, and
-    loading the CA bundle into it costs 15-40 ms of CPU each time, also for plain-HTTP URLs."""
+    loading the CA bundle into it costs more CPU than many requests do, also for plain-HTTP URLs."""
     return httpx.create_ssl_context()
 
 

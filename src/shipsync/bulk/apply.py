@@ -63,7 +63,8 @@ class ApplyReport:
 
 def plan_without_gc_pauses(kind: BulkKind, table: Sheet, known: Knowledge, clear_empty: bool) -> tuple[list[Change], list[Problem]]:
     """Plan with the cyclic garbage collector paused: a big file allocates a million small objects
-    that form no cycles, and the collector's repeated passes over them cost a third of the time."""
+    that form no cycles, and the collector's repeated passes over them are a large share of the
+    time, and find nothing."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -7,11 +7,10 @@ short ones and reports the long ones.
 
 The file is read with Python's csv module (its parser is C), one row at a time, so nothing is
 built for a row before its width is known: a line is refused before it is split when its
-delimiters alone pass MAX_COLUMNS (a 20 KB line of commas would otherwise be 20,000 cells), a row
+delimiters alone pass MAX_COLUMNS (a line of commas would otherwise be a cell per byte), a row
 when its cells do, and the file when its rows, each counted at least as wide as the header, pass
-MAX_CELLS. pandas read CSVs here before: it padded every row to the widest line and paid per
-column, so a 20 KB file of one wide line and 300 short ones took 45 s and 520 MB before any bound
-was checked.
+MAX_CELLS. Not pandas: it pads every row to the widest line and pays per column, so one wide line
+among short ones costs it the whole file's width in every row before any bound is checked.
 """
 
 from __future__ import annotations

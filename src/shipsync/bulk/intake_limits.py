@@ -1,8 +1,8 @@
 """How much a spreadsheet may make shipsync hold: the bounds checked before and while reading.
 
-A 4 KB workbook can ask for gigabytes: one long shared string referenced from every cell, two
-cells at opposite corners of a sheet (the reader allocates the rectangle between them), a zip
-member that inflates a thousandfold, an ODS cell repeated a million times. So before a workbook
+A workbook of a few kilobytes can ask for gigabytes: one long shared string referenced from every
+cell, two cells at opposite corners of a sheet (the reader allocates the rectangle between them), a
+zip member that inflates a thousandfold, an ODS cell repeated a million times. So before a workbook
 reaches the parser, `shipsync.bulk.workbook_limits` measures what it would expand to, and refuses
 it with one line when it exceeds these bounds. A CSV holds no more text than its bytes, but a
 line of commas is as many cells: `shipsync.bulk.csv_input` checks the width and the cells of each
@@ -17,16 +17,16 @@ from shipsync.errors import InputError
 
 MiB = 1024 * 1024
 # Columns of a sheet, its widest row counted (a sheet for `shipsync apply` needs a key and the
-# fields it sets). Reading costs per column, empty ones too: a 16,384-column XLSX of 300 rows
-# took 6 s and 410 MB to read, 1,024 columns 0.4 s.
+# fields it sets). Reading costs per column, empty ones too, so a sheet of Excel's widest grows
+# the read many times over for nothing.
 MAX_COLUMNS = 1_024
 # Rows x columns of the table shipsync builds (a million rows of 50 columns).
 MAX_CELLS = 50_000_000
-# Rows x columns of the rectangle a workbook reader allocates (empty cells included): ~32 bytes
-# each in the reader plus a Python reference, so 20 million cells stay under 1 GB.
+# Rows x columns of the rectangle a workbook reader allocates (empty cells included): a few dozen
+# bytes each in the reader plus a Python reference, so this keeps the rectangle within a gigabyte.
 MAX_SHEET_AREA = 20_000_000
 # Text the cells hold once shared strings and repeats are expanded (a CSV: its size in bytes).
-# A million rows of 8 fields of 12 characters is ~100 MB.
+# A million rows of 8 fields of 12 characters fit in less than half of it.
 MAX_TEXT_BYTES = 256 * MiB
 # Bytes the members of an XLSX/ODS zip inflate to, all together (a zip bomb is refused unread).
 MAX_UNZIPPED_BYTES = 1024 * MiB

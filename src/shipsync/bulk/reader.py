@@ -123,7 +123,7 @@ def _sheet_fit(file: Path, fits: Fits) -> Callable[[str, list[Cell]], str | None
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """A big file is a million small objects that form no cycles: the cyclic collector's repeated
-    passes over them cost a sixth of the read, and find nothing."""
+    passes over them are a share of the read, and find nothing."""
     enabled = gc.isenabled()
     gc.disable()
     try:

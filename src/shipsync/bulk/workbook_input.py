@@ -1,7 +1,7 @@
 """Reading an XLSX or ODS sheet with pandas through the calamine engine, cells kept typed.
 
 A number cell arrives as a number, a boolean as a boolean, a date as a date and a date-time as a
-date-time, never as their display text; text cells are stripped. The workbook is measured first
+date-time, never as their display text; text cells are stripped. The workbook is sized first
 (`workbook_limits`): calamine allocates a sheet's whole rectangle and every expanded string before
 anything can be checked, so a file that would expand too far is refused before it is opened.
 """

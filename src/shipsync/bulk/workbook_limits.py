@@ -4,7 +4,7 @@ Checked, streaming and with bounded memory, from the zip itself:
 - the inflated size of every member (declared sizes first; then the members the reader parses are
   inflated for real, which also catches a member whose declared size lies: zipfile checks it);
 - XLSX: the text the cells expand to once shared strings are substituted (each reference to a
-  1 MB shared string is another 1 MB), and the rectangle the reader allocates (its corners are
+  shared string is another copy of it), and the rectangle the reader allocates (its corners are
   the extreme cell references; it is dense, empty cells included), its width among them (the
   reader pays per column: MAX_COLUMNS);
 - ODS: the same two, with repeated rows, columns and spaces multiplied out (`ods_limits`).

@@ -57,8 +57,8 @@ _ID_OR_REFERENCE = re.compile(r'(\bid="|url\(#|href="#)')
 
 @dataclass(frozen=True)
 class _Margins:
-    """Room around the plot, in inches. Laid out by hand: matplotlib's constrained layout measured
-    every label once more and took half of each chart's drawing time."""
+    """Room around the plot, in inches. Laid out by hand: matplotlib's constrained layout sizes
+    every label once more, which would double each chart's drawing."""
 
     left: float = 0.75
     right: float = 0.25

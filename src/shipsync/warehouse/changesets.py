@@ -112,7 +112,7 @@ def _not_older_than_their_rows(con: duckdb.DuckDBPyConnection, changesets: Itera
         return []
     batch = pa.table({"container_id": [c.container_id for c in ordered], "at": [c.at for c in ordered]})
     with staged(con, "_changesets", batch):
-        # A timestamp that does not parse is kept: its UPDATE fails on it, as it did before this filter.
+        # A timestamp that does not parse is kept: its UPDATE fails on it, as without this filter.
         rows = con.execute(
             f"SELECT DISTINCT c.container_id, c.at FROM _changesets c JOIN containers r ON r.id = c.container_id "
             f"WHERE r.{FRESHNESS} IS NULL OR TRY_CAST(c.at AS TIMESTAMPTZ) IS NULL OR r.{FRESHNESS} <= TRY_CAST(c.at AS TIMESTAMPTZ)"

@@ -3,24 +3,22 @@ object storage secret (temporary: in memory only), the lake attached, and the ac
 use. The one place that turns a `LakeLocation` into a connection.
 
 Every connection is a cursor of an in-memory DuckDB kept for the process, the *engine*, which has
-loaded the extensions: loading them costs 0.35-0.45 s per DuckDB (measured here; the ducklake and
-sqlite extensions are 35 MB each), against 5-40 ms to attach a lake. The engine holds no data of
-anyone's and no setting but its threads and the catalog setting below: each opening attaches its
-lake under its own name and detaches it when it closes. There are two engines, made when first
-used (a process that uses both loads the extensions twice): the parallel one (DuckDB's default
-threads), and a single-threaded one for runs that move a few rows (`single_threaded`): a statement that
-reads a few rows gains nothing from DuckDB's worker threads and pays for handing its work across
-them; a minute's `events load` cost twice the CPU and twice the time on the parallel engine
-(measured on 2 busy cores: 0.57 s of CPU against 0.29 s).
+loaded the extensions: loading them costs many times what attaching a lake does, so a process
+loads them once. The engine holds no data of anyone's and no setting but its threads and the
+catalog setting below: each opening attaches its lake under its own name and detaches it when it
+closes. There are two engines, made when first used (a process that uses both loads the extensions
+twice): the parallel one (DuckDB's default threads), and a single-threaded one for runs that move a
+few rows (`single_threaded`): a statement that reads a few rows gains nothing from DuckDB's worker
+threads and pays for handing its work across them, so a minute's `events load` would spend more
+CPU and time on the parallel engine, not less.
 
 An engine that loads the sqlite extension sets `sqlite_disable_multithreaded_scans` (GLOBAL: DuckLake
 reads its catalog through a connection of its own, which a session setting does not reach). Without
 it, every scan of a catalog table in a read-only transaction opens its own SQLite connection, which
-parses the catalog's whole schema (60-odd tables) before its first row; DuckLake reads about four
-catalog tables for each table a query scans, and an analyst view opened the catalog 20-31 times
-(counted with strace). With it, those scans use the transaction's one connection (one open per
-query, and every catalog table read at the same state). Measured here: the five analyst views
-20-25% faster; a query of a small table 8.5 ms -> 5.5 ms.
+parses the catalog's whole schema before its first row; DuckLake reads several catalog tables for
+each table a query scans, so an analyst view would open the catalog dozens of times. With it,
+those scans use the transaction's one connection (one open per query, and every catalog table read
+at the same state), which makes every query on the lake quicker.
 
 An embedded lake's folder is created private (0700) and its SQLite catalog is created in WAL mode
 before DuckLake first writes it, so that readers never wait for a writer nor a writer for readers
@@ -117,7 +115,7 @@ class LakeConnection:
 
     def close(self) -> None:
         try:
-            # Qualified: a bare `USE memory` also looks for a schema named so in the lake (~20 ms).
+            # Qualified: a bare `USE memory` also looks for a schema named so in the lake, a catalog query.
             self.con.execute("USE memory.main")
             self.con.execute(f"DETACH DATABASE IF EXISTS {ident(self.alias)}")
         except duckdb.Error:

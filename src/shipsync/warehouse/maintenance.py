@@ -89,7 +89,7 @@ def lake_size(warehouse: Warehouse) -> LakeSize:
     the lake (every account's): both are the lake's, as maintenance is."""
     con = warehouse.con
     snapshots = con.execute("SELECT count(*) FROM ducklake_snapshots(?)", [warehouse.alias]).fetchone()
-    # One catalog query for every table (a `ducklake_list_files` per table cost ~40 ms each).
+    # One catalog query for every table: a `ducklake_list_files` per table is slow on a lake of many.
     files = con.execute(
         "SELECT coalesce(sum(file_count), 0), coalesce(sum(file_size_bytes), 0) FROM ducklake_table_info(?)", [warehouse.alias]
     ).fetchone()
@@ -138,7 +138,7 @@ def expire(con: duckdb.DuckDBPyConnection, alias: str, older_than: datetime) -> 
     def attempt() -> int:
         # The snapshots are chosen here, compared by DuckDB, and expired by id: DuckLake 1.5.5 on a
         # SQLite catalog compares `older_than` with the stored times as text ('T' against ' '), so
-        # every snapshot of the cutoff's own day counted as older, newer ones included.
+        # every snapshot of the cutoff's own day would count as older, newer ones included.
         versions = [
             row[0]
             for row in con.execute("SELECT snapshot_id FROM ducklake_snapshots(?) WHERE snapshot_time < ?", [alias, older_than]).fetchall()
@@ -170,7 +170,7 @@ def _metadata(alias: str) -> str:
 def _day_before(moment: datetime) -> datetime:
     """The last microsecond of the UTC day before `moment`'s: DuckLake 1.5.5 on a SQLite catalog
     compares `older_than` with the stored times as text, which agrees with time only for a
-    cutoff at the very end of a day (see `expire`); earlier is safe, later deleted newer files."""
+    cutoff at the very end of a day (see `expire`); earlier is safe, later would delete newer files."""
     start = moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     return start - timedelta(microseconds=1)
 
@@ -210,7 +210,7 @@ def clean_up(con: duckdb.DuckDBPyConnection, alias: str, data_path: str, older_t
 def _counted(con: duckdb.DuckDBPyConnection, sql: str, parameters: list[object]) -> int:
     """The count a maintenance call returns, its result read to the end: a result left open (as
     `fetchone` leaves it) keeps the call's transaction open, and the next statement on the
-    connection rolls it back, so the snapshots it expired came back (measured on DuckLake 1.5.5)."""
+    connection rolls it back, and the snapshots it expired come back (DuckLake 1.5.5)."""
     rows = con.execute(sql, parameters).fetchall()
     return int(rows[0][0]) if rows else 0
 

@@ -65,7 +65,7 @@ _TIME = re.compile(r"\b(?:TIMESTAMP|DATE|TIME)\b")
 def not_inlined(table: Table) -> bool:
     """Whether a table's rows must go to data files even when few: DuckLake 1.5.5 writes a STRUCT
     with a date or time field into the catalog's inlined rows as text it cannot read back (a
-    conversion error on every later read; measured here). Lists of such structs are read back."""
+    conversion error on every later read). Lists of such structs are read back."""
     for column in table.columns:
         sql_type = column.type.compile(dialect=_DIALECT)
         if sql_type.startswith("STRUCT(") and not sql_type.endswith("]") and _TIME.search(sql_type):
@@ -151,7 +151,8 @@ def _create(con: duckdb.DuckDBPyConnection, alias: str, schema: str) -> None:
     except BaseException:
         # A COMMIT that lost a race to another process creating the same tables has ended the
         # transaction already: its conflict is what must reach `ensure_schema`, not ROLLBACK's
-        # "no transaction is active" (which hid it, so the loser failed instead of looking again).
+        # "no transaction is active", which would hide it, and the loser would fail instead of
+        # looking again.
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
         raise

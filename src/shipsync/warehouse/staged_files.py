@@ -1,11 +1,11 @@
 """Where a run keeps the rows it will write until it commits: Parquet files in a private temporary
 folder (0700), one file per staged batch, read back by DuckDB's `read_parquet` at commit.
 
-On disk rather than in memory, so that a run's memory follows its batch, not its pull (100,000
-documents staged in memory held 1.6 GB; a backlog of 200,000 deliveries grew past 4.8 GB). Batches
-of rows are written by Arrow without a DuckDB statement, so that staging a batch costs no catalog
-round trip (each statement on a connection with the lake attached costs 10-30 ms, measured here);
-the rows a deferred write reads (`Warehouse.stage`) by DuckDB's COPY on the run's staging
+On disk rather than in memory, so that a run's memory follows its batch, not its pull: a backfill
+or a receiver's backlog staged in memory grows with everything it read. Batches of rows are written
+by Arrow without a DuckDB statement, so that staging a batch costs no catalog round trip (every
+statement on a connection with the lake attached reads the lake's catalog); the rows a deferred
+write reads (`Warehouse.stage`) by DuckDB's COPY on the run's staging
 connection (`copy_to_file`), cast to the lake's types as they are kept. The files stay until the
 run is done with them: a commit that lost a race replays from them. The folder is removed when the
 run's warehouse closes, whatever happened; a process killed mid-run (kill -9, out of memory) leaves

@@ -125,7 +125,7 @@ class Warehouse:
         # appends as Arrow writes them, the tables a deferred write reads (`stage`) as DuckDB's
         # COPY writes them, on a connection of their own that has the engine's memory database in
         # use: on `con`, each statement outside a transaction opens one on the lake too, a catalog
-        # read (registering a batch there cost 8 ms of CPU, against 1 ms).
+        # read for every batch registered.
         self.stager = lake.con.cursor()
         self._files = StagedFiles()
         self._writes: list[_Write] = []
@@ -224,8 +224,8 @@ class Warehouse:
         """Keep `batch` in the stage for a deferred write to read (through `select`, a query of
         `_shipsync_incoming`, e.g. casts to a table's types: if the data refuses it, nothing is
         staged and `ValueRefusedError` is raised); the relation to read it by. In a staged file, not a table
-        of an in-memory database: a load of a receiver's backlog (200,000 deliveries, a 1.3 GB
-        spool) grew past 4.8 GB in such tables before its commit."""
+        of an in-memory database: such tables hold a receiver's whole backlog in memory until the
+        commit."""
         self._writable()
         path = self._files.new_path(label)
         with staged(self.stager, "_shipsync_incoming", batch), refused_values():
@@ -328,8 +328,8 @@ class Warehouse:
         self._writable()
         if not self._writes and last is None:
             return Committed(None, {}, 0)
-        # Arrow's pool keeps what staging's batches freed for the next batch; the merges need it more
-        # (measured: 50 MB of 20,000 documents' staging given back).
+        # Arrow's pool keeps what staging's batches freed for the next batch; the merges need it more,
+        # so it goes back before they start.
         pa.default_memory_pool().release_unused()
         started = time.monotonic()
         delay = 0.05

@@ -157,8 +157,8 @@ def merge_upsert(con: duckdb.DuckDBPyConnection, table_name: str, source: str, *
     """Merge the run's rows in `source` into `table_name` on its key. Call inside a transaction.
 
     Many rows are merged in slices of their keys (every copy of a key in the same slice): DuckLake
-    holds an insert's rows in memory until it writes their data file, so one insert of 91,000
-    containers took 850 MB, and in slices of 20,000 rows 60 MB each (and less time)."""
+    holds an insert's rows in memory until it writes their data file, so a run's memory follows
+    its largest slice (ROWS_PER_SLICE), not its largest table."""
     source_columns = [r[0] for r in con.execute(f"SELECT column_name FROM (DESCRIBE SELECT * FROM {source})").fetchall()]
     counted = con.execute(f"SELECT count(*) FROM {source}").fetchone()
     slices = max(1, math.ceil((int(counted[0]) if counted else 0) / ROWS_PER_SLICE))
@@ -259,8 +259,8 @@ def merge_links(
     deleted. What is the same as in the table is left alone."""
     other = next(c for c in key_columns(schema_table(table_name)) if c != owner_column)
     owner, target = _q(owner_column), _q(other)
-    # Files, not temporary tables (`copy_to_file`; as temporary tables, 84 MB of 100,000 documents'
-    # links stayed until the commit).
+    # Files, not temporary tables (`copy_to_file`): a temporary table dropped inside the commit's
+    # transaction keeps its memory until the commit.
     with tempfile.TemporaryDirectory(prefix=folder_prefix("links")) as scratch:
         kept_links = copy_to_file(
             con,

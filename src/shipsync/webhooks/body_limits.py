@@ -7,9 +7,10 @@ can be parsed, stored and written again. A notification `events catch-up` takes 
 service's listing is held to the same limits (`catch_up`): what a delivery could not bring, the
 listing does not bring either.
 
-Why these three: orjson reads 1,024 levels but writes 254, so a body nested 260 deep parsed, then
-failed every step that writes its JSON again, the dead-letter step included, and stopped the
-loader for good. A megabyte of `{}` parses into ~37 MB of objects. A member given twice is read
+Why these three: orjson reads 1,024 levels but writes 254, so a body nested deeper than it writes
+would parse, then fail every step that writes its JSON again, the dead-letter step included, and
+stop the loader for good. A megabyte of `{}` parses into many times its size in objects. A member
+given twice is read
 two ways: orjson (and so the event log's columns) keeps the last, DuckDB reading the stored
 payload the first, so one body would say two things in the warehouse.
 """
@@ -27,7 +28,7 @@ MAX_BODY_BYTES = 1024 * 1024
 # levels of its own, so what it accepts stays well below that. A notification nests about 6.
 MAX_DEPTH = 240
 # Values (objects, arrays and scalars, counted off the bytes): a notification holds hundreds;
-# 100,000 bounds a parsed body to ~10 MB of objects.
+# this bounds the objects a parsed body makes, whatever its bytes are.
 MAX_VALUES = 100_000
 
 _STEP = [0] * 256  # +1 for an opening bracket, -1 for a closing one
@@ -63,7 +64,7 @@ def shape_of(body: bytes) -> Shape:
     filled = bare.count(b"[") + bare.count(b"{") - bare.count(b"[]") - bare.count(b"{}")
     values = 1 + bare.count(b",") + filled
     if values > MAX_VALUES:
-        return Shape(0, values, bare.count(b":"))  # refused for its values: its depth is not measured
+        return Shape(0, values, bare.count(b":"))  # refused for its values: its depth is not counted
     depth = max(accumulate(map(_STEP.__getitem__, bare.translate(None, _NOT_BRACKETS))), default=0)
     return Shape(depth, values, bare.count(b":"))
 

@@ -212,8 +212,8 @@ class EventLogStage:
             )
         counts["webhook_event_conflicts"] = TableCounts(inserted=conflicts)
         # One row per notification delivered again, at most: when it first came again. A row per copy
-        # let one captured delivery replayed 300 times make 299 rows; how many copies came is the
-        # run's `duplicates` count.
+        # would let one captured delivery replayed many times fill the table; how many copies came is
+        # the run's `duplicates` count.
         redelivered = 0
         if repeats:
             redelivered = affected(

@@ -147,8 +147,8 @@ def _load(
 ) -> LoadReport:
     own = folder.spool_id()
     parameters = {"spool": own}
-    # Single-threaded: a minute's load reads and writes a few rows per statement (and a load of
-    # 50,000 took no longer so, measured on 2 cores: the parsing is Python's).
+    # Single-threaded: a minute's load reads and writes a few rows per statement, and a large
+    # load's time is Python's parsing, which DuckDB's threads do not share.
     with (
         warehouse_run(location, "load_events", parameters, flow_run_id=flow_run_id, single_threaded=True) as run,
         run.step("load_events", parameters) as record,

@@ -8,7 +8,7 @@ Parsing refuses, as dead letters, what the receiver refuses (a body too deep, wi
 or a member given twice: `body_limits`) and stamps outside a sane window (`stamp_problem`), so
 that every step after it can write what it reads. It keeps what the later steps need and lets the
 parsed document go, so a batch holds its bodies and their rows, never every parsed body at once (a
-1 MiB body of `{}`s parses into ~37 MB of Python objects).
+body of `{}`s parses into many times its size in Python objects).
 """
 
 from __future__ import annotations

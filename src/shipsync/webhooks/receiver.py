@@ -82,11 +82,8 @@ def printable(text: str | None) -> str:
 
 class DeliveryLog:
     """One line per delivery, handed to the logging handlers together, as one record, every
-    FLUSH_S seconds. MEASURED: a log record per delivery cost the receiver a third of its
-    throughput (nothing logged: 1.45x the deliveries per second, paired median of 4 interleaved
-    rounds, `shipsync bench`'s load generator); batched, the lines cost ~1 µs each. Re-measured with
-    the machine loaded (load average ~9 on 2 cores, where the sync dominates): batched, 1.08x the
-    deliveries per second of a record per delivery (paired median of 6 interleaved rounds)."""
+    FLUSH_S seconds: a log record per delivery costs the receiver a large share of its throughput
+    in a burst, and a line in a batch costs next to nothing."""
 
     FLUSH_S = 0.05
 
@@ -126,8 +123,8 @@ class Stored:
 class RecentDeliveries:
     """The deliveries stored last, by secret and signature: the same signature under the same
     secret is the same body. A replay of one is answered 200 once the first copy is on disk, and
-    not written again (one captured delivery sent 300 times used to leave 300 copies in the spool,
-    287 MB). Older ones are forgotten: a replay of those is written again, and `events load`
+    not written again, so a captured delivery sent many times takes the spool's room once. Older
+    ones are forgotten: a replay of those is written again, and `events load`
     counts it as a redelivery."""
 
     def __init__(self, size: int = 10_000) -> None:

@@ -8,8 +8,8 @@ exclusive `flock` on its segment; a segment nobody holds is finished (its receiv
 died).
 
 The folder is created private (0700), and only it: its parent must exist (by default the
-warehouse's folder, which the warehouse creates, 0700; a receiver started first used to create it
-0755). An existing one must be owned by this user and writable by nobody else, and its sub-folders
+warehouse's folder, which the warehouse creates, 0700), so a receiver started first never makes a
+parent with the umask's mode. An existing one must be owned by this user and writable by nobody else, and its sub-folders
 are made 0700 and opened without following links: otherwise anyone who can write there could
 plant a link and have deliveries written, or segments moved, where it points.
 """
