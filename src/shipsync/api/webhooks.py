@@ -103,8 +103,8 @@ class Webhooks:
         await self._t.request("DELETE", f"webhooks/{quote(webhook_id, safe='')}")
 
     def notification_pages(self, *, include: str | None = None, max_pages: int | None = None, start: str | None = None) -> Pages:
-        """Extension: every notification sent to the account's webhooks (`GET /webhook_notifications`,
-        newest first, delivered or not), each the `webhook_notification` resource a delivery
-        carries; `include` takes `webhook` and `reference_object`."""
+        """Every notification sent to the account's webhooks (`GET /webhook_notifications`, delivered
+        or not, in an order the reference does not state), each the `webhook_notification` resource
+        a delivery carries; `include` takes `webhook` and `reference_object`."""
         params = {"include": include} if include else {}
         return self._t.paginate("webhook_notifications", params, max_pages=max_pages, start=start)
