@@ -2,8 +2,10 @@
 
 Requests are the scarce resource (100 a minute per key), so listings ask for 100 a page and
 `include` what they name: a page of shipments brings its containers, terminals and ports; a page
-of containers brings its shipments, terminals and transport events. A container's events are read
-one container at a time only when the listing did not include them.
+of containers brings its shipments and terminals. A container's transport events are read one
+container at a time when the listing did not include them (the reference's listing carries only
+their linkage): in a full walk for every container, in an incremental walk only for the containers
+the listing shows changed (`container_changes`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import timedelta
 from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of, relationship
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.config import Settings
+from shipsync.pull.container_changes import changed_containers
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
 from shipsync.pull.listing_marks import DownTo, Stamp, created_at, down_to, last_page_of, leave_mark, listing_cutoff, newest, refreshed_at
@@ -60,6 +63,10 @@ def containers_pages(settings: Settings, warehouse: Warehouse, walk: DownTo | No
     listing = lambda client, start, pages: client.containers.list_pages(include=CONTAINER_INCLUDES, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, last_page_of(walk))
     missing = events_not_included(fetched.data, fetched.included)
+    if missing and walk is not None:
+        wanted = set(missing)
+        moved = set(changed_containers(warehouse.con, [c for c in fetched.data if str(c["id"]) in wanted]))
+        missing = [i for i in missing if i in moved]
     if missing:
         events = fetch_each(settings, missing, lambda client, i: client.containers.transport_events(i, include=TRANSPORT_EVENT_INCLUDES))
         fetched.included += events.data + events.included
@@ -68,6 +75,9 @@ def containers_pages(settings: Settings, warehouse: Warehouse, walk: DownTo | No
         fetched.stats.requests += events.stats.requests
         fetched.stats.throttled += events.stats.throttled
         fetched.stats.retries += events.stats.retries
+        # A container whose events could not be read keeps its old row: the next walk still sees it changed.
+        unread = {reason.split(":", 1)[0] for reason in events.failed}
+        fetched.data = [c for c in fetched.data if str(c["id"]) not in unread]
     outcome = load_resources(warehouse, fetched)
     outcome.newest_stamp = newest(fetched.data, refreshed_at)
     return outcome
