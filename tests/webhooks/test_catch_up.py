@@ -22,7 +22,9 @@ from shipsync.webhooks.framing import encode_record
 from shipsync.webhooks.load import load_events
 from shipsync.webhooks.registration import register_webhook
 from shipsync_sandbox.admin_client import wait_for_deliveries
+from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.serving import free_port
+from shipsync_sandbox.views import tracking_request_view
 from support.http import HTTP
 from support.lake import fetch, location
 from support.sandboxes import K1, RunningSandbox, SandboxFactory, settings_for
@@ -165,17 +167,65 @@ def _page(*notifications: tuple[str, str, datetime]) -> Page:
 
 def test_the_walk_ends_on_the_first_page_settled_and_older_than_its_start(tmp_path: Path) -> None:
     start = datetime(2026, 5, 1, tzinfo=UTC)
-    before, after = start - timedelta(hours=1), start + timedelta(hours=1)
+    earlier, before, after, later = (start + timedelta(hours=h) for h in (-2, -1, 1, 2))
     with open_warehouse(location(tmp_path / "lake")) as warehouse:
         spool = delivered(tmp_path, [orjson.dumps({"data": {"id": "known", "type": "webhook_notification"}})])
         stage = EventLogStage(warehouse, datetime.now(UTC), "listing", listed=True)
         walk = Walk(warehouse.con, stage, frozenset({"ours"}), start, "run")
-        assert not walk.last_page(_page(("unknown", "ours", before)))  # the log lacks one: walk on
-        assert not walk.last_page(_page(("theirs-1", "theirs", after)))  # newer than the start
-        assert walk.last_page(_page(("theirs-2", "theirs", before)))  # another webhook's, older
+        assert not walk.last_page(_page(("new-1", "theirs", later), ("new-2", "theirs", after)))  # newer than the start
+        assert not walk.last_page(_page(("unknown", "ours", before), ("theirs-1", "theirs", before)))  # the log lacks one: walk on
+        assert walk.last_page(_page(("theirs-2", "theirs", before), ("theirs-3", "theirs", earlier)))  # another webhook's, older
         assert not walk.last_page(_page())  # an empty page ends nothing (the listing's end does)
     load_events(location(tmp_path / "lake"), spool)
     with open_warehouse(location(tmp_path / "lake")) as warehouse:
-        walk = Walk(warehouse.con, EventLogStage(warehouse, datetime.now(UTC), "listing", listed=True), frozenset({"ours"}), start, "run")
-        assert walk.last_page(_page(("known", "ours", before), ("theirs", "theirs", before)))
-        assert not walk.last_page(_page(("known", "ours", before), ("late", "ours", before)))
+
+        def walk_of() -> Walk:
+            stage = EventLogStage(warehouse, datetime.now(UTC), "listing", listed=True)
+            return Walk(warehouse.con, stage, frozenset({"ours"}), start, "run")
+
+        assert walk_of().last_page(_page(("known", "ours", before), ("theirs", "theirs", earlier)))
+        assert not walk_of().last_page(_page(("known", "ours", before), ("late", "ours", earlier)))
+        # Pages that do not show the listing newest first never end the walk: below may be newer.
+        assert not walk_of().last_page(_page(("known", "ours", before)))  # one notification shows no order
+        rising = walk_of()
+        assert not rising.last_page(_page(("theirs-1", "theirs", earlier), ("theirs-2", "theirs", before)))
+        assert not rising.last_page(_page(("theirs-3", "theirs", earlier), ("theirs-4", "theirs", earlier - timedelta(hours=1))))
+        across = walk_of()  # each page falls, but the second starts above where the first ended
+        assert not across.last_page(_page(("unknown", "ours", before), ("theirs-6", "theirs", earlier)))
+        assert not across.last_page(_page(("theirs-7", "theirs", before), ("theirs-8", "theirs", earlier - timedelta(hours=1))))
+
+
+def _record_notifications(sandbox: RunningSandbox, webhook_id: str, stamps: list[datetime]) -> list[str]:
+    """Notifications the service sent to `webhook_id` at `stamps` (in that order) that no receiver
+    got: in the account's listing only. Their reference object is one of the account's tracking requests."""
+    account = sandbox.state.world.accounts[K1]
+    reference = tracking_request_view(account, next(iter(account.tracking_requests.values())))
+    ids = []
+    for made in stamps:
+        document = envelope(webhook_id, "tracking_request.succeeded", reference, [reference], made.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        account.notifications.record(document["data"]["id"], orjson.dumps(document))
+        ids.append(document["data"]["id"])
+    return ids
+
+
+@pytest.mark.parametrize("order", ["newest", "oldest", "id"])
+def test_a_catch_up_loads_every_missed_notification_whatever_the_listing_order(
+    make_sandbox: SandboxFactory, tmp_path: Path, order: str
+) -> None:
+    """150 notifications the log holds, then 65 it missed, listed in one order (215: three pages).
+    Every missed one is loaded under every order; only newest first lets the walk stop early."""
+    sandbox = make_sandbox(listing_order=order)
+    settings = settings_for(sandbox, tmp_path / "warehouse")
+    webhook = register_webhook(settings, f"http://127.0.0.1:{free_port()}/webhook", ["tracking_request.succeeded"])
+    now = datetime.now(UTC).replace(microsecond=0)
+    held = _record_notifications(sandbox, str(webhook.id), [now - timedelta(hours=10) + timedelta(seconds=10 * n) for n in range(150)])
+    first = catch_up(settings, since=now - timedelta(days=1))
+    assert first.loaded == len(held)
+    recent = [now - timedelta(minutes=30) + timedelta(seconds=10 * n) for n in range(65)]
+    missed_ids = _record_notifications(sandbox, str(webhook.id), recent)
+
+    done = catch_up(settings, since=now - timedelta(hours=2))
+    logged = {r[0] for r in fetch(settings, "SELECT notification_id FROM webhook_events")}
+    lost = set(missed_ids) - logged
+    assert not lost and done.loaded == len(missed_ids)
+    assert done.records[0].stats.requests == (2 if order == "newest" else 3)  # newest first: the third page is never read

@@ -8,6 +8,7 @@ rest of the answer looks like (a `headers: null`, an unknown member) — see `cr
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -43,6 +44,45 @@ def kinds_of_categories(resources: Iterable[JsonObject]) -> list[str] | None:
                 return None
             kinds.append(name)
     return list(dict.fromkeys(kinds)) or None
+
+
+@dataclass(frozen=True)
+class TestDelivery:
+    """What `POST /webhooks/trigger` answers: how the one test delivery to `url` went."""
+
+    url: str
+    succeeded: bool
+    status_code: int | None
+    error: str | None
+
+    @classmethod
+    def from_answer(cls, answer: Any, url: str) -> TestDelivery:
+        found = answer if isinstance(answer, dict) else {}
+        status = found.get("status_code")
+        error = found.get("error")
+        return cls(
+            str(found.get("url") or url),
+            found.get("succeeded") is True,
+            status if isinstance(status, int) and not isinstance(status, bool) else None,
+            str(error) if error is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class DeliveryAddresses:
+    """What `GET /webhooks/ips` answers: the IPv4 addresses deliveries come from, and when the
+    service last changed the list."""
+
+    addresses: list[str]
+    last_updated: str | None
+
+    @classmethod
+    def from_answer(cls, answer: Any) -> DeliveryAddresses:
+        found = answer if isinstance(answer, dict) else {}
+        listed = found.get("webhook_notification_ips")
+        updated = found.get("last_updated")
+        addresses = [str(a) for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
+        return cls(addresses, updated if isinstance(updated, str) else None)
 
 
 class Webhooks:
@@ -99,12 +139,29 @@ class Webhooks:
         body["data"]["id"] = webhook_id
         return Webhook.from_resource(await self._t.write_one("PATCH", f"webhooks/{quote(webhook_id, safe='')}", body))
 
+    async def activate(self, webhook_id: str) -> Webhook:
+        """Turn a webhook on again (`PATCH /webhooks/{id}`, `active: true`), e.g. after the service
+        deactivated it for failing deliveries."""
+        return await self.update(webhook_id, {"active": True})
+
+    async def trigger(self, url: str, event: str, *, secret: str | None = None) -> TestDelivery:
+        """One test delivery of an example `event` to `url` (`POST /webhooks/trigger`, a plain JSON
+        body), signed with `secret` when given; no webhook is created."""
+        body: dict[str, Any] = {"url": url, "event": event}
+        if secret:
+            body["secret"] = secret
+        return TestDelivery.from_answer(await self._t.request("POST", "webhooks/trigger", json_body=body), url)
+
+    async def delivery_addresses(self) -> DeliveryAddresses:
+        """The addresses the service delivers from (`GET /webhooks/ips`), for a firewall's allow list."""
+        return DeliveryAddresses.from_answer(await self._t.request("GET", "webhooks/ips"))
+
     async def delete(self, webhook_id: str) -> None:
         await self._t.request("DELETE", f"webhooks/{quote(webhook_id, safe='')}")
 
     def notification_pages(self, *, include: str | None = None, max_pages: int | None = None, start: str | None = None) -> Pages:
-        """Extension: every notification sent to the account's webhooks (`GET /webhook_notifications`,
-        newest first, delivered or not), each the `webhook_notification` resource a delivery
-        carries; `include` takes `webhook` and `reference_object`."""
+        """Every notification sent to the account's webhooks (`GET /webhook_notifications`, delivered
+        or not, in an order the reference does not state), each the `webhook_notification` resource
+        a delivery carries; `include` takes `webhook` and `reference_object`."""
         params = {"include": include} if include else {}
         return self._t.paginate("webhook_notifications", params, max_pages=max_pages, start=start)

@@ -1,4 +1,4 @@
-"""`shipsync webhooks register|delete|serve`, `shipsync events load|catch-up`."""
+"""`shipsync webhooks register|delete|activate|test|ips|serve`, `shipsync events load|catch-up`."""
 
 from __future__ import annotations
 
@@ -44,6 +44,67 @@ def delete(webhook_id: str) -> None:
 
     delete_webhook(settings_from_env(), webhook_id)
     console.print(line(f"deleted webhook {webhook_id}"))
+
+
+@webhooks_app.command("activate")
+@one_line_errors
+def activate(webhook_id: str) -> None:
+    """Turn a webhook on again, e.g. after the service deactivated it for failing deliveries."""
+    from shipsync.api import run_with_client
+
+    settings = settings_from_env()
+    settings.require_api_key()
+    webhook = run_with_client(settings.client_options(), lambda client: client.webhooks.activate(webhook_id))
+    state = "active" if webhook.active else styled("still inactive", "red")
+    console.print(line(f"webhook {webhook.id} is {state} -> {webhook.url}"))
+
+
+@webhooks_app.command("test")
+@one_line_errors
+def test_delivery(
+    url: str = typer.Option(..., "--url", help="Where the service should send one test delivery (HTTPS)."),
+    event: str = typer.Option(..., "--event", help="The event kind whose example the delivery carries."),
+    secret_env: str | None = typer.Option(
+        None, "--secret-env", help="Name of an environment variable holding the secret to sign the delivery with."
+    ),
+) -> None:
+    """Ask the service for one test delivery (no webhook is created); print how it went."""
+    import os
+
+    from shipsync.api import run_with_client
+
+    settings = settings_from_env()
+    settings.require_api_key()
+    secret = None
+    if secret_env:
+        secret = os.environ.get(secret_env)
+        if not secret:
+            raise typer.BadParameter(f"the environment variable {secret_env} is not set", param_hint="--secret-env")
+    done = run_with_client(settings.client_options(), lambda client: client.webhooks.trigger(url, event, secret=secret))
+    status = f"status {done.status_code}" if done.status_code is not None else "no answer"
+    if done.succeeded:
+        console.print(line(f"test delivery of {event} to {done.url}: delivered ({status})"))
+        return
+    console.print(
+        line(f"test delivery of {event} to {done.url}: ", styled("failed", "red"), f" ({status}; {done.error or 'no error given'})")
+    )
+    raise typer.Exit(1)
+
+
+@webhooks_app.command("ips")
+@one_line_errors
+def ips() -> None:
+    """The addresses the service delivers from, one a line, for a firewall's allow list."""
+    from shipsync.api import run_with_client
+
+    settings = settings_from_env()
+    settings.require_api_key()
+    found = run_with_client(settings.client_options(), lambda client: client.webhooks.delivery_addresses())
+    for address in found.addresses:
+        console.print(address)
+    console.print(
+        line(f"{len(found.addresses)} address(es); the service last changed them {found.last_updated or 'at a time it did not say'}")
+    )
 
 
 _LIMITS = ReceiverLimits()

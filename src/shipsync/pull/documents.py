@@ -1,7 +1,7 @@
 """Pull documents with every related resource: by ids, from a file of ids, all via the listing, or
 incrementally (the default without ids).
 
-Incremental: the listing newest first (`sort=-created_at`) down to the newest `created_at` the last
+Incremental: the listing newest first (`sort=-created_at`, declared by the reference) down to the newest `created_at` the last
 successful listing run saw (its mark, kept in that run's ledger parameters), minus a re-check
 window (`SHIPSYNC_DOCUMENT_RECHECK_DAYS`) because extraction may still change recent documents.
 One walk covers both: it ends after the first page whose oldest document is older than that. A
@@ -19,7 +19,7 @@ from shipsync.api.documents import ALL_INCLUDES
 from shipsync.config import Settings
 from shipsync.errors import InputError
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
-from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches
+from shipsync.pull.listing_marks import DownTo, created_at, down_to, last_page_of, leave_mark, listing_cutoff, newest
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun
 from shipsync.warehouse.load import write_batch
@@ -48,11 +48,12 @@ def documents_by_id(settings: Settings, warehouse: Warehouse, ids: Sequence[str]
     return outcome_of(fetched)
 
 
-def documents_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
-    """A batch of listing pages: every document (oldest first), or newest first down to `cutoff`."""
-    sort = None if cutoff is None else "-created_at"
+def documents_pages(settings: Settings, warehouse: Warehouse, walk: DownTo | None, cursor: str | None) -> BatchOutcome:
+    """A batch of listing pages: every document, or newest first (`sort=-created_at`, the order the
+    reference lets a client ask for) down to `walk`'s cutoff."""
+    sort = None if walk is None else "-created_at"
     listing = lambda client, start, pages: client.documents.list_pages(ALL_INCLUDES, sort=sort, start=start, max_pages=pages)  # noqa: E731
-    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, last_page_of(walk))
     load_documents(warehouse, fetched)
     outcome = outcome_of(fetched)
     outcome.newest_stamp = newest(fetched.data, created_at)
@@ -92,7 +93,8 @@ def pull_documents_step(
             absorb(record, runner("documents-by-id", documents_by_id, settings, run.warehouse, chunk))
             progress(len(chunk))
         if listing:
-            outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, run.warehouse, cutoff)
+            walk = down_to(cutoff, created_at)
+            outcomes = page_through(record, runner, progress, "documents-pages", documents_pages, settings, run.warehouse, walk)
             leave_mark(record, outcomes, mark)
     return record
 

@@ -1,16 +1,24 @@
-"""Incremental walks of newest-first listings: each record's stamp, the mark a run leaves in the
-ledger, and where the next walk may stop.
+"""Incremental walks of listings: each record's stamp, the mark a run leaves in the ledger, and
+where the next walk may stop.
 
-Documents and shipments are listed newest created first, containers most recently refreshed first
-(their refresh times are `pod_last_tracking_request_at` and `shipment_last_tracking_request_at`).
-A walk reads pages down to the last run's mark minus a margin and stops after the first page that
-ends older than that: everything after it is older still. The mark is the newest stamp a
+A walk reads pages down to the last run's mark minus a margin. It may stop after the first page
+that ends older than that only when everything below is older still, that is when the listing is
+newest first by the walk's stamp. The reference declares that order for one listing only on
+request (documents, `sort=-created_at`); for shipments (newest created first) and containers (a
+sentence that contradicts itself, `docs/api-facts.md`) it describes an order but nothing makes it
+a rule, and for webhook notifications it says none. So a walk stops early only when the pages it
+has read show the order it relies on (`NewestFirst`): stamps that never rise, within a page and
+from one page to the next, and fall at least once. Any other listing is read to its end.
+
+Containers' stamps are their refresh times (`pod_last_tracking_request_at`,
+`shipment_last_tracking_request_at`), the others' `created_at`. The mark is the newest stamp a
 successful run read, kept in its ledger row's parameters, and never goes backwards.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import duckdb
@@ -46,17 +54,63 @@ def newest(records: Iterable[JsonObject], stamp: Stamp) -> str | None:
     return moment.isoformat() if moment else None
 
 
-def reaches(cutoff: str | None, stamp: Stamp) -> Callable[[Page], bool] | None:
-    """Whether a page of the newest-first listing ends older than `cutoff`; None: read to the end."""
-    if cutoff is None:
-        return None
-    limit = datetime.fromisoformat(cutoff)
+@dataclass
+class NewestFirst:
+    """Whether the pages a walk has read so far show a listing newest first by `stamp`: no stamp
+    above the one before it (records without a stamp come last, as in a descending sort), and at
+    least one below it (a page of equal stamps, or of one record, shows no order). Once broken,
+    never shown again: a walk that saw the order fail reads to the end."""
 
-    def last(page: Page) -> bool:
-        moments = [m for m in map(stamp, page.data) if m is not None]
-        return bool(moments) and min(moments) < limit
+    stamp: Stamp
+    last: datetime | None = None
+    unstamped: bool = False  # a record without a stamp was read: only such records may follow
+    fell: bool = False
+    broken: bool = False
 
-    return last
+    def read(self, page: Page) -> bool:
+        """Take the page's records in listing order; whether the order holds on everything read."""
+        for record in page.data:
+            moment = self.stamp(record)
+            if moment is None:
+                self.unstamped = True
+            elif self.unstamped or (self.last is not None and moment > self.last):
+                self.broken = True
+            else:
+                self.fell = self.fell or (self.last is not None and moment < self.last)
+                self.last = moment
+        return self.shown
+
+    @property
+    def shown(self) -> bool:
+        return self.fell and not self.broken
+
+
+@dataclass
+class DownTo:
+    """Where an incremental walk may stop: after the first page that ends older than `cutoff`, when
+    the pages read so far show the listing newest first; else at the listing's end. One instance
+    follows one walk across all its batches."""
+
+    cutoff: datetime
+    stamp: Stamp
+    order: NewestFirst = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.order = NewestFirst(self.stamp)
+
+    def last(self, page: Page) -> bool:
+        ordered = self.order.read(page)
+        moments = [m for m in map(self.stamp, page.data) if m is not None]
+        return ordered and bool(moments) and min(moments) < self.cutoff
+
+
+def down_to(cutoff: str | None, stamp: Stamp) -> DownTo | None:
+    """The stop rule of a walk down to `cutoff`; None (no cutoff): read the whole listing."""
+    return DownTo(datetime.fromisoformat(cutoff), stamp) if cutoff is not None else None
+
+
+def last_page_of(walk: DownTo | None) -> Callable[[Page], bool] | None:
+    return walk.last if walk is not None else None
 
 
 def listing_cutoff(con: duckdb.DuckDBPyConnection, flow: str, margin: timedelta) -> tuple[str | None, str | None]:

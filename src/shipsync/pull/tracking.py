@@ -2,8 +2,10 @@
 
 Requests are the scarce resource (100 a minute per key), so listings ask for 100 a page and
 `include` what they name: a page of shipments brings its containers, terminals and ports; a page
-of containers brings its shipments, terminals and transport events. A container's events are read
-one container at a time only when the listing did not include them.
+of containers brings its shipments and terminals. A container's transport events are read one
+container at a time when the listing did not include them (the reference's listing carries only
+their linkage): in a full walk for every container, in an incremental walk only for the containers
+the listing shows changed (`container_changes`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from datetime import timedelta
 from shipsync.api.jsonapi import IncludedIndex, JsonObject, refs_of, relationship
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.config import Settings
+from shipsync.pull.container_changes import changed_containers
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import Fetched, fetch_each, fetch_pages
-from shipsync.pull.listing_marks import created_at, leave_mark, listing_cutoff, newest, reaches, refreshed_at
+from shipsync.pull.listing_marks import DownTo, Stamp, created_at, down_to, last_page_of, leave_mark, listing_cutoff, newest, refreshed_at
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, absorb, in_own_run, no_progress, outcome_of, page_through, run_direct
 from shipsync.warehouse.declared_rows import declared_batch
 from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun
@@ -34,10 +37,10 @@ def load_resources(warehouse: Warehouse, fetched: Fetched) -> BatchOutcome:
     return outcome_of(fetched)
 
 
-def shipments_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
-    """A batch of the listing's pages (newest created first), to its end or down to `cutoff`."""
+def shipments_pages(settings: Settings, warehouse: Warehouse, walk: DownTo | None, cursor: str | None) -> BatchOutcome:
+    """A batch of the listing's pages, to its end or down to `walk`'s cutoff (`listing_marks`)."""
     listing = lambda client, start, pages: client.shipments.list_pages(include=",".join(SHIPMENT_INCLUDES), start=start, max_pages=pages)  # noqa: E731
-    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, created_at))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, last_page_of(walk))
     outcome = load_resources(warehouse, fetched)
     outcome.newest_stamp = newest(fetched.data, created_at)
     return outcome
@@ -55,11 +58,15 @@ def events_not_included(containers: Sequence[JsonObject], included: Sequence[Jso
     return missing
 
 
-def containers_pages(settings: Settings, warehouse: Warehouse, cutoff: str | None, cursor: str | None) -> BatchOutcome:
-    """A batch of the listing's pages (most recently refreshed first), to its end or down to `cutoff`."""
+def containers_pages(settings: Settings, warehouse: Warehouse, walk: DownTo | None, cursor: str | None) -> BatchOutcome:
+    """A batch of the listing's pages, to its end or down to `walk`'s cutoff (`listing_marks`)."""
     listing = lambda client, start, pages: client.containers.list_pages(include=CONTAINER_INCLUDES, start=start, max_pages=pages)  # noqa: E731
-    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, reaches(cutoff, refreshed_at))
+    fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, last_page_of(walk))
     missing = events_not_included(fetched.data, fetched.included)
+    if missing and walk is not None:
+        wanted = set(missing)
+        moved = set(changed_containers(warehouse.con, [c for c in fetched.data if str(c["id"]) in wanted]))
+        missing = [i for i in missing if i in moved]
     if missing:
         events = fetch_each(settings, missing, lambda client, i: client.containers.transport_events(i, include=TRANSPORT_EVENT_INCLUDES))
         fetched.included += events.data + events.included
@@ -68,6 +75,9 @@ def containers_pages(settings: Settings, warehouse: Warehouse, cutoff: str | Non
         fetched.stats.requests += events.stats.requests
         fetched.stats.throttled += events.stats.throttled
         fetched.stats.retries += events.stats.retries
+        # A container whose events could not be read keeps its old row: the next walk still sees it changed.
+        unread = {reason.split(":", 1)[0] for reason in events.failed}
+        fetched.data = [c for c in fetched.data if str(c["id"]) not in unread]
     outcome = load_resources(warehouse, fetched)
     outcome.newest_stamp = newest(fetched.data, refreshed_at)
     return outcome
@@ -85,6 +95,7 @@ def _walk(
     parameters: dict[str, object],
     incremental: bool,
     pages: Callable[..., BatchOutcome],
+    stamp: Stamp,
     runner: StepRunner,
     progress: Progress,
 ) -> RunRecord:
@@ -93,7 +104,8 @@ def _walk(
     mark, cutoff = listing_cutoff(run.con, flow, LISTING_OVERLAP) if incremental else (None, None)
     with run.step(flow, {**parameters, "incremental": incremental, "down_to": cutoff}) as record:
         name = f"{flow.removeprefix('pull_')}-pages"
-        leave_mark(record, page_through(record, runner, progress, name, pages, settings, run.warehouse, cutoff), mark)
+        walk = down_to(cutoff, stamp)
+        leave_mark(record, page_through(record, runner, progress, name, pages, settings, run.warehouse, walk), mark)
     return record
 
 
@@ -103,7 +115,8 @@ def pull_shipments_step(
     """Every shipment, with its containers, terminals and ports (one request per 100 shipments);
     `incremental`: those created since the last run's newest (a changed older shipment comes with
     its containers, from the containers' walk and from webhooks)."""
-    return _walk(run, settings, "pull_shipments", {"include": list(SHIPMENT_INCLUDES)}, incremental, shipments_pages, runner, progress)
+    parameters: dict[str, object] = {"include": list(SHIPMENT_INCLUDES)}
+    return _walk(run, settings, "pull_shipments", parameters, incremental, shipments_pages, created_at, runner, progress)
 
 
 def pull_containers_step(
@@ -112,7 +125,8 @@ def pull_containers_step(
     """Every container with its shipment, terminals and transport events (one request per 100
     containers, plus one per container whose events the listing did not include); `incremental`:
     those the service refreshed since the last run's newest refresh."""
-    return _walk(run, settings, "pull_containers", {"include": list(CONTAINER_INCLUDES)}, incremental, containers_pages, runner, progress)
+    parameters: dict[str, object] = {"include": list(CONTAINER_INCLUDES)}
+    return _walk(run, settings, "pull_containers", parameters, incremental, containers_pages, refreshed_at, runner, progress)
 
 
 def pull_shipping_lines_step(

@@ -2,8 +2,8 @@
 event log as if they had been delivered.
 
 When the receiver was down longer than the service's redeliveries, the service's own answer is to
-list the notifications again: `GET /webhook_notifications` (newest first, `include=reference_object`)
-holds every notification sent to the account's webhooks, delivered or not. A catch-up walks that
+list the notifications again: `GET /webhook_notifications` (`include=reference_object`) holds
+every notification sent to the account's webhooks, delivered or not. A catch-up walks that
 listing and stages the notifications of the warehouse's own webhooks that the event log lacks
 through the path a delivery takes (`event_log.stage_copies`: the same parser and limits, dedupe by
 notification id, typed rows and freshness rules), then commits them as one snapshot. Every request
@@ -27,10 +27,12 @@ the last catch-up's `whole_until` and the newest delivery's `received_at` (`no_g
 `--since`, a catch-up lists from there less `MARGIN`: the service's redeliveries of notifications
 made just before the receiver stopped, and clocks that disagree, both fit in it.
 
-The walk takes every notification of its webhooks that the log lacks, and stops after the first
-page on which every notification is settled (in the event log or its dead letters, or of another
-webhook) and was created before the start: below it is older still, and settled by the catch-ups
-and deliveries before.
+The walk takes every notification of its webhooks that the log lacks. The reference states no
+order for the listing, so the walk ends early only where the pages it has read show the listing
+newest first (`listing_marks.NewestFirst`): after the first page on which every notification is
+settled (in the event log or its dead letters, or of another webhook) and was created before the
+start, since below it is older still, and settled by the catch-ups and deliveries before. Listed
+in any other order, the walk reads to the end.
 
 A listed notification is held to a delivery's limits (`body_limits`: its size, depth and values):
 one past them is a dead letter under its id, as a delivery past them would be refused, so it
@@ -52,7 +54,7 @@ from shipsync.api.jsonapi import IncludedIndex, JsonObject, Page, ref_of, relati
 from shipsync.config import Settings
 from shipsync.pull.documents import PAGES_PER_BATCH
 from shipsync.pull.fetch import Fetched, fetch_pages
-from shipsync.pull.listing_marks import created_at, listing_cutoff
+from shipsync.pull.listing_marks import NewestFirst, created_at, listing_cutoff
 from shipsync.pull.steps import BatchOutcome, Progress, StepRunner, no_progress, outcome_of, page_through, run_direct
 from shipsync.pull.tracking import LISTING_OVERLAP, pull_containers_step
 from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, last_success_parameter, warehouse_run
@@ -188,6 +190,7 @@ class Walk:
     foreign: int = 0  # of webhooks that are not the warehouse's
     _settled: set[str] = field(default_factory=set)
     _looked_up: set[str] = field(default_factory=set)
+    _order: NewestFirst = field(default_factory=lambda: NewestFirst(created_at))
 
     def _look_up(self, notifications: Iterable[JsonObject]) -> None:
         """Which of these the event log holds already (in one read of the lake as committed)."""
@@ -210,7 +213,8 @@ class Walk:
     def last_page(self, page: Page) -> bool:
         """Whether the walk ends with this page (see the module's docstring)."""
         self._look_up(page.data)
-        return bool(page.data) and all(self._settled_before_start(n) for n in page.data)
+        ordered = self._order.read(page)
+        return ordered and bool(page.data) and all(self._settled_before_start(n) for n in page.data)
 
     def take(self, fetched: Fetched) -> None:
         """Stage the notifications of these pages that the event log lacks."""
@@ -240,7 +244,7 @@ class Walk:
 
 
 def notification_pages(settings: Settings, walk: Walk, cursor: str | None) -> BatchOutcome:
-    """A batch of the listing's pages (newest first), to its end or to the page that ends the walk."""
+    """A batch of the listing's pages, to its end or to the page that ends the walk."""
     listing = lambda client, start, pages: client.webhooks.notification_pages(include=INCLUDE, start=start, max_pages=pages)  # noqa: E731
     fetched = fetch_pages(settings, listing, cursor, PAGES_PER_BATCH, walk.last_page if walk.since else None)
     walk.take(fetched)
