@@ -34,7 +34,6 @@ PENDING = frozenset(
         "orchestration/rate_budget.py",
         "orchestration/task_runner.py",
         "orchestration/up.py",
-        "webhooks/catch_up.py",
     }
 )
 

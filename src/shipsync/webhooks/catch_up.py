@@ -69,8 +69,8 @@ log = logging.getLogger("shipsync.webhooks")
 FLOW: FlowName = "catch_up_events"
 WHOLE_UNTIL = "whole_until"  # the ledger parameter a catch-up leaves: the moment it began listing
 # Listed from this long before the last gap-free moment: the service retries a delivery up to 12
-# times (the sandbox's retries span ~7 minutes; the service does not say how long its own take), and
-# the service's clock and this host's may disagree. About 5 pages of a busy account's notifications.
+# times (it does not say over how long), and the service's clock and this host's may disagree. The
+# margin must outlast both, yet stay a few pages of a busy account's notifications.
 MARGIN = timedelta(hours=2)
 INCLUDE = "reference_object"  # never `webhook`: a webhook's resource may carry its secret
 LISTING_SEGMENT = "listing"  # a listed copy's dead letter is keyed `listing/<run id>`, its place in the walk
