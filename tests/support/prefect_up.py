@@ -1,6 +1,6 @@
 """What the tests of `shipsync up` share: its environment, flow runs started from deployments and
-waited for, and reads of the Prefect API (posted directly: this Prefect client sends `"limit": null`,
-which its server refuses on this FastAPI), each with the credential up's API requires."""
+waited for, and reads of the Prefect API over HTTP (as up reads it, without importing Prefect), each
+with the credential up's API requires."""
 
 from __future__ import annotations
 

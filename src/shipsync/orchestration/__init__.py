@@ -8,7 +8,6 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 - `task_runner`: a flow's blocking body in a worker thread, and batch steps as task runs.
 - `artifacts`: what a run leaves on the Prefect server for people (counts, results, links).
 - `rate_budget`: one rate budget per API key across every worker (a global concurrency limit).
-- `compat`: work-arounds for Prefect 3.8.8 on the FastAPI it runs with here.
 - `api_auth`: the credential that `shipsync up`'s Prefect API requires of every client.
 - `deployments`: the work pool (whose runs cannot change the command), the deployments of
   prefect.yaml, and reading back what is deployed.

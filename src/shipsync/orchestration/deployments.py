@@ -93,6 +93,20 @@ def ensure_process_pool(name: str = POOL) -> str | None:
     return "locked"
 
 
+def run_prefect_command(args: list[str]) -> int:
+    """Run Prefect's own command line (`prefect ARGS`) in this process; its exit status."""
+    from prefect.cli import app
+
+    saved, sys.argv = sys.argv, ["prefect", *args]
+    try:
+        app()
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    finally:
+        sys.argv = saved
+    return 0
+
+
 def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
     """The work pool and every deployment of prefect.yaml, with its schedules (`shipsync deploy`)."""
     run_logged("deploying prefect.yaml", [sys.executable, "-m", "shipsync", "deploy"], env, project_dir, log)
