@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.orchestration.state import running_as
@@ -112,6 +113,27 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
         running.up.prefect_api, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200}
     )
     assert any(r["auto_scheduled"] and r["state_type"] == "COMPLETED" for r in flow_runs)
+
+
+def test_every_schedule_of_prefect_yaml_gets_scheduled_runs(running: Running) -> None:
+    # Cron and interval alike: Prefect's scheduler makes runs ahead for each (a cron it cannot
+    # compute would leave its deployment without runs, and say so only in the server's log).
+    prefect = running.up.prefect_api
+    scheduled = {d["name"]: d["id"] for d in api(prefect, "/deployments/filter", {"limit": 50}) if d.get("schedules")}
+    project = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    assert set(scheduled) == {d["name"] for d in project["deployments"] if d.get("schedules")}
+
+    def without_runs() -> list[str]:
+        return [
+            name
+            for name, deployment_id in sorted(scheduled.items())
+            if not any(
+                run["auto_scheduled"]  # not the runs up starts itself (the catch-up, the first pull)
+                for run in api(prefect, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [deployment_id]}}, "limit": 20})
+            )
+        ]
+
+    wait_for(lambda: not without_runs(), f"scheduled runs of every deployment (none yet: {without_runs()})", timeout_s=600, every_s=5)
 
 
 def test_commands_beside_up_draw_its_budget_and_end_quietly(running: Running) -> None:
