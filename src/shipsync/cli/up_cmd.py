@@ -46,12 +46,15 @@ def up(
     interval: list[str] = typer.Option(
         [], "--interval", help="DEPLOYMENT=SECONDS: run it at that interval instead of its prefect.yaml schedule, until the next up."
     ),
+    first_pull: bool = typer.Option(
+        True, "--first-pull/--no-first-pull", help="Run pull-all at start when the warehouse has never pulled everything."
+    ),
 ) -> None:
     """Start a Prefect server, the work pool, the deployments of prefect.yaml, a worker and the webhook
     receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within about 10 s).
 
     Flow runs an earlier up left running are marked crashed at start, and their one-at-a-time slots
-    given back.
+    given back. On a warehouse that has never pulled everything, up runs pull-all at once.
     Prefect's API asks every client for the credential kept in the state folder (`prefect/api-auth-string`)."""
     from shipsync.orchestration.up import UpOptions, run_up
 
@@ -65,13 +68,14 @@ def up(
         receiver_port=receiver_port,
         database_url=database_url,
         intervals=_intervals(interval),
+        first_pull=first_pull,
     )
     raise typer.Exit(run_up(options, settings, lambda text: console.print(line(text))))
 
 
 def show_up(state_dir: Path) -> bool:
-    """The `shipsync up` part of `shipsync status`: is it running, each of its processes, and the
-    deployments whose runs keep colliding. False when a deployment is
+    """The `shipsync up` part of `shipsync status`: is it running, each of its processes (and why one
+    is kept stopped), and the deployments whose runs keep colliding. False when a deployment is
     blocked (see `orchestration.collisions`): status then exits with 1."""
     from shipsync.orchestration.state import StateDir, running_as
 
@@ -84,11 +88,16 @@ def show_up(state_dir: Path) -> bool:
     recorded = recorded or {}
     console.print(line(f"shipsync up: running (pid {recorded.get('pid', '?')}), state in {state.root}"))
     table = Table("process", "pid", "running", "where")
+    stopped = []
     for name, child in (recorded.get("children") or {}).items():
         pid, command = child.get("pid"), child.get("command") or []
         alive = isinstance(pid, int) and running_as(pid, command)
         table.add_row(line(name), line(pid or ""), "yes" if alive else "no", line(child.get("where") or ""))
+        if child.get("stopped_because"):
+            stopped.append(f"{name} not started: {child['stopped_because']}")
     console.print(table)
+    for text in stopped:
+        console.print(line(styled("error:", "red"), " ", text))
     return _show_collisions(state, recorded.get("prefect_api"))
 
 

@@ -16,6 +16,9 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 - `state`, `children`, `supervisor`, `up`: `shipsync up`, which starts and keeps running what
   production needs on one host (a Prefect server, the pool, the deployments, a worker, the webhook
   receiver); `shipsync status` shows what it runs.
+- `stranded_runs`: the flow runs a stopped worker left holding their deployment's slot, which up
+  marks crashed; `collisions`: deployments whose runs keep being cancelled as collisions.
+- `first_pull`: whether the warehouse has pulled data yet (up pulls everything at start if not).
 
 The modules the command line uses import Prefect only inside the functions that need it, so that a
 command starts without paying for it; `task_runner` and `artifacts`, which only flow runs use,

@@ -4,9 +4,9 @@ In order: a Prefect server (its own SQLite database in the state folder, or `--d
 `shipsync` process work pool, every deployment of prefect.yaml with its schedules, the flow runs an
 earlier up left running marked crashed (their slots given back), a worker, the webhook receiver
 (`shipsync webhooks serve`, once a webhook secret is stored) with a run of `catch-up-events` for
-what the service sent while no receiver listened. Then it prints where each is and watches them
-until Ctrl-C or SIGTERM, when it stops them all within about 10 s; it says when a deployment's runs
-keep colliding.
+what the service sent while no receiver listened, and a first `pull-all` when the warehouse has
+no pulled data. Then it prints where each is and watches them until Ctrl-C or SIGTERM,
+when it stops them all within about 10 s; it says when a deployment's runs keep colliding.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from shipsync.orchestration.api_auth import CREDENTIAL_FILE, PrefectApi, api_cre
 from shipsync.orchestration.children import Child
 from shipsync.orchestration.deployments import BRIEF, PATIENT, Patience
 from shipsync.orchestration.environment import made_private, prefect_env
+from shipsync.orchestration.first_pull import never_pulled
 from shipsync.orchestration.project import require_project
 from shipsync.orchestration.server import redacted_database, server_command
 from shipsync.orchestration.state import StateDir, stop_leftovers
@@ -51,9 +52,11 @@ class UpOptions:
     receiver_port: int = 8701
     database_url: str | None = None
     intervals: dict[str, float] = field(default_factory=dict)
+    first_pull: bool = True  # pull everything at start when the warehouse has no pulled data
 
 
 CATCH_UP = "catch-up-events"  # the deployment up runs at start (see `webhooks.catch_up`)
+FIRST_PULL = "pull-all"  # the deployment up runs at start on a warehouse with no pulled data
 COLLISIONS_EVERY_S = 60.0  # how often up looks for deployments whose runs keep colliding
 LEFT_BY_EARLIER_UP = "left running by a shipsync up that stopped"
 LEFT_AT_STOP = "its worker stopped with shipsync up before it ended"
@@ -156,13 +159,17 @@ def _start_everything(
     receiver_command = [sys.executable, "-m", "shipsync", "webhooks", "serve"]
     receiver_command += ["--host", options.receiver_host, "--port", str(options.receiver_port)]
     receiver = Child("receiver", receiver_command, dict(os.environ), options.project_dir, state.logs / "receiver.log", receiver_url)
-    has_secrets = _secrets_version(settings)()
+    receiver.check = lambda: _receiver_can_start(settings)
+    has_secrets = _receiver_inputs(settings)()
     supervisor.add(receiver, start=bool(has_secrets))
-    supervisor.receiver_follows(_secrets_version(settings))
+    supervisor.receiver_follows(_receiver_inputs(settings))
     if has_secrets:
         # What the service sent while no receiver listened (up was down, or is new): listed again.
         flow_run = deployments.run_now(api, CATCH_UP)
         say(f"catching up the event log since its last delivery ({CATCH_UP}, flow run {flow_run})")
+    if options.first_pull and never_pulled(settings.lake):
+        flow_run = deployments.run_now(api, FIRST_PULL)
+        say(f"the warehouse has no pulled data yet: pulling everything now ({FIRST_PULL}, flow run {flow_run}; --no-first-pull skips this)")
     supervisor.every(COLLISIONS_EVERY_S, _collision_watch(api, say))
     _say_where(say, options, settings, state, api, receiver, bool(has_secrets))
 
@@ -201,6 +208,14 @@ def _collision_watch(api: PrefectApi, say: Callable[[str], None]) -> Callable[[]
     return check
 
 
+def _receiver_can_start(settings: Settings) -> None:
+    """The receiver's own set-up, done and undone here: its secrets and spool folder, which fail with
+    a one-line ShipsyncError when its settings cannot work."""
+    from shipsync.webhooks.server import build_receiver
+
+    build_receiver(settings).writer.close()
+
+
 def _say_where(
     say: Callable[[str], None], options: UpOptions, settings: Settings, state: StateDir, api: PrefectApi, receiver: Child, receiving: bool
 ) -> None:
@@ -221,8 +236,9 @@ def _say_where(
     say(f"  logs and state    {state.root}")
 
 
-def _secrets_version(settings: Settings) -> Callable[[], object]:
-    """What changes when the receiver's secrets do: the store file's identity, and the env list."""
+def _receiver_inputs(settings: Settings) -> Callable[[], object]:
+    """What changes when the receiver's inputs do: the secrets store file's identity (None while
+    there is no secret), and whether the spool's folder exists (the receiver makes the spool only)."""
     from shipsync.webhooks.secrets_store import load_secrets, store_path
 
     def version() -> object:
@@ -232,7 +248,8 @@ def _secrets_version(settings: Settings) -> Callable[[], object]:
             stat = None
         if not load_secrets(settings):
             return None
-        return (stat.st_mtime_ns, stat.st_size, stat.st_ino) if stat else "environment"
+        secrets = (stat.st_mtime_ns, stat.st_size, stat.st_ino) if stat else "environment"
+        return (secrets, settings.spool_dir.parent.is_dir())
 
     return version
 
