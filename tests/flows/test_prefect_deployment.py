@@ -28,7 +28,8 @@ from shipsync.orchestration.state import running_as
 from shipsync.serving import stop_process
 from shipsync_bench.processes import SandboxProcess, UpProcess
 from shipsync_sandbox.reference import METRO_AREAS
-from support.prefect_up import KEY, ROOT, api, query, run_deployments, up_env, wait_for
+from support.docs_blocks import docs_block
+from support.prefect_up import KEY, ROOT, answers, api, query, run_deployments, up_env, wait_for
 
 LOCODES = [code for code, *_ in METRO_AREAS]
 pytestmark = pytest.mark.slow
@@ -100,7 +101,7 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
     registered = running.shipsync("webhooks", "register", "--url", running.up.receiver_url, "--all-events")
     assert registered.returncode == 0, registered.stderr
     health = running.up.receiver_url.replace("/webhook", "/healthz")
-    wait_for(lambda: _answers(health), "the receiver to start", timeout_s=120)
+    wait_for(lambda: answers(health), "the receiver to start", timeout_s=120)
     simulated = httpx.post(
         f"{running.sandbox.url}/_admin/simulate", params={"containers": 3}, headers={"Authorization": f"Token {KEY}"}, timeout=60
     )
@@ -171,7 +172,11 @@ def test_a_worker_elsewhere_runs_flow_runs(running: Running, tmp_path: Path) -> 
     # The credential an operator gives it, read from up's state folder.
     env = {**running.env, **running.up.prefect_api.client_env(), "PREFECT_HOME": str(elsewhere / ".prefect")}
     env["SHIPSYNC_PROJECT_DIR"] = str(ROOT)
-    command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "shipsync", "--work-queue", "elsewhere", "--name", "elsewhere"]
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # what `uv run` puts first
+    # The worker's command as docs/operations.md shows it.
+    shown = docs_block(ROOT / "docs" / "operations.md", "### Workers on other hosts").splitlines()[-1]
+    assert shown == 'uv run prefect worker start --pool shipsync --work-queue elsewhere --name "$(hostname)"', shown
+    command = ["bash", "-c", f"exec {shown.removeprefix('uv run ')}"]
     with (elsewhere / "worker.log").open("wb") as log:
         worker = subprocess.Popen(command, env=env, cwd=elsewhere, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -313,13 +318,22 @@ def _listening_addresses(port: int) -> set[str]:
     return found
 
 
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
 def _delivered(sandbox_url: str) -> int:
     stats = httpx.get(f"{sandbox_url}/_admin/deliveries", headers={"Authorization": f"Token {KEY}"}, timeout=10).json()
     return int(stats["delivered"]) if stats["pending"] == 0 and stats["delivered"] else 0
+
+
+def test_the_commands_docs_show_for_clients_of_up_work_as_shown(running: Running) -> None:
+    # docs/prefect.md, "Clients of up's Prefect", run as written: only the port and the state
+    # folder are this up's, and `uv run` is this environment's PATH.
+    script = docs_block(ROOT / "docs" / "prefect.md", "### Clients of up's Prefect")
+    assert "uv run prefect deployment ls" in script and "uv run prefect flow-run ls" in script
+    script = script.replace("127.0.0.1:4200", f"127.0.0.1:{running.up.prefect_port}")
+    script = script.replace(".shipsync/", f"{running.tmp / 'state'}/").replace("uv run ", "")
+    env = {k: v for k, v in running.env.items() if not k.startswith("PREFECT_API")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["COLUMNS"] = "200"  # the tables' names in full
+    done = subprocess.run(["bash", "-e", "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "load_events/load-events" in done.stdout and "pull_all/pull-all" in done.stdout, done.stdout
+    assert re.search(r"│ [0-9a-f-]{36}", done.stdout.split("load_events/load-events")[-1]), done.stdout  # a flow-run table with runs
