@@ -2,8 +2,8 @@
 while its worker submits a `load-events` run, as the run starts, and while it loads and commits;
 by SIGTERM (up stops everything) and by SIGKILL (nothing gets to stop). Each time, the next up loads
 the webhook deliveries that arrive after it starts within two of load-events' schedule periods: no
-run of it is ever cancelled as a collision while no other run holds its slot, and none crashes or
-fails. Stops are never timed: a slow stop is waited for, and a stop that hangs is killed."""
+run that comes due once it is up is cancelled as a collision while no run of that up holds the
+slot. Stops are never timed: a slow stop is waited for, and a stop that hangs is killed."""
 
 from __future__ import annotations
 
@@ -73,19 +73,21 @@ def is_collision(run: dict[str, Any]) -> bool:
     return run["state_type"] == "CANCELLED" and (run.get("state") or {}).get("message") == COLLISION
 
 
-def stranded_collisions(deployment: Deployment, since: datetime) -> list[str]:
-    """Runs since `since` (this up's start) cancelled as collisions while no run of this up held
-    the slot: the fault a stranded slot makes (a collision while another run of this up runs is
-    the schedule's own overlap; a run from before this up that still holds the slot is stranded)."""
+def stranded_collisions(deployment: Deployment, started: datetime, ready: datetime) -> list[str]:
+    """Runs due once this up was ready and cancelled as collisions while no run of this up (one that
+    took the slot after `started`) held the slot: the fault a stranded slot makes. A collision
+    while another run of this up runs is the schedule's own overlap; a run from before this up that
+    still holds the slot is stranded. Runs that came due while up was down or starting are the
+    backlog the server cancels before up has ended what the last up left."""
     runs = deployment.runs()
     holders = []
     for run in runs:
-        if not is_collision(run) and (took := deployment.held_slot_from(run)) is not None and took >= since:
+        if not is_collision(run) and (took := deployment.held_slot_from(run)) is not None and took >= started:
             holders.append((took, _moment(run.get("end_time"))))
     stranded = []
     for run in runs:
-        cancelled = _moment(run.get("end_time"))
-        if not is_collision(run) or cancelled is None or cancelled < since:
+        cancelled, due = _moment(run.get("end_time")), _moment(run.get("expected_start_time"))
+        if not is_collision(run) or cancelled is None or due is None or due < ready:
             continue
         # A second's slack: each state's time is taken where it is proposed, on this host's clock.
         if not any(took <= cancelled + timedelta(seconds=1) and (ended is None or ended >= cancelled) for took, ended in holders):
@@ -93,11 +95,11 @@ def stranded_collisions(deployment: Deployment, since: datetime) -> list[str]:
     return stranded
 
 
-def wait_until_loaded(up: UpProcess, deployment: Deployment, warehouse: Path, delivered: int, since: datetime) -> None:
+def wait_until_loaded(up: UpProcess, deployment: Deployment, warehouse: Path, delivered: int, started: datetime, ready: datetime) -> None:
     """Until the `delivered` notifications so far are in the event log; failing at once on a stranded collision."""
 
     def loaded() -> bool:
-        stranded = stranded_collisions(deployment, since)
+        stranded = stranded_collisions(deployment, started, ready)
         assert not stranded, f"load-events runs cancelled while no run held the slot: {stranded}\n{up.output[-3000:]}"
         return bool(query(warehouse, LOADED)[0][0] >= delivered)
 
@@ -201,12 +203,13 @@ def test_up_stopped_at_random_moments_loads_deliveries_within_two_periods_each_t
         for number, (moment, signum) in enumerate([*ROUNDS, ("end", 0)]):
             started = datetime.now(UTC)  # before its worker takes any run
             up.start()
+            ready = datetime.now(UTC)
             deployment = Deployment(up.prefect_api)
             wait_for(lambda: answers(health), "the receiver to start", timeout_s=300)
             # Deliveries after this start: in the event log within two schedule periods.
             spooled_from = datetime.now(UTC)
             delivered = simulate(sandbox, 1, seed=number)
-            wait_until_loaded(up, deployment, warehouse, delivered, since=started)
+            wait_until_loaded(up, deployment, warehouse, delivered, started, ready)
             due = runs_until_loaded(deployment, warehouse, spooled_from)
             assert len(due) <= 2, f"round {number}: loaded only after {due}\n{up.output[-3000:]}"
             if moment == "end":

@@ -4,7 +4,8 @@ A deployment with a concurrency limit (prefect.yaml's `one_at_a_time`) takes a s
 limit when a run becomes PENDING and gives it back when the run ends. A worker stopped or killed
 mid-run never reports the end: its run stays PENDING or RUNNING and keeps the slot. Prefect keeps
 the slot's lease in the server's memory, so after the server restarts nothing ever expires it, and
-every later run of that deployment is cancelled as a collision (CANCEL_NEW).
+every later run of that deployment is cancelled as a collision (CANCEL_NEW). Upstream:
+https://github.com/PrefectHQ/prefect/issues/17415 (orphaned concurrency slots).
 
 Only up's worker takes runs from up's queue, so when that worker is not running (up starts or
 stops, or the worker exited), every run on the queue still PENDING, RUNNING or CANCELLING is

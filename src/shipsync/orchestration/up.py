@@ -1,8 +1,8 @@
 """`shipsync up`: one command that starts what production needs on one host and keeps it running.
 
 In order: a Prefect server (its own SQLite database in the state folder, or `--database-url`), the
-`shipsync` process work pool, every deployment of prefect.yaml with its schedules, the flow runs an
-earlier up left running marked crashed (their slots given back), a worker, the webhook receiver
+flow runs an earlier up left running marked crashed (their slots given back), the `shipsync`
+process work pool, every deployment of prefect.yaml with its schedules, a worker, the webhook receiver
 (`shipsync webhooks serve`, once a webhook secret is stored) with a run of `catch-up-events` for
 what the service sent while no receiver listened, and a first `pull-all` when the warehouse has
 no pulled data. Then it prints where each is and watches them until Ctrl-C or SIGTERM,
@@ -143,13 +143,14 @@ def _start_everything(
         wait_until_answers(f"{api.url}/health", server.process, timeout_s=300)
     except RuntimeError as exc:
         raise ShipsyncError(f"the Prefect server did not start ({exc}); its log: {server.log}") from None
+    # Nothing of this up runs yet, and the server's leases of an earlier one are gone with it. Done
+    # first: while a slot stays taken, the server cancels each run of it that it marks late.
+    _recover(api, LEFT_BY_EARLIER_UP, PATIENT, say, server_restarted=True)
     setup_log = state.logs / "setup.log"
     say(f"deploying prefect.yaml to the work pool {deployments.POOL}")
     deployments.deploy(client_env, options.project_dir, setup_log)
     for name, seconds in options.intervals.items():
         deployments.set_interval(api, name, seconds)
-    # Nothing of this up runs yet, and the server's leases of an earlier one are gone with it.
-    _recover(api, LEFT_BY_EARLIER_UP, PATIENT, say, server_restarted=True)
     worker = Child("worker", deployments.worker_command(), client_env, options.project_dir, state.logs / "worker.log")
     worker.where = f"pool {deployments.POOL}, queue {deployments.QUEUE}"
     # Before the worker starts again, what it left running is marked crashed: no run holds a slot for good.
