@@ -53,10 +53,15 @@ class Running:
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     tmp = tmp_path_factory.mktemp("up")
     with SandboxProcess("--rate-limit", "20/2", "--documents", "60", "--api-key", KEY) as sandbox:
-        env = up_env(tmp, sandbox.api_url)
+        # A webhook secret and the spool's folder from the start: the receiver runs whichever test
+        # comes first (each test process starts this up of its own).
+        env = up_env(tmp, sandbox.api_url, SHIPSYNC_WEBHOOK_SECRETS="a-secret-the-operator-set-by-hand")
+        Path(env["SHIPSYNC_WAREHOUSE"]).mkdir(mode=0o700)
         # load-events every 20 s instead of prefect.yaml's minute, for this up only (shorter only piles up
         # runs that the deployment's concurrency limit cancels: a machine this busy starts one in ~30 s).
-        up = UpProcess("--interval", "load-events=20", env=env, cwd=ROOT).start()
+        # No first pull: the tests pull when they need to, and a pull-all run of up's own would hold
+        # that deployment's slot.
+        up = UpProcess("--interval", "load-events=20", "--no-first-pull", env=env, cwd=ROOT).start()
         try:
             yield Running(up, sandbox, env, tmp)
         finally:
@@ -276,6 +281,22 @@ def test_the_api_key_is_in_no_block(running: Running) -> None:
     assert KEY not in blocks.text and KEY not in json.dumps(variables)
 
 
+def test_the_commands_docs_show_for_clients_of_up_work_as_shown(running: Running) -> None:
+    # docs/prefect.md, "Clients of up's Prefect", run as written: only the port and the state
+    # folder are this up's, and `uv run` is this environment's PATH.
+    script = docs_block(ROOT / "docs" / "prefect.md", "### Clients of up's Prefect")
+    assert "uv run prefect deployment ls" in script and "uv run prefect flow-run ls" in script
+    script = script.replace("127.0.0.1:4200", f"127.0.0.1:{running.up.prefect_port}")
+    script = script.replace(".shipsync/", f"{running.tmp / 'state'}/").replace("uv run ", "")
+    env = {k: v for k, v in running.env.items() if not k.startswith("PREFECT_API")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["COLUMNS"] = "200"  # the tables' names in full
+    done = subprocess.run(["bash", "-e", "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "load_events/load-events" in done.stdout and "pull_all/pull-all" in done.stdout, done.stdout
+    assert re.search(r"│ [0-9a-f-]{36}", done.stdout.split("load_events/load-events")[-1]), done.stdout  # a flow-run table with runs
+
+
 def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) -> None:
     up = running.up
     children = running.children()
@@ -321,19 +342,3 @@ def _listening_addresses(port: int) -> set[str]:
 def _delivered(sandbox_url: str) -> int:
     stats = httpx.get(f"{sandbox_url}/_admin/deliveries", headers={"Authorization": f"Token {KEY}"}, timeout=10).json()
     return int(stats["delivered"]) if stats["pending"] == 0 and stats["delivered"] else 0
-
-
-def test_the_commands_docs_show_for_clients_of_up_work_as_shown(running: Running) -> None:
-    # docs/prefect.md, "Clients of up's Prefect", run as written: only the port and the state
-    # folder are this up's, and `uv run` is this environment's PATH.
-    script = docs_block(ROOT / "docs" / "prefect.md", "### Clients of up's Prefect")
-    assert "uv run prefect deployment ls" in script and "uv run prefect flow-run ls" in script
-    script = script.replace("127.0.0.1:4200", f"127.0.0.1:{running.up.prefect_port}")
-    script = script.replace(".shipsync/", f"{running.tmp / 'state'}/").replace("uv run ", "")
-    env = {k: v for k, v in running.env.items() if not k.startswith("PREFECT_API")}
-    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-    env["COLUMNS"] = "200"  # the tables' names in full
-    done = subprocess.run(["bash", "-e", "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    assert "load_events/load-events" in done.stdout and "pull_all/pull-all" in done.stdout, done.stdout
-    assert re.search(r"│ [0-9a-f-]{36}", done.stdout.split("load_events/load-events")[-1]), done.stdout  # a flow-run table with runs

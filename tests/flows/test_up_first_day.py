@@ -35,7 +35,7 @@ def test_a_first_up_pulls_everything_and_keeps_a_receiver_that_cannot_work_stopp
             refused = f"receiver not started: {spool}: its folder {spool.parent} does not exist"
             assert refused in up.output, up.output
             # Nobody ran a pull: up's first one fills the warehouse.
-            documents = lambda: query(warehouse, "SELECT count(*) FROM documents")[0][0]  # noqa: E731
+            documents = lambda: query(warehouse, "SELECT count(*) FROM documents", timeout_s=900)[0][0]  # noqa: E731
             wait_for(lambda: documents() == 10, "the first pull's documents", timeout_s=900, every_s=2)
             shown = status(env)
             assert shown.returncode == 0, shown.stdout + shown.stderr
