@@ -15,13 +15,11 @@ from support.lake import analyst
 
 async def _artifacts(key: str) -> list[str]:
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     async with get_client() as client:
-        # Posted directly: this Prefect client sends null for absent filters, which its server
-        # (FastAPI < 0.155) refuses, and empty filters match nothing.
-        response = await client._client.post("/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 50})
-        response.raise_for_status()
-    return [str(a["data"]) for a in response.json()]
+        found = await client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])), limit=50)
+    return [str(artifact.data) for artifact in found]
 
 
 @pytest.mark.slow

@@ -21,13 +21,15 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.orchestration.state import running_as
 from shipsync.serving import stop_process
 from shipsync_bench.processes import SandboxProcess, UpProcess
 from shipsync_sandbox.reference import METRO_AREAS
-from support.prefect_up import KEY, ROOT, api, query, run_deployments, up_env, wait_for
+from support.docs_blocks import docs_block
+from support.prefect_up import KEY, ROOT, answers, api, query, run_deployments, up_env, wait_for
 
 LOCODES = [code for code, *_ in METRO_AREAS]
 pytestmark = pytest.mark.slow
@@ -51,10 +53,15 @@ class Running:
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     tmp = tmp_path_factory.mktemp("up")
     with SandboxProcess("--rate-limit", "20/2", "--documents", "60", "--api-key", KEY) as sandbox:
-        env = up_env(tmp, sandbox.api_url)
+        # A webhook secret and the spool's folder from the start: the receiver runs whichever test
+        # comes first (each test process starts this up of its own).
+        env = up_env(tmp, sandbox.api_url, SHIPSYNC_WEBHOOK_SECRETS="a-secret-the-operator-set-by-hand")
+        Path(env["SHIPSYNC_WAREHOUSE"]).mkdir(mode=0o700)
         # load-events every 20 s instead of prefect.yaml's minute, for this up only (shorter only piles up
         # runs that the deployment's concurrency limit cancels: a machine this busy starts one in ~30 s).
-        up = UpProcess("--interval", "load-events=20", env=env, cwd=ROOT).start()
+        # No first pull: the tests pull when they need to, and a pull-all run of up's own would hold
+        # that deployment's slot.
+        up = UpProcess("--interval", "load-events=20", "--no-first-pull", env=env, cwd=ROOT).start()
         try:
             yield Running(up, sandbox, env, tmp)
         finally:
@@ -99,7 +106,7 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
     registered = running.shipsync("webhooks", "register", "--url", running.up.receiver_url, "--all-events")
     assert registered.returncode == 0, registered.stderr
     health = running.up.receiver_url.replace("/webhook", "/healthz")
-    wait_for(lambda: _answers(health), "the receiver to start", timeout_s=120)
+    wait_for(lambda: answers(health), "the receiver to start", timeout_s=120)
     simulated = httpx.post(
         f"{running.sandbox.url}/_admin/simulate", params={"containers": 3}, headers={"Authorization": f"Token {KEY}"}, timeout=60
     )
@@ -112,6 +119,27 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
         running.up.prefect_api, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200}
     )
     assert any(r["auto_scheduled"] and r["state_type"] == "COMPLETED" for r in flow_runs)
+
+
+def test_every_schedule_of_prefect_yaml_gets_scheduled_runs(running: Running) -> None:
+    # Cron and interval alike: Prefect's scheduler makes runs ahead for each (a cron it cannot
+    # compute would leave its deployment without runs, and say so only in the server's log).
+    prefect = running.up.prefect_api
+    scheduled = {d["name"]: d["id"] for d in api(prefect, "/deployments/filter", {"limit": 50}) if d.get("schedules")}
+    project = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    assert set(scheduled) == {d["name"] for d in project["deployments"] if d.get("schedules")}
+
+    def without_runs() -> list[str]:
+        return [
+            name
+            for name, deployment_id in sorted(scheduled.items())
+            if not any(
+                run["auto_scheduled"]  # not the runs up starts itself (the catch-up, the first pull)
+                for run in api(prefect, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [deployment_id]}}, "limit": 20})
+            )
+        ]
+
+    wait_for(lambda: not without_runs(), f"scheduled runs of every deployment (none yet: {without_runs()})", timeout_s=600, every_s=5)
 
 
 def test_commands_beside_up_draw_its_budget_and_end_quietly(running: Running) -> None:
@@ -149,7 +177,11 @@ def test_a_worker_elsewhere_runs_flow_runs(running: Running, tmp_path: Path) -> 
     # The credential an operator gives it, read from up's state folder.
     env = {**running.env, **running.up.prefect_api.client_env(), "PREFECT_HOME": str(elsewhere / ".prefect")}
     env["SHIPSYNC_PROJECT_DIR"] = str(ROOT)
-    command = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "shipsync", "--work-queue", "elsewhere", "--name", "elsewhere"]
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # what `uv run` puts first
+    # The worker's command as docs/operations.md shows it.
+    shown = docs_block(ROOT / "docs" / "operations.md", "### Workers on other hosts").splitlines()[-1]
+    assert shown == 'uv run prefect worker start --pool shipsync --work-queue elsewhere --name "$(hostname)"', shown
+    command = ["bash", "-c", f"exec {shown.removeprefix('uv run ')}"]
     with (elsewhere / "worker.log").open("wb") as log:
         worker = subprocess.Popen(command, env=env, cwd=elsewhere, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -249,6 +281,22 @@ def test_the_api_key_is_in_no_block(running: Running) -> None:
     assert KEY not in blocks.text and KEY not in json.dumps(variables)
 
 
+def test_the_commands_docs_show_for_clients_of_up_work_as_shown(running: Running) -> None:
+    # docs/prefect.md, "Clients of up's Prefect", run as written: only the port and the state
+    # folder are this up's, and `uv run` is this environment's PATH.
+    script = docs_block(ROOT / "docs" / "prefect.md", "### Clients of up's Prefect")
+    assert "uv run prefect deployment ls" in script and "uv run prefect flow-run ls" in script
+    script = script.replace("127.0.0.1:4200", f"127.0.0.1:{running.up.prefect_port}")
+    script = script.replace(".shipsync/", f"{running.tmp / 'state'}/").replace("uv run ", "")
+    env = {k: v for k, v in running.env.items() if not k.startswith("PREFECT_API")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["COLUMNS"] = "200"  # the tables' names in full
+    done = subprocess.run(["bash", "-e", "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "load_events/load-events" in done.stdout and "pull_all/pull-all" in done.stdout, done.stdout
+    assert re.search(r"│ [0-9a-f-]{36}", done.stdout.split("load_events/load-events")[-1]), done.stdout  # a flow-run table with runs
+
+
 def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) -> None:
     up = running.up
     children = running.children()
@@ -289,13 +337,6 @@ def _listening_addresses(port: int) -> set[str]:
         if state == "0A" and int(port_hex, 16) == port:
             found.add(".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0)))
     return found
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _delivered(sandbox_url: str) -> int:

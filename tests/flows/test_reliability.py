@@ -9,10 +9,12 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import BaseModel
 
 from shipsync.bulk.apply import apply_file
 from shipsync.config import load_settings
@@ -111,14 +113,23 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
     assert "shipsync.api" in caplog.text  # DEBUG logging was on and the client did log
 
 
-async def _prefect_records(path: str, body: dict[str, object]) -> str:
+async def _prefect_records() -> tuple[str, str, str]:
+    """The newest flow runs on the Prefect server, and their artifacts and logs, each as the JSON of
+    Prefect's own records (every field the server keeps)."""
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, LogFilter, LogFilterFlowRunId
+    from prefect.client.schemas.sorting import FlowRunSort
 
     async with get_client() as client:
-        # Posted directly: this Prefect client sends null for absent filters, which its server refuses.
-        response = await client._client.post(path, json=body)
-        response.raise_for_status()
-    return response.text
+        runs = await client.read_flow_runs(sort=FlowRunSort.EXPECTED_START_TIME_DESC, limit=50)
+        ids = [run.id for run in runs]
+        artifacts = await client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=ids)), limit=200)
+        logs = await client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=ids)), limit=200)
+    return _as_json(runs), _as_json(artifacts), _as_json(logs)
+
+
+def _as_json(records: Sequence[BaseModel]) -> str:
+    return "\n".join(record.model_dump_json() for record in records)
 
 
 @pytest.mark.slow
@@ -149,10 +160,7 @@ def test_secrets_canary_in_prefect(
     planted_secret = json.loads(secrets_file.read_text())[webhook_id]
     assert planted_secret
 
-    runs = asyncio.run(_prefect_records("/flow_runs/filter", {"limit": 50, "sort": "EXPECTED_START_TIME_DESC"}))
-    run_ids = [run["id"] for run in json.loads(runs)]
-    artifacts = asyncio.run(_prefect_records("/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": run_ids}}, "limit": 200}))
-    logs = asyncio.run(_prefect_records("/logs/filter", {"logs": {"flow_run_id": {"any_": run_ids}}, "limit": 200}))
+    runs, artifacts, logs = asyncio.run(_prefect_records())
     assert "pull-all" in artifacts and "apply-custom-fields" in artifacts and '"message"' in logs
     haystack = runs + artifacts + logs + everything_text(tmp_path, warehouse, {secrets_file})
     assert planted_key not in haystack and planted_secret not in haystack

@@ -262,22 +262,20 @@ def test_report_flow_leaves_a_link_and_a_summary(prefect_harness: None, fleet: S
 
     from flows.report import report
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.objects import Artifact
 
     monkeypatch.setenv("SHIPSYNC_WAREHOUSE", fleet.warehouse)
     written = Path(asyncio.run(report(days=365)))
     assert written == Path(fleet.warehouse) / "report.html" and written.read_text().startswith("<!DOCTYPE html>")
 
-    async def artifacts(key: str) -> list[dict[str, object]]:
+    async def artifacts(key: str) -> list[Artifact]:
         async with get_client() as client:
-            # Posted directly: this Prefect client sends null for absent filters, which its server refuses.
-            response = await client._client.post("/artifacts/filter", json={"artifacts": {"key": {"any_": [key]}}, "limit": 5})
-            response.raise_for_status()
-        found: list[dict[str, object]] = response.json()
-        return found
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])), limit=5)
 
     link = asyncio.run(artifacts("report"))
     summary = asyncio.run(artifacts("report-summary"))
-    # Prefect 3.8 keeps a link artifact as markdown: [text](link).
-    assert link and f"]({written.resolve().as_uri()})" in str(link[0]["data"])
-    assert summary and "| Containers by current status |" in str(summary[0]["data"]) and "drawn" in str(summary[0]["data"])
-    assert "| The fleet today |" in str(summary[0]["data"])
+    # Prefect keeps a link artifact as markdown: [text](link).
+    assert link and f"]({written.resolve().as_uri()})" in str(link[0].data)
+    assert summary and "| Containers by current status |" in str(summary[0].data) and "drawn" in str(summary[0].data)
+    assert "| The fleet today |" in str(summary[0].data)

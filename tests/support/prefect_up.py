@@ -1,6 +1,6 @@
 """What the tests of `shipsync up` share: its environment, flow runs started from deployments and
-waited for, and reads of the Prefect API (posted directly: this Prefect client sends `"limit": null`,
-which its server refuses on this FastAPI), each with the credential up's API requires."""
+waited for, and reads of the Prefect API over HTTP (as up reads it, without importing Prefect), each
+with the credential up's API requires."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import httpx
 
+from shipsync.errors import WarehouseError
 from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.orchestration.deployments import request_patiently
 from support.lake import analyst
@@ -39,7 +41,8 @@ print(json.dumps(asyncio.run(wait())))
 
 
 def up_env(tmp: Path, api_url: str, **extra: str) -> dict[str, str]:
-    """A clean environment for up and its clients: SHIPSYNC_* for a sandbox, a warehouse under `tmp`."""
+    """A clean environment for up and its clients: SHIPSYNC_* for a sandbox, a warehouse and a webhook
+    secrets store under `tmp` (never the user's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SHIPSYNC_"))}
     env.update(
         {
@@ -47,6 +50,7 @@ def up_env(tmp: Path, api_url: str, **extra: str) -> dict[str, str]:
             "PREFECT_HOME": str(tmp / "client-home"),
             "PREFECT_WORKER_QUERY_SECONDS": "2",  # scheduled runs start sooner than the default 10 s
             **shipsync_env(api_url, tmp / "warehouse", KEY, rate_limit="20/2", state_dir=str(tmp / "state")),
+            "SHIPSYNC_SECRETS_FILE": str(tmp / "config" / "secrets.json"),
         }
     )
     env.update(extra)
@@ -78,7 +82,7 @@ def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, 
     while True:
         try:
             con = analyst(warehouse)
-        except duckdb.Error:  # not created yet, or held by a writer
+        except (duckdb.Error, WarehouseError):  # not created yet, or held by a writer
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
@@ -98,3 +102,11 @@ def wait_for(condition: Any, what: str, timeout_s: float = 300, every_s: float =
             return value
         assert time.monotonic() < deadline, f"timed out after {timeout_s:.0f} s waiting for {what}"
         time.sleep(every_s)
+
+
+def answers(url: str) -> bool:
+    """Whether `url` answers 200 now (a server's health probe)."""
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -50,11 +50,8 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
         # deliveries take the listed copies' place).
         loaded = "SELECT count(*) FROM webhook_events WHERE received_at IS NOT NULL"
         wait_for(lambda: query(warehouse, loaded)[0][0] >= before["delivered"], "the deliveries in the event log", timeout_s=300, every_s=2)
-        # The catch-up this start began has ended too: stopped mid-run, it would hold its
-        # deployment's one-at-a-time slot until its lease ran out, and the next start's catch-up
-        # would be cancelled as a collision (seen under load; docs/operations.md, After downtime).
-        caught_up = "SELECT count(*) FROM sync_runs WHERE flow = 'catch_up_events'"
-        wait_for(lambda: query(warehouse, caught_up)[0][0] >= 1, "the catch-up at the first start", timeout_s=300, every_s=2)
+        # Stopped whether or not the catch-up this start began has ended: one stopped mid-run gives
+        # its one-at-a-time slot back, and the next start's catch-up runs (docs/operations.md, After downtime).
     finally:
         up.stop()
 

@@ -56,16 +56,14 @@ def deploy(ctx: typer.Context) -> None:
 
     Creates the `shipsync` process work pool first if the server has none, and locks its job template
     (no run sets its own command, environment or working folder). Extra arguments go to
-    `prefect deploy` (e.g. `--name pull-all`). Runs Prefect's own command with a fix for Prefect
-    3.8.8's worker listing on this FastAPI (see shipsync.orchestration.compat).
+    `prefect deploy` (e.g. `--name pull-all`).
     """
-    from shipsync.orchestration.compat import run_prefect_cli
-    from shipsync.orchestration.deployments import POOL, ensure_process_pool
+    from shipsync.orchestration.deployments import POOL, ensure_process_pool, run_prefect_command
 
     done = ensure_process_pool(POOL)
     if done:
         typer.echo(f"The process work pool {POOL!r}: {done} (its runs cannot set their command, environment or folder)")
-    raise typer.Exit(run_prefect_cli(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
+    raise typer.Exit(run_prefect_command(["--no-prompt", "deploy", *(ctx.args or ["--all"])]))
 
 
 LAB_COMMANDS = "shipsync.commands"

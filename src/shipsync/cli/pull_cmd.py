@@ -180,12 +180,13 @@ def _event_log_line(settings: Settings) -> str:
 @one_line_errors
 def status() -> None:
     """What `shipsync up` runs, the warehouse's newest snapshot, its tables with row counts, and the
-    last run of each flow with its outcome."""
+    last run of each flow with its outcome. Exits with 1 when a deployment of up's is blocked (its
+    runs cancelled as collisions again and again)."""
     from shipsync.cli.up_cmd import show_up
     from shipsync.warehouse.status import lake_status
 
     settings = settings_from_env()
-    show_up(settings.state_dir)
+    up_healthy = show_up(settings.state_dir)
     lake = lake_status(settings.lake)
     console.print(line(f"warehouse: {lake.where}"))
     console.print(
@@ -207,3 +208,5 @@ def status() -> None:
     for run in lake.last_runs:
         flows.add_row(*[line(v) for v in run])
     console.print(flows)
+    if not up_healthy:
+        raise typer.Exit(1)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from shipsync.cli.common import console, line, one_line_errors, settings_from_env
+from shipsync.cli.common import console, line, one_line_errors, settings_from_env, styled
+
+if TYPE_CHECKING:
+    from shipsync.orchestration.state import StateDir
 
 
 def _intervals(values: list[str]) -> dict[str, float]:
@@ -42,10 +46,16 @@ def up(
     interval: list[str] = typer.Option(
         [], "--interval", help="DEPLOYMENT=SECONDS: run it at that interval instead of its prefect.yaml schedule, until the next up."
     ),
+    first_pull: bool = typer.Option(
+        True, "--first-pull/--no-first-pull", help="Run pull-all at start when the warehouse has never pulled everything."
+    ),
 ) -> None:
     """Start a Prefect server, the work pool, the deployments of prefect.yaml, a worker and the webhook
-    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (within 10 s).
+    receiver, and keep them running; Ctrl-C or SIGTERM stops them all (each
+    killed after its grace period).
 
+    Flow runs an earlier up left running are marked crashed at start, and their one-at-a-time slots
+    given back. On a warehouse that has never pulled everything, up runs pull-all at once.
     Prefect's API asks every client for the credential kept in the state folder (`prefect/api-auth-string`)."""
     from shipsync.orchestration.up import UpOptions, run_up
 
@@ -59,12 +69,15 @@ def up(
         receiver_port=receiver_port,
         database_url=database_url,
         intervals=_intervals(interval),
+        first_pull=first_pull,
     )
     raise typer.Exit(run_up(options, settings, lambda text: console.print(line(text))))
 
 
-def show_up(state_dir: Path) -> None:
-    """The `shipsync up` part of `shipsync status`: is it running, and each of its processes."""
+def show_up(state_dir: Path) -> bool:
+    """The `shipsync up` part of `shipsync status`: is it running, each of its processes (and why one
+    is kept stopped), and the deployments whose runs keep colliding. False when a deployment is
+    blocked (see `orchestration.collisions`): status then exits with 1."""
     from shipsync.orchestration.state import StateDir, running_as
 
     state = StateDir(state_dir.resolve())
@@ -72,12 +85,43 @@ def show_up(state_dir: Path) -> None:
     if not state.is_held():
         note = " (it did not stop cleanly: the next up cleans up)" if recorded else ""
         console.print(line(f"shipsync up: not running in {state.root}{note}"))
-        return
+        return True
     recorded = recorded or {}
     console.print(line(f"shipsync up: running (pid {recorded.get('pid', '?')}), state in {state.root}"))
     table = Table("process", "pid", "running", "where")
+    stopped = []
     for name, child in (recorded.get("children") or {}).items():
         pid, command = child.get("pid"), child.get("command") or []
         alive = isinstance(pid, int) and running_as(pid, command)
         table.add_row(line(name), line(pid or ""), "yes" if alive else "no", line(child.get("where") or ""))
+        if child.get("stopped_because"):
+            stopped.append(f"{name} not started: {child['stopped_because']}")
     console.print(table)
+    for text in stopped:
+        console.print(line(styled("error:", "red"), " ", text))
+    return _show_collisions(state, recorded.get("prefect_api"))
+
+
+def _show_collisions(state: StateDir, api_url: object) -> bool:
+    """Deployments whose newest runs were cancelled as collisions, from up's Prefect API; False if
+    one is blocked."""
+    import httpx
+
+    from shipsync.orchestration.api_auth import CREDENTIAL_FILE, PrefectApi
+    from shipsync.orchestration.collisions import collisions
+    from shipsync.orchestration.deployments import Patience
+
+    credential = state.prefect_home / CREDENTIAL_FILE
+    if not isinstance(api_url, str) or not credential.exists():
+        return True
+    try:
+        found = collisions(PrefectApi(api_url, credential.read_text().strip()), Patience(pauses=(), timeout_s=10.0))
+    except httpx.HTTPError as exc:
+        console.print(line(styled("Prefect's API did not answer", "yellow"), f" ({type(exc).__name__}): collisions not checked"))
+        return True
+    for found_one in found:
+        if found_one.blocked:
+            console.print(line(styled("error:", "red"), " ", found_one.describe()))
+        else:
+            console.print(line(found_one.describe()))
+    return not any(c.blocked for c in found)

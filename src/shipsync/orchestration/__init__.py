@@ -8,7 +8,6 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 - `task_runner`: a flow's blocking body in a worker thread, and batch steps as task runs.
 - `artifacts`: what a run leaves on the Prefect server for people (counts, results, links).
 - `rate_budget`: one rate budget per API key across every worker (a global concurrency limit).
-- `compat`: work-arounds for Prefect 3.8.8 on the FastAPI it runs with here.
 - `api_auth`: the credential that `shipsync up`'s Prefect API requires of every client.
 - `deployments`: the work pool (whose runs cannot change the command), the deployments of
   prefect.yaml, and reading back what is deployed.
@@ -17,6 +16,9 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 - `state`, `children`, `supervisor`, `up`: `shipsync up`, which starts and keeps running what
   production needs on one host (a Prefect server, the pool, the deployments, a worker, the webhook
   receiver); `shipsync status` shows what it runs.
+- `stranded_runs`: the flow runs a stopped worker left holding their deployment's slot, which up
+  marks crashed; `collisions`: deployments whose runs keep being cancelled as collisions.
+- `first_pull`: whether the warehouse has pulled data yet (up pulls everything at start if not).
 
 The modules the command line uses import Prefect only inside the functions that need it, so that a
 command starts without paying for it; `task_runner` and `artifacts`, which only flow runs use,

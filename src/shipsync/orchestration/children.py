@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -48,6 +49,10 @@ class Child:
     log: Path
     where: str = ""
     umask: int | None = None  # None: the parent's; 0o077: every file it creates is its own alone
+    # What must hold before each start; a ShipsyncError from it (a setting that cannot work) keeps
+    # the child stopped, with the reason in `stopped_because`, instead of starting it to fail.
+    check: Callable[[], None] | None = field(default=None, repr=False)
+    stopped_because: str | None = None
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
     restarts: int = 0
@@ -85,4 +90,10 @@ class Child:
 
     def record(self) -> dict[str, object]:
         """What up.json keeps of it: enough to find it again, and to tell it from a reused pid."""
-        return {"pid": self.pid, "command": self.command, "where": self.where, "log": str(self.log)}
+        return {
+            "pid": self.pid,
+            "command": self.command,
+            "where": self.where,
+            "log": str(self.log),
+            "stopped_because": self.stopped_because,
+        }

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,21 +94,49 @@ def ensure_process_pool(name: str = POOL) -> str | None:
     return "locked"
 
 
+def run_prefect_command(args: list[str]) -> int:
+    """Run Prefect's own command line (`prefect ARGS`) in this process; its exit status."""
+    from prefect.cli import app
+
+    saved, sys.argv = sys.argv, ["prefect", *args]
+    try:
+        app()
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    finally:
+        sys.argv = saved
+    return 0
+
+
 def deploy(env: dict[str, str], project_dir: Path, log: Path) -> None:
     """The work pool and every deployment of prefect.yaml, with its schedules (`shipsync deploy`)."""
     run_logged("deploying prefect.yaml", [sys.executable, "-m", "shipsync", "deploy"], env, project_dir, log)
 
 
-# A Prefect server on SQLite answers 503 while another writer holds its file (measured: while its
-# own scheduler and the first flow runs start, on a busy machine): up waits on it, not fails.
+# A Prefect server on SQLite answers 503 while another writer holds its file (its own scheduler and
+# the first flow runs start at once): up waits on it, not fails.
 BUSY_BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 15.0, 30.0)
 
 
-def request_patiently(api: PrefectApi, method: str, path: str, body: dict[str, Any]) -> httpx.Response:
+@dataclass(frozen=True)
+class Patience:
+    """How a request to Prefect's API waits on a busy server: the pauses between its attempts, and
+    each attempt's timeout."""
+
+    pauses: tuple[float, ...] = BUSY_BACKOFF_S
+    timeout_s: float = 30.0
+
+
+PATIENT = Patience()
+# While up stops, within its grace period: one short attempt (what it leaves, the next up does).
+BRIEF = Patience(pauses=(), timeout_s=3.0)
+
+
+def request_patiently(api: PrefectApi, method: str, path: str, body: dict[str, Any], patience: Patience = PATIENT) -> httpx.Response:
     """One request to Prefect's API, again after a 502/503/504 or a dropped connection."""
-    for wait in (*BUSY_BACKOFF_S, None):
+    for wait in (*patience.pauses, None):
         try:
-            response = httpx.request(method, f"{api.url}{path}", json=body, headers=api.headers, timeout=30)
+            response = httpx.request(method, f"{api.url}{path}", json=body, headers=api.headers, timeout=patience.timeout_s)
             if response.status_code not in (502, 503, 504) or wait is None:
                 return response.raise_for_status()
         except httpx.TransportError:
@@ -117,9 +146,10 @@ def request_patiently(api: PrefectApi, method: str, path: str, body: dict[str, A
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def deployments(api: PrefectApi) -> list[dict[str, Any]]:
-    response = request_patiently(api, "POST", "/deployments/filter", {"limit": 200})
-    found: list[dict[str, Any]] = response.json()
+def deployments(api: PrefectApi, patience: Patience = PATIENT) -> list[dict[str, Any]]:
+    """The deployments of the work pool `shipsync`, by name."""
+    body = {"work_pools": {"name": {"any_": [POOL]}}, "limit": 200}
+    found: list[dict[str, Any]] = request_patiently(api, "POST", "/deployments/filter", body, patience).json()
     return sorted(found, key=lambda d: str(d["name"]))
 
 

@@ -77,7 +77,7 @@ def ensure_budget(name: str, limit: RateLimit) -> None:
 
 
 # A Prefect server on SQLite answers 503 while its file is locked by another writer (Prefect's
-# client has already retried it ~1 min by then); a request waits this long more, then fails the run.
+# client has already retried it for a while by then); a request waits this long more, then fails the run.
 BUSY_PATIENCE_S = 300.0
 BUSY_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0)
 

@@ -13,7 +13,9 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,13 +93,19 @@ def stop_leftovers(state: dict[str, Any], grace_s: float = 5.0) -> list[str]:
         pid, command = child.get("pid"), child.get("command")
         if not isinstance(pid, int) or not isinstance(command, list) or not running_as(pid, command):
             continue
-        _signal_group(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while running_as(pid, command) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        _signal_group(pid, signal.SIGKILL)
+        stop_group(pid, partial(running_as, pid, command), grace_s)
         stopped.append(name)
     return stopped
+
+
+def stop_group(pid: int, still_running: Callable[[], bool], grace_s: float) -> None:
+    """SIGTERM to the process group that `pid` leads, SIGKILL once it stops or `grace_s` passes:
+    what the group spawned goes with it."""
+    _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while still_running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _signal_group(pid, signal.SIGKILL)
 
 
 def _signal_group(pid: int, signum: int) -> None:

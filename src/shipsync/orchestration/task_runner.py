@@ -23,8 +23,8 @@ def runs_in_worker_thread(body: Callable[P, T]) -> Callable[P, Coroutine[Any, An
     the flow run's context; put it under `@flow`.
 
     The flows are async so that Prefect's engine does not join its heartbeat thread when a run
-    ends: the sync engine waits for it, up to a second (it sleeps in 1-second steps), which was a
-    fifth of a 10,000-document pull; an empty async flow costs 0.2 s here instead of 1.1 s.
+    ends: the sync engine waits for it, up to a second (it sleeps in 1-second steps), and a run's
+    every flow would pay that wait.
     Heartbeats still run while the flow does. The bodies are the library's blocking functions
     (they run their own event loops for HTTP), hence the thread. Prefect calls made from it pass
     `_sync=True`: Prefect sees the async flow and would otherwise hand back a coroutine.

@@ -1,10 +1,12 @@
 """`shipsync up`: one command that starts what production needs on one host and keeps it running.
 
 In order: a Prefect server (its own SQLite database in the state folder, or `--database-url`), the
-`shipsync` process work pool, every deployment of prefect.yaml with its schedules, a worker, and
-the webhook receiver (`shipsync webhooks serve`, once a webhook secret is stored) with a run of
-`catch-up-events` for what the service sent while no receiver listened. Then it prints
-where each is and watches them until Ctrl-C or SIGTERM, when it stops them all within 10 s.
+flow runs an earlier up left running marked crashed (their slots given back), the `shipsync`
+process work pool, every deployment of prefect.yaml with its schedules, a worker, the webhook receiver
+(`shipsync webhooks serve`, once a webhook secret is stored) with a run of `catch-up-events` for
+what the service sent while no receiver listened, and a first `pull-all` when the warehouse has
+no pulled data. Then it prints where each is and watches them until Ctrl-C or SIGTERM,
+when it stops them all, each killed after its grace period; it says when a deployment's runs keep colliding.
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+import httpx
+
 from shipsync.config import Settings
 from shipsync.errors import ConfigError, ShipsyncError
-from shipsync.orchestration import api_auth, deployments
+from shipsync.orchestration import api_auth, collisions, deployments, stranded_runs
 from shipsync.orchestration.api_auth import CREDENTIAL_FILE, PrefectApi, api_credential
 from shipsync.orchestration.children import Child
+from shipsync.orchestration.deployments import BRIEF, PATIENT, Patience
 from shipsync.orchestration.environment import made_private, prefect_env
+from shipsync.orchestration.first_pull import never_pulled
 from shipsync.orchestration.project import require_project
 from shipsync.orchestration.server import redacted_database, server_command
 from shipsync.orchestration.state import StateDir, stop_leftovers
@@ -46,9 +52,15 @@ class UpOptions:
     receiver_port: int = 8701
     database_url: str | None = None
     intervals: dict[str, float] = field(default_factory=dict)
+    first_pull: bool = True  # pull everything at start when the warehouse has no pulled data
 
 
 CATCH_UP = "catch-up-events"  # the deployment up runs at start (see `webhooks.catch_up`)
+FIRST_PULL = "pull-all"  # the deployment up runs at start on a warehouse with no pulled data
+COLLISIONS_EVERY_S = 60.0  # how often up looks for deployments whose runs keep colliding
+LEFT_BY_EARLIER_UP = "left running by a shipsync up that stopped"
+LEFT_AT_STOP = "its worker stopped with shipsync up before it ended"
+LEFT_BY_WORKER = "its worker exited before it ended"
 
 
 class StopRequested(BaseException):
@@ -71,10 +83,11 @@ def run_up(options: UpOptions, settings: Settings, say: Callable[[str], None]) -
             state.clear()
             say(f"cleaned up after an up that did not stop (pid {leftovers.get('pid')}); stopped: {', '.join(stopped) or 'nothing'}")
         started_at = time.time()
-        supervisor = Supervisor(say, on_start=lambda: state.write(_record(started_at, supervisor)))
+        api = _prefect_api(options, state)
+        supervisor = Supervisor(say, on_start=lambda: state.write(_record(started_at, api, supervisor)))
         with _stop_on_signals():
             try:
-                _start_everything(options, settings, state, supervisor, say)
+                _start_everything(options, settings, state, api, supervisor, say)
                 say(f"everything is up ({time.time() - started_at:.0f} s); Ctrl-C or SIGTERM stops it")
                 supervisor.watch()
             except StopRequested:
@@ -82,7 +95,7 @@ def run_up(options: UpOptions, settings: Settings, say: Callable[[str], None]) -
             finally:
                 _ignore_signals()
                 asked = time.monotonic()
-                outcome = supervisor.stop_all()
+                outcome = supervisor.stop_all(before_server=lambda: _recover(api, LEFT_AT_STOP, BRIEF, say, server_restarted=False))
                 state.clear()
                 killed = ", ".join(name for name, stopped in outcome.items() if not stopped)
                 say(f"stopped in {time.monotonic() - asked:.1f} s" + (f" ({killed} killed after the grace period)" if killed else ""))
@@ -91,20 +104,29 @@ def run_up(options: UpOptions, settings: Settings, say: Callable[[str], None]) -
     return 0
 
 
-def _record(started_at: float, supervisor: Supervisor) -> dict[str, object]:
-    """up.json: this up and its children as they run now (rewritten whenever one starts)."""
+def _record(started_at: float, api: PrefectApi, supervisor: Supervisor) -> dict[str, object]:
+    """up.json: this up, its Prefect API and its children as they run now (rewritten whenever one
+    starts or is kept stopped)."""
     children = {name: child.record() for name, child in supervisor.children.items()}
-    return {"pid": os.getpid(), "started": started_at, "children": children}
+    return {"pid": os.getpid(), "started": started_at, "prefect_api": api.url, "children": children}
 
 
-def _start_everything(options: UpOptions, settings: Settings, state: StateDir, supervisor: Supervisor, say: Callable[[str], None]) -> None:
+def _prefect_api(options: UpOptions, state: StateDir) -> PrefectApi:
+    """The API of the Prefect server this up runs, with its credential (created at the first start)."""
+    ui = f"http://{_connect_host(options.prefect_host)}:{options.prefect_port}"
+    return PrefectApi(f"{ui}/api", api_credential(made_private(state.prefect_home)))
+
+
+def _start_everything(
+    options: UpOptions, settings: Settings, state: StateDir, api: PrefectApi, supervisor: Supervisor, say: Callable[[str], None]
+) -> None:
     require_project(options.project_dir)
     _check_free(options.prefect_host, options.prefect_port, "--prefect-port")
     _check_free(options.receiver_host, options.receiver_port, "--receiver-port")
     register_credentials_in(options.database_url)
-    ui = f"http://{_connect_host(options.prefect_host)}:{options.prefect_port}"
-    credential = api_credential(made_private(state.prefect_home))
-    api = PrefectApi(f"{ui}/api", credential)
+    ui = api.url.removesuffix("/api")
+    credential = api.auth_string
+    assert credential is not None  # `_prefect_api` always gives it one
     server_env = prefect_env(state.prefect_home, database_url=options.database_url, extra=api_auth.server_env(credential))
     # The worker's environment is the operator's: SHIPSYNC_API_KEY reaches flow runs from there.
     client_env = prefect_env(state.prefect_home, extra={**api.client_env(), "SHIPSYNC_PROJECT_DIR": str(options.project_dir)})
@@ -117,6 +139,9 @@ def _start_everything(options: UpOptions, settings: Settings, state: StateDir, s
         wait_until_answers(f"{api.url}/health", server.process, timeout_s=300)
     except RuntimeError as exc:
         raise ShipsyncError(f"the Prefect server did not start ({exc}); its log: {server.log}") from None
+    # Nothing of this up runs yet, and the server's leases of an earlier one are gone with it. Done
+    # first: while a slot stays taken, the server cancels each run of it that it marks late.
+    _recover(api, LEFT_BY_EARLIER_UP, PATIENT, say, server_restarted=True)
     setup_log = state.logs / "setup.log"
     say(f"deploying prefect.yaml to the work pool {deployments.POOL}")
     deployments.deploy(client_env, options.project_dir, setup_log)
@@ -124,19 +149,68 @@ def _start_everything(options: UpOptions, settings: Settings, state: StateDir, s
         deployments.set_interval(api, name, seconds)
     worker = Child("worker", deployments.worker_command(), client_env, options.project_dir, state.logs / "worker.log")
     worker.where = f"pool {deployments.POOL}, queue {deployments.QUEUE}"
+    # Before the worker starts again, what it left running is marked crashed: no run holds a slot for good.
+    worker.check = lambda: _recover(api, LEFT_BY_WORKER, PATIENT, say, server_restarted=False)
     supervisor.add(worker)
     receiver_url = f"http://{_connect_host(options.receiver_host)}:{options.receiver_port}/webhook"
     receiver_command = [sys.executable, "-m", "shipsync", "webhooks", "serve"]
     receiver_command += ["--host", options.receiver_host, "--port", str(options.receiver_port)]
     receiver = Child("receiver", receiver_command, dict(os.environ), options.project_dir, state.logs / "receiver.log", receiver_url)
-    has_secrets = _secrets_version(settings)()
+    receiver.check = lambda: _receiver_can_start(settings)
+    has_secrets = _receiver_inputs(settings)()
     supervisor.add(receiver, start=bool(has_secrets))
-    supervisor.receiver_follows(_secrets_version(settings))
+    supervisor.receiver_follows(_receiver_inputs(settings))
     if has_secrets:
         # What the service sent while no receiver listened (up was down, or is new): listed again.
         flow_run = deployments.run_now(api, CATCH_UP)
         say(f"catching up the event log since its last delivery ({CATCH_UP}, flow run {flow_run})")
+    if options.first_pull and never_pulled(settings.lake):
+        flow_run = deployments.run_now(api, FIRST_PULL)
+        say(f"the warehouse has no pulled data yet: pulling everything now ({FIRST_PULL}, flow run {flow_run}; --no-first-pull skips this)")
+    supervisor.every(COLLISIONS_EVERY_S, _collision_watch(api, say))
     _say_where(say, options, settings, state, api, receiver, bool(has_secrets))
+
+
+def _recover(api: PrefectApi, reason: str, patience: Patience, say: Callable[[str], None], *, server_restarted: bool) -> None:
+    """Mark crashed the runs on up's queue that hold a slot while up's worker is not running (see
+    `stranded_runs`), and say what was done. Prefect out of reach only delays it: the next start,
+    stop or worker start of up does it."""
+    try:
+        done = stranded_runs.recover(api, reason, patience, server_restarted=server_restarted)
+    except httpx.HTTPError as exc:
+        say(f"could not look for flow runs left running ({type(exc).__name__}: {exc}); the next start of up or its worker does")
+        return
+    if text := done.describe():
+        say(text)
+
+
+def _collision_watch(api: PrefectApi, say: Callable[[str], None]) -> Callable[[], None]:
+    """What up does every COLLISIONS_EVERY_S: say once when a deployment becomes blocked (its runs
+    cancelled as collisions BOUND times in a row), and once when it runs again."""
+    told: set[str] = set()
+
+    def check() -> None:
+        try:
+            found = collisions.collisions(api, Patience(pauses=(), timeout_s=10.0))
+        except httpx.HTTPError:
+            return  # a busy server: the next check sees it
+        blocked = {c.deployment: c for c in found if c.blocked}
+        for name in sorted(blocked.keys() - told):
+            say(f"error: {blocked[name].describe()}")
+        for name in sorted(told - blocked.keys()):
+            say(f"{name} runs again: its runs are no longer cancelled as collisions")
+        told.clear()
+        told.update(blocked)
+
+    return check
+
+
+def _receiver_can_start(settings: Settings) -> None:
+    """The receiver's own set-up, done and undone here: its secrets and spool folder, which fail with
+    a one-line ShipsyncError when its settings cannot work."""
+    from shipsync.webhooks.server import build_receiver
+
+    build_receiver(settings).writer.close()
 
 
 def _say_where(
@@ -159,8 +233,9 @@ def _say_where(
     say(f"  logs and state    {state.root}")
 
 
-def _secrets_version(settings: Settings) -> Callable[[], object]:
-    """What changes when the receiver's secrets do: the store file's identity, and the env list."""
+def _receiver_inputs(settings: Settings) -> Callable[[], object]:
+    """What changes when the receiver's inputs do: the secrets store file's identity (None while
+    there is no secret), and whether the spool's folder exists (the receiver makes the spool only)."""
     from shipsync.webhooks.secrets_store import load_secrets, store_path
 
     def version() -> object:
@@ -170,7 +245,8 @@ def _secrets_version(settings: Settings) -> Callable[[], object]:
             stat = None
         if not load_secrets(settings):
             return None
-        return (stat.st_mtime_ns, stat.st_size, stat.st_ino) if stat else "environment"
+        secrets = (stat.st_mtime_ns, stat.st_size, stat.st_ino) if stat else "environment"
+        return (secrets, settings.spool_dir.parent.is_dir())
 
     return version
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
-
-import httpx
+from uuid import UUID
 
 from shipsync.orchestration.environment import ELSEWHERE, prefect_env
 from shipsync.orchestration.project import require_project
@@ -141,25 +140,28 @@ class EmbeddedPrefect:
 
     def read_back(self, rows: dict[str, int | None]) -> list[FlowRunSeen]:
         """The runs made so far as the API records them, with `rows` (by flow run id) attached."""
-        ids = [run.flow_run_id for run in self.runs]
-        # Posted directly: Prefect 3.8.8's client sends `"limit": null`, which its server refuses
-        # on this FastAPI (see shipsync.orchestration.compat).
-        with httpx.Client(base_url=self.api_url, timeout=30) as api:
-            flow_runs = {r["id"]: r for r in _post(api, "/flow_runs/filter", {"flow_runs": {"id": {"any_": ids}}, "limit": 200})}
+        from prefect.client.orchestration import get_client
+        from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, FlowRunFilter, FlowRunFilterId
+
+        ids = [UUID(run.flow_run_id) for run in self.runs]
+        with get_client(sync_client=True) as client:
+            flow_runs = {
+                str(r.id): r for r in client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=ids)), limit=200)
+            }
             artifacts: dict[str, list[str]] = {}
-            for artifact in _post(api, "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": ids}}, "limit": 200}):
-                artifacts.setdefault(artifact["flow_run_id"], []).append(artifact["key"] or artifact["type"])
+            for artifact in client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=ids)), limit=200):
+                artifacts.setdefault(str(artifact.flow_run_id), []).append(artifact.key or artifact.type or "")
         seen = []
         for run in self.runs:
-            data = flow_runs.get(run.flow_run_id, {})
+            data = flow_runs.get(run.flow_run_id)
             seen.append(
                 FlowRunSeen(
                     run.step,
                     run.flow,
                     run.flow_run_id,
-                    name=data.get("name", ""),
-                    state=data.get("state_name") or "",
-                    seconds=float(data.get("total_run_time") or 0.0),
+                    name=data.name if data else "",
+                    state=(data.state_name or "") if data else "",
+                    seconds=data.total_run_time.total_seconds() if data else 0.0,
                     rows=rows.get(run.flow_run_id),
                     artifacts=sorted(set(artifacts.get(run.flow_run_id, []))),
                 )
@@ -172,10 +174,3 @@ class EmbeddedPrefect:
             f"PREFECT_HOME={self.home} uv run prefect server start    # the runs, logs and artifacts above, kept in {self.database}",
             f"then open http://127.0.0.1:{UI_PORT}/runs (a run: /runs/flow-run/ID; an artifact: /artifacts/key/KEY)",
         ]
-
-
-def _post(api: httpx.Client, path: str, body: dict[str, Any]) -> list[dict[str, Any]]:
-    response = api.post(path, json=body)
-    response.raise_for_status()
-    result: list[dict[str, Any]] = response.json()
-    return result
