@@ -82,6 +82,8 @@ def run_up(options: UpOptions, settings: Settings, say: Callable[[str], None]) -
             stopped = stop_leftovers(leftovers)
             state.clear()
             say(f"cleaned up after an up that did not stop (pid {leftovers.get('pid')}); stopped: {', '.join(stopped) or 'nothing'}")
+        # Its children run in the project folder: the paths they share with up are given whole.
+        os.environ.update(anchored_paths(settings, state.root))
         started_at = time.time()
         api = _prefect_api(options, state)
         supervisor = Supervisor(say, on_start=lambda: state.write(_record(started_at, api, supervisor)))
@@ -102,6 +104,17 @@ def run_up(options: UpOptions, settings: Settings, say: Callable[[str], None]) -
     finally:
         os.close(lock)
     return 0
+
+
+def anchored_paths(settings: Settings, state_root: Path) -> dict[str, str]:
+    """The settings up's children read as paths, made absolute where up runs: the worker and the
+    receiver run in the project folder, where a relative path names another place (a spool
+    nobody loads, a second warehouse)."""
+    paths = {"SHIPSYNC_STATE_DIR": str(state_root), "SHIPSYNC_SPOOL": str(settings.spool_dir.resolve())}
+    folder = settings.lake.folder
+    if folder is not None and not settings.warehouse.startswith("ducklake:"):
+        paths["SHIPSYNC_WAREHOUSE"] = str(folder.resolve())
+    return paths
 
 
 def _record(started_at: float, api: PrefectApi, supervisor: Supervisor) -> dict[str, object]:
