@@ -28,6 +28,11 @@ KindName = Literal[
 ]
 
 
+def apply_flow(kind: str) -> str:
+    """The ledger's name of a kind's runs, and its Prefect flow's: `apply_<kind>`, dashes as underscores."""
+    return f"apply_{kind.replace('-', '_')}"
+
+
 @dataclass(slots=True)
 class Problem:
     """One reason a row (or a cell of it) cannot be applied."""
