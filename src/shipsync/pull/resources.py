@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shipsync.pull.declaration import FORCE, FRESHNESS_DAYS, IDS_FILE, Option, PulledResource, by_name, ids
+from shipsync.pull.declaration import FORCE, FRESHNESS_DAYS, IDS_FILE, FullListing, Option, PulledResource, by_name, ids
 
 if TYPE_CHECKING:
     from shipsync.config import Settings
@@ -270,6 +270,12 @@ PULLED: tuple[PulledResource, ...] = (
         options=(ids("schema_ids"), IDS_FILE, FORCE, FRESHNESS_DAYS),
         in_pull_all=_named_document_schemas,
         deployments=("pull-document-schemas",),
+    ),
+    PulledResource(
+        name="parties",
+        help="The account's parties: the customers a tracking request may name (1 request per 100).",
+        run=FullListing("parties", table="parties").run,
+        deployments=("pull-parties",),
     ),
 )
 PULLED_BY_NAME = by_name(PULLED)
