@@ -14,9 +14,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from shipsync.api import AsyncShipsyncClient
-from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, SHIPMENT_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.errors import ApiError
+from shipsync.webhooks.event_kinds import EVENT_KINDS
 from shipsync_sandbox import SandboxOptions, create_app
 from shipsync_sandbox.journeys import simulate
 from shipsync_sandbox.limits import RateLimit
