@@ -24,7 +24,7 @@ from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
 from shipsync.pull.resources import PULLED_BY_NAME
-from shipsync.warehouse.ledger import FlowName, changed_since
+from shipsync.warehouse.ledger import changed_since
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,7 @@ class RefreshRequest:
 
 
 class BulkKind(Protocol):
-    name: KindName
-    flow: FlowName  # the ledger's name of its runs
+    name: KindName  # its runs' name in the ledger follows (`model.apply_flow`)
     scope: Scope
     undoable: bool  # whether its applied writes keep before-images that `apply undo` reverses
 
