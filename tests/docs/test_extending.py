@@ -11,7 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "extending.md"
-MARKED_BLOCK = re.compile(r"<!-- from (\S+) -->\n```[a-z]*\n(.*?)```", re.S)
+# A fragment that is not a whole statement is kept from the formatter (`<!-- fmt:off -->`).
+MARKED_BLOCK = re.compile(r"<!-- from (\S+) -->\n(?:<!-- fmt:off -->\n)?```[a-z]*\n(.*?)```", re.S)
 PRODUCT = ("src/shipsync/", "flows/", "prefect.yaml")
 # What names the parties example in the product: its model, its deployment and its flow.
 PARTIES = r"Party|pull-parties|pull_parties"
