@@ -23,3 +23,10 @@ def test_each_kind_is_an_apply_command_and_a_report_name(kind: SpreadsheetKind) 
 def test_template_names_every_kind() -> None:
     result = CliRunner().invoke(app, ["template", "--help"], terminal_width=300)
     assert all(name in result.output for name in KINDS)
+
+
+def test_custom_fields_takes_clear_empty_and_the_report_says_each_kind_in_words() -> None:
+    result = CliRunner().invoke(app, ["apply", "custom-fields", "--help"], terminal_width=200)
+    assert "--clear-empty" in result.output
+    assert run_name("apply_stop_tracking") == "Spreadsheet stopping tracking"
+    assert run_name("apply_new_tracking") == "Spreadsheet of new tracking"
