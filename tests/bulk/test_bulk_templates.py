@@ -10,16 +10,17 @@ from shipsync.bulk.apply import apply_file
 from shipsync.bulk.kinds import KINDS, kind_for
 from shipsync.bulk.lookup import Knowledge
 from shipsync.bulk.reader import read_sheet
-from shipsync.bulk.templates import TEMPLATES, write_template
+from shipsync.bulk.templates import write_template
 from shipsync.pull.documents import pull_documents
 from support.sandboxes import SandboxFactory, settings_for
 
 
-def test_every_kind_has_a_template() -> None:
-    assert set(TEMPLATES) == set(KINDS)
+def test_every_kind_is_named_as_its_declaration_and_has_a_template() -> None:
+    for name, declared in KINDS.items():
+        assert kind_for(name).name == name and len(declared.template) == 3
 
 
-@pytest.mark.parametrize("kind", sorted(TEMPLATES))
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_a_template_passes_its_kinds_header_checks(kind: str, tmp_path: Path) -> None:
     sheet = read_sheet(write_template(kind, tmp_path / f"{kind}.csv"))
     kind_for(kind).check_structure(sheet)
@@ -48,4 +49,4 @@ def test_the_new_tracking_template_carries_the_columns_the_docs_show(tmp_path: P
     assert {"customer", "container_number"} <= set(headers)
     assert any(h.startswith("shipment.") for h in headers) and any(h.startswith("container.") for h in headers)
     documented = (Path(__file__).parents[2] / "docs" / "spreadsheets.md").read_text()
-    assert ",".join(TEMPLATES["new-tracking"][0]) in documented  # the docs show the template's header as it is
+    assert ",".join(KINDS["new-tracking"].template[0]) in documented  # the docs show the template's header as it is

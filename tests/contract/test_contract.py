@@ -33,7 +33,6 @@ from starlette.responses import Response
 
 import shipsync_demo
 from shipsync.api import AsyncShipsyncClient
-from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.api.tracking_reads import CONTAINER_INCLUDES, TRANSPORT_EVENT_INCLUDES
 from shipsync.bulk.apply import apply_file
 from shipsync.bulk.undo import undo_run
@@ -41,6 +40,7 @@ from shipsync.config import Settings
 from shipsync.errors import ApiError
 from shipsync.pull.everything import pull_all
 from shipsync.webhooks.catch_up import catch_up
+from shipsync.webhooks.event_kinds import EVENT_KINDS
 from shipsync.webhooks.registration import register_webhook
 from shipsync_sandbox.admin_client import wait_for_deliveries
 from shipsync_sandbox.exchange_log import Exchange

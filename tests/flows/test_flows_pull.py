@@ -60,3 +60,17 @@ def test_flows_with_ids_and_not_found(prefect_harness: None, flow_env: Path, tmp
     assert sorted(rows[0][2]) == ["also-missing", "missing-document"]
     assert rows[1][1:] == ("completed_with_errors", ["ZZZZZ"])
     assert "**Not found (1):** ZZZZZ" in asyncio.run(_artifacts("pull-metro-areas"))[0]
+
+
+@pytest.mark.slow
+def test_each_declared_pull_is_a_flow_named_as_its_ledger_runs() -> None:
+    """prefect.yaml's entrypoints (`flows/pull.py:pull_documents`) find a flow per declaration,
+    named as the ledger names its runs, whose parameters are the declaration's options."""
+    import flows.pull
+
+    from shipsync.pull.everything import EVERY_PULL
+
+    for resource in EVERY_PULL:
+        made = getattr(flows.pull, resource.flow)
+        assert made.name == resource.flow
+        assert list(made.parameters.properties) == [option.parameter for option in resource.options]

@@ -102,7 +102,7 @@ def test_a_child_that_fails_on_its_own_is_started_again_after_growing_pauses(wat
 
 def test_the_receiver_check_names_a_spool_whose_folder_does_not_exist(tmp_path: Path, secrets_file: Path) -> None:
     settings = load_settings(
-        api_url="http://127.0.0.1:9/v2", api_key="k", warehouse=tmp_path / "warehouse", webhook_secrets="a-secret-of-enough-length"
+        api_url="http://127.0.0.1:9/v2", api_key="a-test-key", warehouse=tmp_path / "warehouse", webhook_secrets="a-secret-of-enough-length"
     )
     with pytest.raises(ConfigError, match=f"its folder {tmp_path / 'warehouse'} does not exist"):
         _receiver_can_start(settings)

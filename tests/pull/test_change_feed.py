@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.pull.change_feed import FED_KINDS, webhooks_feed_changes
 from shipsync.pull.everything import pull_all
+from shipsync.webhooks.event_kinds import EVENT_KINDS
 from support.lake import analyst, sql_now
 from support.sandboxes import RunningSandbox, settings_for
 

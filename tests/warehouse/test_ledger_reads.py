@@ -3,20 +3,16 @@ which runs count as a success; and JSON text written and read back."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import get_args
 
 import pytest
 
+from shipsync.bulk.model import apply_flow
 from shipsync.json_text import dumps, dumps_or_null, loads
 from shipsync.warehouse.ledger import (
-    APPLY_FLOWS,
     SINCE_OVERLAP,
-    FlowName,
-    apply_flows,
     changed_since,
     last_started,
     last_success,
@@ -27,7 +23,7 @@ from support.lake import analyst, location
 
 
 def _run(warehouse: Path, flow: str, status: str) -> datetime:
-    with warehouse_run(location(warehouse), flow, {}) as run, run.step(flow, {}) as record:  # type: ignore[arg-type]
+    with warehouse_run(location(warehouse), flow, {}) as run, run.step(flow, {}) as record:
         if status == "completed_with_errors":
             record.errors.append("one id given up")
         elif status == "failed":
@@ -36,13 +32,13 @@ def _run(warehouse: Path, flow: str, status: str) -> datetime:
 
 
 def test_apply_flows_name_one_style() -> None:
-    assert apply_flows("tracking-requests") == ("apply_tracking_requests",)
+    assert apply_flow("tracking-requests") == "apply_tracking_requests"
 
 
 @pytest.mark.slow
 def test_changed_since_reads_the_latest_success_of_any_flow_less_the_overlap(tmp_path: Path) -> None:
     warehouse = tmp_path / "w"
-    flows = ("pull_tracking_requests", *apply_flows("tracking-requests"))
+    flows = ("pull_tracking_requests", apply_flow("tracking-requests"))
     _run(warehouse, "refresh_definitions", "completed")
     with analyst(warehouse) as con:
         assert changed_since(con, *flows) is None  # never read: read everything
@@ -73,13 +69,3 @@ def test_json_text_is_canonical_and_reads_back() -> None:
     assert loads(value) is value  # already parsed (DuckDB hands JSON back parsed at times)
     assert dumps_or_null(None) is None and dumps(None) == "null"
     assert dumps({"at": datetime(2026, 1, 2), "n": Decimal("1.50")}) == '{"at":"2026-01-02T00:00:00","n":"1.50"}'
-
-
-def test_the_ledger_names_each_run_as_its_prefect_flow_is_named() -> None:
-    """A pull or webhook flow and the ledger rows it writes share a name, so an operator can go
-    from one to the other; the ledger's closed set of names covers every such flow."""
-    flows_dir = Path(__file__).resolve().parents[2] / "flows"
-    prefect_names = {m for f in flows_dir.glob("*.py") for m in re.findall(r'@flow\(name="([a-z_]+)"', f.read_text())}
-    recording = {n for n in prefect_names if n.startswith("pull_") or n.endswith("_webhook")} - {"pull_all"}
-    assert recording and recording <= set(get_args(FlowName))
-    assert set(APPLY_FLOWS.values()) <= set(get_args(FlowName))

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from shipsync.api.event_kinds import EVENT_KINDS, NEWER_EVENT_KINDS, SPEC_EVENT_KINDS
 from shipsync.config import load_settings
 from shipsync.errors import InputError
+from shipsync.webhooks.event_kinds import EVENT_KINDS, NEWER_EVENT_KINDS, SPEC_EVENT_KINDS
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync_sandbox import SandboxOptions, create_app

@@ -1,5 +1,5 @@
 """The account's own records, declared once (see `api.declared`): tracking requests, custom field
-definitions, their options, custom field values and webhooks.
+definitions, their options, custom field values, webhooks and parties.
 
 They reach the warehouse only through their own reads and writes (a pull, a bulk apply's refresh
 and reflection, a registration), except tracking requests, which webhook deliveries also carry.
@@ -109,3 +109,12 @@ class Webhook(Declared):
     # The service answers `headers: null` when none were set.
     headers: list[WebhookHeader] = Field(default_factory=list)
     created_at: datetime | None = None
+
+
+class Party(Declared):
+    resource_types: ClassVar[tuple[str, ...]] = ("party",)
+    table_name: ClassVar[str] = "parties"
+    row_is: ClassVar[str] = "One row per party of the account: a customer a tracking request may name."
+    from_included: ClassVar[bool] = False
+
+    company_name: str | None = None

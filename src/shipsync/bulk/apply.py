@@ -22,7 +22,7 @@ from shipsync.bulk.journal import JournalHeader, Recovered, RecoveredRun, WriteJ
 from shipsync.bulk.kind import BulkKind
 from shipsync.bulk.kinds import kind_for
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import WRITE_ACTIONS, Change, Problem
+from shipsync.bulk.model import WRITE_ACTIONS, Change, Problem, apply_flow
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress, reporting_rows
 from shipsync.bulk.reader import Sheet, read_sheet
 from shipsync.bulk.record import ResultsLog, row_counts, run_kind, summary, write_results_file
@@ -97,7 +97,7 @@ def apply_file(
         table = read_sheet(path, sheet=sheet, encoding=encoding, delimiter=delimiter, on_rows=advance, fits=bulk_kind.check_structure)
     bulk_kind.check_structure(table)
     params = {"file": str(path), "sheet": table.sheet, "kind": kind, "dry_run": dry_run, "rows": len(table.rows)}
-    flow = bulk_kind.flow
+    flow = apply_flow(bulk_kind.name)
     folder = journal_folder(settings)
     recovered, journal = Recovered(), None
     try:

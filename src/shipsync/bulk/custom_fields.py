@@ -36,7 +36,6 @@ from shipsync.errors import InputError, NotFoundError, ValidationError
 from shipsync.iso6346 import is_container_number
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_tables_batch
-from shipsync.warehouse.ledger import FlowName
 
 ENTITY_COLUMNS = ("shipment_id", "container_id", "tracking_request_id", "bill_of_lading", "container_number", "request_number")
 LONG_COLUMNS = ("entity", "entity_type", "api_slug", "value")
@@ -170,7 +169,6 @@ def _long_file_request_numbers(sheet: Sheet, known: Knowledge) -> list[str]:
 
 class CustomFieldValues:
     name: KindName = "custom-fields"
-    flow: FlowName = "apply_custom_fields"
     scope = Scope(entities=True, tracking=True)
     undoable = True
 

@@ -40,7 +40,6 @@ from shipsync.errors import InputError
 from shipsync.json_text import dumps_or_null
 from shipsync.values import FieldRules, ValueProblem, whole_number
 from shipsync.warehouse.declared_rows import declared_tables_batch
-from shipsync.warehouse.ledger import FlowName
 from shipsync.warehouse.normalize import option_columns
 
 REQUIRED = ("entity_type", "api_slug", "display_name", "data_type")
@@ -164,7 +163,6 @@ def _same(a: Any, b: Any) -> bool:
 
 class DefinitionEdits:
     name: KindName = "custom-field-definitions"
-    flow: FlowName = "apply_custom_field_definitions"
     scope = Scope()
     undoable = True
 

@@ -31,13 +31,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from shipsync.bulk.model import Change, Status
+from shipsync.bulk.model import Change, Status, apply_flow
 from shipsync.bulk.record import store_recovered
 from shipsync.config import Settings
 from shipsync.json_text import dumps, read_strict
 from shipsync.redaction import redact
 from shipsync.safe_files import create_exclusive, private_folder, sync_folder, write_all
-from shipsync.warehouse.ledger import APPLY_FLOWS, RunRecord, WarehouseRun
+from shipsync.warehouse.ledger import RunRecord, WarehouseRun
 
 log = logging.getLogger("shipsync.bulk")
 FOLDER_NAME = "bulk-journal"
@@ -252,7 +252,7 @@ def recover(run: WarehouseRun, folder: Path) -> Recovered:
 
 def _ledger_record(dead: RecoveredRun, by: str) -> RunRecord:
     header = dead.header
-    record = RunRecord(run_id=header.run_id, flow=APPLY_FLOWS[header.kind], parameters=header.parameters)
+    record = RunRecord(run_id=header.run_id, flow=apply_flow(header.kind), parameters=header.parameters)
     record.started_at = datetime.fromisoformat(header.started_at)
     record.errors.append(
         redact(

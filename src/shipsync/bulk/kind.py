@@ -19,11 +19,12 @@ import duckdb
 from shipsync.api import AsyncShipsyncClient
 from shipsync.bulk.cells import cell_text
 from shipsync.bulk.lookup import Knowledge
-from shipsync.bulk.model import Change, KindName, Problem, UndoImage
+from shipsync.bulk.model import Change, KindName, Problem, UndoImage, apply_flow
 from shipsync.bulk.read_values import ValueScope
 from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection
-from shipsync.warehouse.ledger import FlowName, apply_flows, changed_since
+from shipsync.pull.resources import PULLED_BY_NAME
+from shipsync.warehouse.ledger import changed_since
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,7 @@ class RefreshRequest:
 
 
 class BulkKind(Protocol):
-    name: KindName
-    flow: FlowName  # the ledger's name of its runs
+    name: KindName  # its runs' name in the ledger follows (`model.apply_flow`)
     scope: Scope
     undoable: bool  # whether its applied writes keep before-images that `apply undo` reverses
 
@@ -98,7 +98,7 @@ class BulkKind(Protocol):
 def tracking_since(con: duckdb.DuckDBPyConnection) -> str | None:
     """Tracking requests changed since the last complete read of them (a pull, or an apply that
     reads them the same way), with overlap."""
-    return changed_since(con, "pull_tracking_requests", *apply_flows("tracking-requests", "new-tracking"))
+    return changed_since(con, PULLED_BY_NAME["tracking-requests"].flow, apply_flow("tracking-requests"), apply_flow("new-tracking"))
 
 
 def unresolved_numbers(sheet: Sheet, column: str, known: Knowledge) -> list[str]:

@@ -17,15 +17,13 @@ WRITE_ACTIONS: tuple[Action, ...] = ("create", "update", "delete")
 # refused it; unknown: sent, outcome not known (reconciled by the next run); planned: dry run;
 # skipped: an undo left it alone, changed at the service since the run it undoes.
 Status = Literal["applied", "unchanged", "rejected", "failed", "unknown", "planned", "skipped"]
-# What a spreadsheet holds, as `shipsync apply KIND` names it.
-KindName = Literal[
-    "tracking-requests",
-    "custom-field-definitions",
-    "custom-fields",
-    "new-tracking",
-    "stop-tracking",
-    "resume-tracking",
-]
+# What a spreadsheet holds, as `shipsync apply KIND` names it: `bulk.kinds` declares each.
+KindName = str
+
+
+def apply_flow(kind: str) -> str:
+    """The ledger's name of a kind's runs, and its Prefect flow's: `apply_<kind>`, dashes as underscores."""
+    return f"apply_{kind.replace('-', '_')}"
 
 
 @dataclass(slots=True)

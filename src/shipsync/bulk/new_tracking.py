@@ -44,7 +44,6 @@ from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import ApiError, AuthenticationError, InputError, OutcomeUnknownError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_tables_batch
-from shipsync.warehouse.ledger import FlowName
 
 REQUEST_TYPES = ("bill_of_lading", "booking_number", "container")
 # What people write for a request type, as the service names it.
@@ -81,7 +80,6 @@ def _settled(request: dict[str, Any]) -> str:
 
 class NewTracking:
     name: KindName = "new-tracking"
-    flow: FlowName = "apply_new_tracking"
     scope = Scope(tracking=True, lines=True)
     undoable = False
 

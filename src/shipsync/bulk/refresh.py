@@ -20,12 +20,14 @@ from shipsync.api.jsonapi import JsonObject
 from shipsync.api.transport import ClientStats
 from shipsync.bulk.kind import RefreshRequest, Scope
 from shipsync.bulk.lookup import Knowledge, read_knowledge
+from shipsync.bulk.model import apply_flow
 from shipsync.bulk.progress import RequestBudget, Stage, no_progress
 from shipsync.bulk.read_values import ValuesRead, read_values
 from shipsync.config import Settings
 from shipsync.errors import NotFoundError
+from shipsync.pull.resources import PULLED_BY_NAME
 from shipsync.warehouse.declared_rows import Batch, declared_batch, declared_tables_batch, observed_now
-from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, apply_flows, last_started, last_success
+from shipsync.warehouse.ledger import FlowName, RunRecord, WarehouseRun, last_started, last_success
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import merge, option_columns
 from shipsync.warehouse.unit_of_work import CommitContext
@@ -33,7 +35,7 @@ from shipsync.warehouse.unit_of_work import CommitContext
 DEFINITIONS_STALE_AFTER = timedelta(minutes=15)
 MAX_REFRESH_ROUNDS = 4
 REFRESH_FLOW: FlowName = "refresh_definitions"  # the ledger's row of a refresh of definitions within an apply
-LINES_FLOW: FlowName = "pull_shipping_lines"  # a read of the whole listing within an apply is that pull
+LINES_FLOW = PULLED_BY_NAME["shipping-lines"].flow  # a read of the whole listing within an apply is that pull
 LINES_STALE_AFTER = timedelta(days=1)
 ENUM_TYPES = ("enum", "enum_multi")
 # Above this many shipments, one paged listing (100 a page) costs fewer requests than one read each.
@@ -85,7 +87,7 @@ def definitions_fresh(con: duckdb.DuckDBPyConnection) -> bool:
     refreshed = last_started(con, [REFRESH_FLOW], ["completed"])
     if refreshed is None:
         return False
-    applied = last_started(con, apply_flows("custom-field-definitions"))
+    applied = last_started(con, [apply_flow("custom-field-definitions")])
     return refreshed > datetime.now(UTC) - DEFINITIONS_STALE_AFTER and (applied is None or refreshed > applied)
 
 

@@ -29,7 +29,6 @@ from shipsync.bulk.reader import Sheet
 from shipsync.bulk.reflect import Reflection, answered
 from shipsync.bulk.suggest import with_suggestions
 from shipsync.errors import InputError
-from shipsync.warehouse.ledger import FlowName
 
 LIST_FIELDS = ("tags", "ref_numbers")
 LIST_COLUMNS = ("tags", "tags_add", "tags_remove", "ref_numbers", "ref_numbers_add", "ref_numbers_remove")
@@ -57,7 +56,6 @@ def reverse_delta(current: list[str], applied: list[str], restored: list[str]) -
 
 class TrackingRequestEdits:
     name: KindName = "tracking-requests"
-    flow: FlowName = "apply_tracking_requests"
     scope = Scope(tracking=True)
     undoable = True
 

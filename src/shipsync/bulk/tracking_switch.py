@@ -27,7 +27,6 @@ from shipsync.bulk.suggest import closest, with_suggestions
 from shipsync.errors import ApiError, InputError
 from shipsync.values import ValueProblem
 from shipsync.warehouse.declared_rows import declared_batch
-from shipsync.warehouse.ledger import FlowName
 
 KEY_COLUMNS = ("shipment_id", "bill_of_lading", "request_number")
 STOPPED, TRACKING = "stopped", "tracking"
@@ -81,8 +80,8 @@ class TrackingSwitch:
     scope = Scope(tracking=True)
     undoable = True
 
-    def __init__(self, name: KindName, flow: FlowName, wanted: str) -> None:
-        self.name, self.flow, self.wanted = name, flow, wanted
+    def __init__(self, name: KindName, wanted: str) -> None:
+        self.name, self.wanted = name, wanted
 
     # Planning.
     def check_structure(self, sheet: Sheet) -> None:
@@ -186,8 +185,8 @@ class TrackingSwitch:
 
 
 def stop_tracking() -> TrackingSwitch:
-    return TrackingSwitch("stop-tracking", "apply_stop_tracking", STOPPED)
+    return TrackingSwitch("stop-tracking", STOPPED)
 
 
 def resume_tracking() -> TrackingSwitch:
-    return TrackingSwitch("resume-tracking", "apply_resume_tracking", TRACKING)
+    return TrackingSwitch("resume-tracking", TRACKING)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from shipsync.bulk.kinds import KINDS, SpreadsheetKind
 from shipsync.cli.common import console, line, one_line_errors, settings_from_env, styled
 
 apply_app = typer.Typer(
@@ -92,46 +93,33 @@ def print_report(report: object) -> None:
         console.print(line(f"  undo with: shipsync apply undo {report.run_id}"))
 
 
-# The kinds whose command takes the file and how to read it, with what each does (its help).
-KIND_HELP = {
-    "tracking-requests": "Edit tracking requests keyed by id or request_number: their shipment's tags and ref_numbers (with _add "
-    "and _remove columns, computed against the shipment's current lists), and the request's own ref_number.",
-    "custom-field-definitions": "Create or edit custom field definitions, one per row by api_slug, and add, relabel, reorder or "
-    "remove options.",
-    "new-tracking": "Start tracking: one row per number (request_type, request_number, scac or empty to detect the carrier, "
-    "ref_numbers, shipment_tags, customer, shipment.SLUG / container.SLUG custom field values, container_number for the "
-    "container values). Numbers already tracked are skipped.",
-    "stop-tracking": "Stop tracking shipments named by shipment_id, bill_of_lading or request_number (undo resumes them).",
-    "resume-tracking": "Resume tracking shipments named by shipment_id, bill_of_lading or request_number (undo stops them again).",
-}
+def _kind_command(kind: SpreadsheetKind) -> None:
+    """`shipsync apply NAME FILE`, with `--clear-empty` for a kind that takes it."""
+    if kind.clears_empty:
 
+        def clearing(
+            file: Path,
+            dry_run: bool = DRY_RUN,
+            sheet: str | None = SHEET,
+            encoding: str | None = ENCODING,
+            delimiter: str | None = DELIMITER,
+            clear_empty: bool = CLEAR_EMPTY,
+        ) -> None:
+            _apply(kind.name, file, dry_run, sheet, encoding, delimiter, clear_empty)
 
-def _kind_command(kind: str) -> None:
-    @apply_app.command(kind, help=KIND_HELP[kind])
-    @one_line_errors
+        apply_app.command(kind.name, help=kind.help)(one_line_errors(clearing))
+        return
+
     def command(
         file: Path, dry_run: bool = DRY_RUN, sheet: str | None = SHEET, encoding: str | None = ENCODING, delimiter: str | None = DELIMITER
     ) -> None:
-        _apply(kind, file, dry_run, sheet, encoding, delimiter, False)
+        _apply(kind.name, file, dry_run, sheet, encoding, delimiter, False)
+
+    apply_app.command(kind.name, help=kind.help)(one_line_errors(command))
 
 
-for _kind in KIND_HELP:
+for _kind in KINDS.values():
     _kind_command(_kind)
-
-
-@apply_app.command("custom-fields")
-@one_line_errors
-def custom_fields(
-    file: Path,
-    dry_run: bool = DRY_RUN,
-    sheet: str | None = SHEET,
-    encoding: str | None = ENCODING,
-    delimiter: str | None = DELIMITER,
-    clear_empty: bool = CLEAR_EMPTY,
-) -> None:
-    """Set custom field values on shipments, containers and tracking requests: wide (a column per api_slug) or long
-    (entity, api_slug, value) files."""
-    _apply("custom-fields", file, dry_run, sheet, encoding, delimiter, clear_empty)
 
 
 @apply_app.command("undo")
@@ -147,9 +135,7 @@ def undo(run_id: str) -> None:
 
 @one_line_errors
 def template(
-    kind: str = typer.Argument(
-        ..., help="tracking-requests, custom-field-definitions, custom-fields, new-tracking, stop-tracking or resume-tracking"
-    ),
+    kind: str = typer.Argument(..., help=f"{', '.join(list(KINDS)[:-1])} or {list(KINDS)[-1]}"),
     output: Path | None = typer.Option(None, "--output", help="Where to write (default: KIND.csv here)."),
 ) -> None:
     """Write a ready-to-fill example spreadsheet (CSV) with the headers and two rows."""

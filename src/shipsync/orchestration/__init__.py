@@ -7,6 +7,7 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 - `flow_settings`: the settings of a flow run, built once per run and passed down.
 - `task_runner`: a flow's blocking body in a worker thread, and batch steps as task runs.
 - `artifacts`: what a run leaves on the Prefect server for people (counts, results, links).
+- `pull_flows`: the flow of each pulled resource `pull.resources` declares (`flows/pull.py`).
 - `rate_budget`: one rate budget per API key across every worker (a global concurrency limit).
 - `api_auth`: the credential that `shipsync up`'s Prefect API requires of every client.
 - `deployments`: the work pool (whose runs cannot change the command), the deployments of
@@ -22,5 +23,5 @@ The flows themselves live in the project's `flows/` folder (parameters, tasks an
 
 The modules the command line uses import Prefect only inside the functions that need it, so that a
 command starts without paying for it; `task_runner` and `artifacts`, which only flow runs use,
-import it at the top.
+import it at the top (`pull_flows` too).
 """

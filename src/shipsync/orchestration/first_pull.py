@@ -3,16 +3,15 @@ new installation has data before the nightly schedule."""
 
 from __future__ import annotations
 
-from typing import get_args
-
 import duckdb
 
 from shipsync.errors import WarehouseError
-from shipsync.warehouse.ledger import FlowName, last_success
+from shipsync.pull.everything import EVERY_PULL
+from shipsync.warehouse.ledger import last_success
 from shipsync.warehouse.unit_of_work import open_warehouse
 from shipsync.warehouse_location import LakeLocation
 
-PULLS = tuple(name for name in get_args(FlowName) if name.startswith("pull_"))
+PULLS = tuple(pull.flow for pull in EVERY_PULL)  # every pull a warehouse may have had
 
 
 def never_pulled(location: LakeLocation) -> bool:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 
-from shipsync.api.event_kinds import EVENT_KINDS
+from shipsync.webhooks.event_kinds import EVENT_KINDS
 
 QUIET_LIMIT = timedelta(days=1)
 FED_KINDS = frozenset(k for k in EVENT_KINDS if k.startswith(("container.", "shipment.")))

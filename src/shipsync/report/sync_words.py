@@ -6,26 +6,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from shipsync.bulk.kinds import KINDS
+from shipsync.bulk.model import apply_flow
+from shipsync.pull.everything import EVERY_PULL
 from shipsync.report.tables import ago
 
-# What each kind of run in the ledger (`sync_runs.flow`) does, said to a reader. A kind missing
-# here (a newer shipsync's) is said from its name.
+# What each kind of run in the ledger (`sync_runs.flow`) does, said to a reader: the pulls as
+# `pull.resources` declares them, the spreadsheets as `bulk.kinds` does, the others here. A kind missing here (a newer shipsync's) is
+# said from its name.
 RUN_NAMES = {
-    "pull_all": "Daily pull",
-    "pull_documents": "Documents pull",
-    "pull_metro_areas": "Metro areas pull",
-    "pull_document_schemas": "Document schemas pull",
-    "pull_places": "Places pull",
-    "pull_shipments": "Shipments pull",
-    "pull_containers": "Containers pull",
-    "pull_shipping_lines": "Shipping lines pull",
-    "pull_tracking_requests": "Tracking requests pull",
-    "apply_tracking_requests": "Spreadsheet of tracking requests",
-    "apply_custom_field_definitions": "Spreadsheet of custom field definitions",
-    "apply_custom_fields": "Spreadsheet of custom fields",
-    "apply_new_tracking": "Spreadsheet of new tracking",
-    "apply_stop_tracking": "Spreadsheet stopping tracking",
-    "apply_resume_tracking": "Spreadsheet resuming tracking",
+    **{resource.flow: resource.said for resource in EVERY_PULL},
+    **{apply_flow(kind.name): kind.run_name for kind in KINDS.values()},
     "apply_undo": "Undo of a spreadsheet",
     "refresh_definitions": "Custom field definitions refresh",
     "register_webhook": "Webhook registration",

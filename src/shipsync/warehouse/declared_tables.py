@@ -18,7 +18,7 @@ from sqlalchemy import JSON, Column, DateTime, String, Table
 from sqlalchemy.types import UserDefinedType
 from sqlmodel import SQLModel
 
-from shipsync.api.account_models import CustomField, CustomFieldDefinition, CustomFieldOption, TrackingRequest, Webhook
+from shipsync.api.account_models import CustomField, CustomFieldDefinition, CustomFieldOption, Party, TrackingRequest, Webhook
 from shipsync.api.declared import Declared
 from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
@@ -49,6 +49,7 @@ DECLARED: tuple[type[Declared], ...] = (
     CustomFieldOption,
     CustomField,
     Webhook,
+    Party,
 )
 # JSON:API type -> its declaration, for the types written wherever they arrive (`from_included`).
 DECLARED_BY_TYPE: dict[str, type[Declared]] = {t: d for d in DECLARED if d.from_included for t in d.resource_types}

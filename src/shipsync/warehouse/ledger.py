@@ -33,41 +33,10 @@ from shipsync.warehouse.unit_of_work import CommitContext, CommitMessage, Commit
 from shipsync.warehouse.upsert import TableCounts, add_counts
 from shipsync.warehouse_location import LakeLocation
 
-# Every kind of run the ledger records; the Prefect flows that run them carry the same names. Reads
-# of the ledger take any string.
-FlowName = Literal[
-    "pull_all",
-    "pull_documents",
-    "pull_metro_areas",
-    "pull_document_schemas",
-    "pull_places",
-    "pull_shipments",
-    "pull_containers",
-    "pull_shipping_lines",
-    "pull_tracking_requests",
-    "apply_tracking_requests",
-    "apply_custom_field_definitions",
-    "apply_custom_fields",
-    "apply_new_tracking",
-    "apply_stop_tracking",
-    "apply_resume_tracking",
-    "apply_undo",
-    "refresh_definitions",
-    "register_webhook",
-    "delete_webhook",
-    "load_events",
-    "catch_up_events",
-    "import_warehouse",
-    "maintain_warehouse",
-]
-APPLY_FLOWS: dict[str, FlowName] = {
-    "tracking-requests": "apply_tracking_requests",
-    "custom-field-definitions": "apply_custom_field_definitions",
-    "custom-fields": "apply_custom_fields",
-    "new-tracking": "apply_new_tracking",
-    "stop-tracking": "apply_stop_tracking",
-    "resume-tracking": "apply_resume_tracking",
-}
+# A kind of run, as the ledger records it (`sync_runs.flow`) and its Prefect flow is named. The
+# layers that run things declare their names (`pull.resources`, the spreadsheet kinds, the event
+# log's runs) and hand them down: the ledger takes any.
+FlowName = str
 
 # completed_with_errors: some ids were not found or given up after every retry.
 RunStatus = Literal["completed", "completed_with_errors", "failed"]
@@ -274,11 +243,6 @@ def warehouse_run(
 # Clocks differ and updates land while a run pages: an incremental read starts a little before the
 # last successful one did.
 SINCE_OVERLAP = timedelta(minutes=5)
-
-
-def apply_flows(*kinds: str) -> tuple[FlowName, ...]:
-    """The ledger's names for bulk applies of `kinds`."""
-    return tuple(APPLY_FLOWS[kind] for kind in kinds)
 
 
 def last_started(con: duckdb.DuckDBPyConnection, flows: Sequence[str], statuses: Sequence[RunStatus] | None = None) -> datetime | None:

@@ -16,7 +16,6 @@ import httpx
 
 from shipsync.api import AsyncShipsyncClient, run_with_client
 from shipsync.api.account_models import Webhook
-from shipsync.api.event_kinds import EVENT_KINDS, unknown_event_kinds
 from shipsync.api.jsonapi import JsonObject
 from shipsync.api.webhooks import secret_of
 from shipsync.config import Settings
@@ -26,6 +25,7 @@ from shipsync.warehouse.ledger import warehouse_run
 from shipsync.warehouse.load import write_batch
 from shipsync.warehouse.normalize import webhook_columns
 from shipsync.warehouse.unit_of_work import CommitContext
+from shipsync.webhooks.event_kinds import EVENT_KINDS, unknown_event_kinds
 from shipsync.webhooks.secrets_store import forget_secret, save_secret
 
 
@@ -84,7 +84,7 @@ def register_webhook(
         async def create(client: AsyncShipsyncClient) -> tuple[JsonObject, list[str], str | None]:
             try:
                 kinds = chosen_kinds(events, all_events, await client.webhooks.event_kinds())
-                raw = await client.webhooks.create_raw(url, kinds, active=active, headers=headers, allowed=set(kinds))
+                raw = await client.webhooks.create_raw(url, kinds, active=active, headers=headers)
                 # First thing: the secret to the store, before any model reads the rest of the answer.
                 secret = secret_of(raw) or await _secret_after(client, str(raw["id"]))
                 if secret:

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from shipsync.api.event_kinds import EVENT_KINDS
 from shipsync.warehouse.declared_tables import DECLARED_BY_TYPE
+from shipsync.webhooks.event_kinds import EVENT_KINDS
 from shipsync_sandbox.deliver import envelope
 from shipsync_sandbox.event_objects import ALERTED_ON
 from shipsync_sandbox.journeys import simulate
