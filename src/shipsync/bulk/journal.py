@@ -26,10 +26,10 @@ import fcntl
 import logging
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, get_args
 
 from shipsync.bulk.model import Change, Status, apply_flow
 from shipsync.bulk.record import store_recovered
@@ -39,6 +39,7 @@ from shipsync.redaction import redact
 from shipsync.safe_files import create_exclusive, private_folder, sync_folder, write_all
 from shipsync.warehouse.ledger import RunRecord, WarehouseRun
 
+R = TypeVar("R")
 log = logging.getLogger("shipsync.bulk")
 FOLDER_NAME = "bulk-journal"
 SUFFIX = ".journal"
@@ -188,6 +189,22 @@ def _lines(fd: int) -> Iterator[dict[str, Any]]:
                     yield line
 
 
+class ForeignJournalError(ValueError):
+    """A journal line of a shape this version of shipsync does not write."""
+
+
+def _record_of(cls: type[R], value: object, **more: Any) -> R:
+    """`cls(**value, **more)` when `value` holds exactly fields of `cls` (those with a default may be
+    absent); else `ForeignJournalError`."""
+    if not isinstance(value, dict) or not all(isinstance(name, str) for name in value):
+        raise ForeignJournalError(f"not an object of {cls.__name__}'s members")
+    known = {f.name for f in fields(cls)} - set(more)  # type: ignore[arg-type]
+    required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING} - set(more)  # type: ignore[arg-type]
+    if not set(value) <= known or not required <= set(value):
+        raise ForeignJournalError(f"members {sorted(value)} are not {cls.__name__}'s")
+    return cls(**value, **more)
+
+
 def read_journal(path: Path, fd: int) -> RecoveredRun | None:
     """The run a journal describes: each intended write as a Change, its status as its outcome
     line says (`unknown` when it has none); None for a journal that cannot be read as one (no
@@ -196,14 +213,18 @@ def read_journal(path: Path, fd: int) -> RecoveredRun | None:
     changes: dict[int, Change] = {}
     try:
         for line in _lines(fd):
+            seq = line.get("seq")
             if "run" in line and header is None:
-                header = JournalHeader(**line["run"])
+                header = _record_of(JournalHeader, line["run"])
             elif "intent" in line:
-                changes[line["seq"]] = Change(**line["intent"], status="unknown", detail=UNSETTLED)
-            elif "status" in line and line.get("seq") in changes:
-                status: Status = line["status"]
-                changes[line["seq"]] = Change(**line["image"], status=status, detail=line.get("detail") or "")
-    except (TypeError, KeyError):
+                if not isinstance(seq, int):
+                    raise ForeignJournalError("a write without its sequence number")
+                changes[seq] = _record_of(Change, line["intent"], status="unknown", detail=UNSETTLED)
+            elif "status" in line and seq in changes:
+                if line["status"] not in get_args(Status):
+                    raise ForeignJournalError(f"an outcome of no status shipsync writes: {line['status']!r}")
+                changes[seq] = _record_of(Change, line.get("image"), status=line["status"], detail=str(line.get("detail") or ""))
+    except ForeignJournalError:
         log.warning("%s: not a journal this version of shipsync reads; left as it is", path)
         return None
     if header is None:

@@ -51,9 +51,10 @@ def _marker(location: LakeLocation, lake: str) -> dict[str, str]:
 
 def _owner(text: str, where: str) -> str:
     try:
-        owner = json.loads(text).get("lake")
-    except (ValueError, AttributeError):
-        owner = None
+        marker = json.loads(text)
+    except ValueError:
+        marker = None
+    owner = marker.get("lake") if isinstance(marker, dict) else None
     if not isinstance(owner, str) or not owner:
         raise WarehouseError(f"{where}: not a marker shipsync wrote (no lake named in it); move it away or give the lake another data path")
     return owner
