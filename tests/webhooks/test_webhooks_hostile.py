@@ -25,6 +25,7 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox.serving import BackgroundServer
 from support.hostile_deliveries import CORPUS, NOT_NOTIFICATIONS, RAW_NOTIFICATIONS, SECRET, Json, Pipeline, shaped, valid_notification
+from support.hypothesis_profile import suppressing
 
 
 @pytest.fixture
@@ -150,7 +151,7 @@ signed_json = st.one_of(notifications, notifications, notifications, any_json)
 def test_property_a_signed_json_body_is_400_or_200_and_every_200_is_loaded_or_dead_lettered(pipeline: Pipeline) -> None:
     serial = itertools.count()
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(max_examples=40, suppress_health_check=suppressing(HealthCheck.data_too_large))
     @given(st.lists(signed_json, min_size=1, max_size=3), st.booleans())
     def check(documents: list[Any], keep_their_ids: bool) -> None:
         acknowledged = []

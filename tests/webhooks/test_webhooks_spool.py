@@ -25,7 +25,7 @@ from support.lake import location
 
 
 @given(st.lists(st.binary(max_size=300), max_size=20))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_any_bytes_round_trip(bodies: list[bytes]) -> None:
     data = b"".join(encode_record(body, n % 3, 1_700_000_000_000_000_000) for n, body in enumerate(bodies))
     path = Path(os.environ.get("TMPDIR", "/tmp")) / f"roundtrip-{os.getpid()}.spool"
