@@ -20,6 +20,7 @@ from shipsync.webhooks.signature import sign
 from shipsync_sandbox.serving import free_port
 from support.processes import stop_and_read
 from support.sandboxes import SandboxFactory
+from support.waiting import HANG_S
 
 KEY = "logcanary-api-key-7d3f1a"
 SECRET = "whsec-logcanary-5e8c2b91"
@@ -36,7 +37,7 @@ def test_the_cli_masks_a_key_in_httpx_debug_lines(make_sandbox: SandboxFactory, 
     env = environment(tmp_path, SHIPSYNC_API_URL=sandbox.api_url, SHIPSYNC_API_KEY=KEY, SHIPSYNC_RATE_LIMIT="0")
     # An id that is the key itself: httpx logs the URL that carries it.
     command = [sys.executable, "-m", "shipsync", "--log-level", "debug", "pull", "documents", "--id", KEY]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=HANG_S)
     assert "HTTP Request" in result.stderr and "httpcore" in result.stderr  # DEBUG lines were logged
     assert KEY not in result.stderr and "documents/***" in result.stderr
 

@@ -87,14 +87,3 @@ def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, 
             return con.execute(sql).fetchall()
         finally:
             con.close()
-
-
-def wait_for(condition: Any, what: str, timeout_s: float = 300, every_s: float = 1.0) -> Any:
-    """Poll `condition()` until it is truthy; its value. AssertionError naming `what` after the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out after {timeout_s:.0f} s waiting for {what}"
-        time.sleep(every_s)

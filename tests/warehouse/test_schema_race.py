@@ -18,7 +18,7 @@ def open_and_write(folder: str, name: str, start: Barrier) -> None:
     from shipsync.warehouse_location import lake_location
 
     location = lake_location(folder)
-    start.wait(timeout=60)  # all at once: the tables do not exist yet for any of them
+    start.wait(timeout=600)  # a hang guard; all at once: the tables do not exist yet for any of them
     with warehouse_run(location, "pull_all", {"writer": name}) as run, run.step("pull_all", {"writer": name}):
         insert = "INSERT INTO webhooks (id, url) VALUES (?, 'http://x')"
         run.warehouse.defer(["webhooks"], lambda con, commit: con.execute(insert, [name]) and None)

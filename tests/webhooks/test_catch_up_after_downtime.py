@@ -15,8 +15,9 @@ import pytest
 
 from shipsync_bench.processes import UpProcess
 from shipsync_sandbox.admin_client import wait_for_deliveries
-from support.prefect_up import ROOT, query, up_env, wait_for
+from support.prefect_up import ROOT, query, up_env
 from support.sandboxes import K1, SandboxFactory
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

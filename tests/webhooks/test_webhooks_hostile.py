@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox.serving import BackgroundServer
 from support.hostile_deliveries import CORPUS, NOT_NOTIFICATIONS, RAW_NOTIFICATIONS, SECRET, Json, Pipeline, shaped, valid_notification
 from support.hypothesis_profile import suppressing
+from support.waiting import wait_for
 
 
 @pytest.fixture
@@ -79,9 +79,7 @@ def test_forged_lines_and_escapes_stay_inside_their_delivery_line(pipeline: Pipe
     with caplog.at_level(logging.INFO, logger="shipsync.webhooks"):
         for n, name in enumerate(names):
             assert pipeline.deliver(shaped(name, f"id-{n}")) == 200
-        deadline = time.monotonic() + 5
-        while "n-forged" not in caplog.text and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: "n-forged" in caplog.text, "the delivery log lines", every_s=0.02)
     lines = [line for record in caplog.records for line in record.getMessage().split("\n")]
     assert len(lines) == len(names) and all(line.startswith("delivery event=") for line in lines), lines
     assert not any(character in caplog.text for character in "\x1b\x07\r")
