@@ -135,7 +135,7 @@ def test_commands_beside_up_draw_its_budget_and_end_quietly(running: Running) ->
 
 
 def test_a_second_up_says_so_and_status_shows_what_runs(running: Running) -> None:
-    second = running.shipsync("up", "--prefect-port", str(running.up.prefect_port), timeout=120)
+    second = running.shipsync("up", "--prefect-port", str(running.up.prefect_port))
     assert second.returncode == 0 and "already running" in second.stdout, second.stdout + second.stderr
     status = running.shipsync("status")
     assert "shipsync up: running" in status.stdout, status.stdout + status.stderr

@@ -45,7 +45,7 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
     up.start()
     try:
         simulate(sandbox.server.url, 2, seed=1)
-        before = wait_for_deliveries(sandbox.server.url, K1, timeout_s=300)
+        before = wait_for_deliveries(sandbox.server.url, K1)
         assert before["delivered"] > 0 and before["gave_up"] == 0, before
         # Loaded from the spool (the catch-up at start may have listed some of them first: their
         # deliveries take the listed copies' place).
@@ -60,7 +60,7 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
         up.stop()
 
     simulate(sandbox.server.url, 2, seed=2)  # nobody listens: every attempt fails until the sandbox gives up
-    during = wait_for_deliveries(sandbox.server.url, K1, timeout_s=300)
+    during = wait_for_deliveries(sandbox.server.url, K1)
     assert during["gave_up"] > 0 and during["pending"] == 0, during
     sent = sorted(orjson.loads(n.body)["data"]["id"] for n in account.notifications.newest_first())
     assert len(sent) == during["notifications"] > before["notifications"]
