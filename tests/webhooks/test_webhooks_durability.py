@@ -108,7 +108,7 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
         kills += 1
         receiver = start_receiver(port, spool, warehouse)
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=HANG_S)
     done.set()
     receiver.send_signal(signal.SIGKILL)
     receiver.wait()
