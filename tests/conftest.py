@@ -149,10 +149,10 @@ def warehouse(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def prefect_harness() -> Iterator[None]:
-    """One ephemeral Prefect API for the whole session (it takes ~10 s to start)."""
+    """One ephemeral Prefect API for the whole session (it takes ~10 s to start; the bound is a hang guard)."""
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=120):
+    with prefect_test_harness(server_startup_timeout=600):
         yield
 
 

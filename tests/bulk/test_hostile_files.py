@@ -25,6 +25,7 @@ from shipsync.safe_files import UnsafePathError, make_folders, open_log, replaci
 from shipsync.values import FieldRules, ValueProblem, check_value
 from support.hostile_files import FORMULA_PAYLOADS, amplified_xlsx, cornered_xlsx, ods_cell, write_raw_ods, zip_bomb_xlsx
 from support.lake import location, write_now
+from support.waiting import HANG_S
 
 READ_IN_CHILD = """
 import re, sys
@@ -54,7 +55,7 @@ def read_in_child(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, s
         "lying": cornered_xlsx(folder / "lying.xlsx", dimension="A1:B2"),  # the declared size is verified
     }
     assert all(f.stat().st_size < 10_000 for f in files.values())
-    done = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *map(str, files.values())], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *map(str, files.values())], capture_output=True, text=True, timeout=HANG_S)
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and len(lines) == len(files) + 1, f"exit {done.returncode}: {done.stderr[-500:]}"
     return dict(zip(files, lines, strict=False)), int(lines[-1])
@@ -90,7 +91,7 @@ def test_a_csv_of_one_wide_line_is_refused_at_that_line_before_anything_is_built
         file = tmp_path / f"wide-{size}.csv"
         file.write_text("container_number" + "," * size + "\n" + "CSQU3054383,PO-1\n" * 300)
         files.append(str(file))
-    done = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *files], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", READ_IN_CHILD, *files], capture_output=True, text=True, timeout=HANG_S)
     *outcomes, peak_mb = done.stdout.strip().splitlines()
     assert done.returncode == 0 and len(outcomes) == 2, done.stderr[-500:]
     for name, outcome in zip(files, outcomes, strict=True):

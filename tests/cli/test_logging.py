@@ -93,13 +93,19 @@ def test_a_flow_run_masks_the_key_with_prefect_and_httpx_at_debug(make_sandbox: 
         logging.basicConfig(level=logging.DEBUG)  # a handler of the script's own, before any flow
         from prefect.testing.utilities import prefect_test_harness
         from flows.pull import pull_documents
-        with prefect_test_harness(server_startup_timeout=120):
+        with prefect_test_harness(server_startup_timeout=600):
             asyncio.run(pull_documents(ids=[{KEY!r}]))
         """
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300, cwd=Path(__file__).parents[2]
-    )
+    # A Prefect server started, a flow run, the server stopped: a minute at most on an idle machine,
+    # several on a busy one. The bound is a hang guard; its failure shows where the child was.
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=2 * HANG_S, cwd=Path(__file__).parents[2]
+        )
+    except subprocess.TimeoutExpired as exc:
+        said = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        raise AssertionError(f"hang guard: the flow run's process was still running after {2 * HANG_S:.0f} s:\n{said[-3000:]}") from None
     assert result.returncode == 0, result.stderr[-2000:]
     assert "HTTP Request" in result.stderr and "prefect" in result.stderr.lower()
     assert KEY not in result.stderr + result.stdout

@@ -28,7 +28,7 @@ from shipsync.serving import stop_process
 from shipsync_bench.processes import SandboxProcess, UpProcess
 from shipsync_sandbox.reference import METRO_AREAS
 from support.prefect_up import KEY, ROOT, api, query, run_deployments, up_env
-from support.waiting import wait_for
+from support.waiting import HANG_S, wait_for
 
 LOCODES = [code for code, *_ in METRO_AREAS]
 STOP_HANG_S = 600.0  # only an up that hangs: it stops within its grace periods, about 10 s
@@ -101,14 +101,14 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
     registered = running.shipsync("webhooks", "register", "--url", running.up.receiver_url, "--all-events")
     assert registered.returncode == 0, registered.stderr
     health = running.up.receiver_url.replace("/webhook", "/healthz")
-    wait_for(lambda: _answers(health), "the receiver to start", timeout_s=120)
+    wait_for(lambda: _answers(health), "the receiver to start")
     simulated = httpx.post(
         f"{running.sandbox.url}/_admin/simulate", params={"containers": 3}, headers={"Authorization": f"Token {KEY}"}, timeout=60
     )
     simulated.raise_for_status()
-    delivered = wait_for(lambda: _delivered(running.sandbox.url), "the sandbox's deliveries", timeout_s=120)
+    delivered = wait_for(lambda: _delivered(running.sandbox.url), "the sandbox's deliveries")
     count = "SELECT count(*) FROM webhook_events"
-    wait_for(lambda: query(running.warehouse, count)[0][0] >= delivered, f"{delivered} events in the warehouse", timeout_s=300, every_s=2)
+    wait_for(lambda: query(running.warehouse, count)[0][0] >= delivered, f"{delivered} events in the warehouse", every_s=2)
     load_events = next(d for d in api(running.up.prefect_api, "/deployments/filter", {"limit": 50}) if d["name"] == "load-events")
     flow_runs = api(
         running.up.prefect_api, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200}
@@ -181,7 +181,7 @@ def test_prefect_refuses_a_client_without_the_credential(running: Running) -> No
         env=anonymous,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_S,
         check=False,
     )
     assert refused.returncode != 0 and "401" in refused.stderr, refused.stderr[-1500:]
@@ -219,7 +219,7 @@ def test_a_run_cannot_bring_its_own_command_environment_or_folder(running: Runni
             "job_variables": {"command": f"touch {marker}", "env": {"SHIPSYNC_API_URL": "http://127.0.0.1:9/v2"}},
         },
     )
-    state = wait_for(lambda: _final_state(prefect, direct["id"]), "the direct flow run to end", timeout_s=300, every_s=2)
+    state = wait_for(lambda: _final_state(prefect, direct["id"]), "the direct flow run to end", every_s=2)
     assert state == "COMPLETED" and not marker.exists()  # the deployment's flow ran, on the real service
 
 

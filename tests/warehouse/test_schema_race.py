@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support.waiting import HANG_S
+
 WRITERS = 3
 
 
@@ -34,7 +36,7 @@ def test_writers_creating_a_lake_at_once_all_commit(tmp_path: Path) -> None:
     for writer in writers:
         writer.start()
     for writer in writers:
-        writer.join(timeout=240)
+        writer.join(timeout=HANG_S)
     assert [w.exitcode for w in writers] == [0] * WRITERS
 
     from support.lake import analyst

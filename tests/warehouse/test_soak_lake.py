@@ -35,7 +35,7 @@ from support.analyst import observations, stop_file, wait_for_observations
 from support.lake import analyst
 from support.sandboxes import shipsync_env
 
-HANG_S = 1200.0  # what only a hung run reaches: the soak takes about a minute on an idle machine
+SOAK_HANG_S = 1200.0  # what only a hung run reaches: the soak takes about a minute on an idle machine
 ANALYST = str(Path(__file__).parents[1] / "support" / "analyst.py")
 
 
@@ -49,7 +49,7 @@ class Runs:
 
     def run(self, *args: str) -> None:
         started_at = time.time()
-        done = subprocess.run([sys.executable, "-m", "shipsync", *args], env=self.env, capture_output=True, text=True, timeout=HANG_S)
+        done = subprocess.run([sys.executable, "-m", "shipsync", *args], env=self.env, capture_output=True, text=True, timeout=SOAK_HANG_S)
         with analyst(self.warehouse) as con:
             snapshot = con.execute("SELECT id FROM ducklake_current_snapshot(current_database())").fetchone()
         with self.lock:
@@ -80,12 +80,11 @@ def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> N
         )
         analysts = []
         try:
-            wait_until_answers(f"http://127.0.0.1:{port}/healthz", receiver, timeout_s=300)
+            wait_until_answers(f"http://127.0.0.1:{port}/healthz", receiver, timeout_s=SOAK_HANG_S)
             for mode, interval in (("hold", 1.0), ("poll", 0.5)):
                 out = tmp_path / f"{mode}.jsonl"
-                process = subprocess.Popen(
-                    [sys.executable, ANALYST, mode, str(warehouse), str(out), str(HANG_S), str(interval)], stdout=subprocess.PIPE, text=True
-                )
+                command = [sys.executable, ANALYST, mode, str(warehouse), str(out), str(SOAK_HANG_S), str(interval)]
+                process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
                 assert process.stdout is not None and process.stdout.readline().strip() == "ready"
                 analysts.append((process, out))
 
@@ -98,7 +97,7 @@ def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> N
                         timeout=300,
                     ).raise_for_status()
                     time.sleep(4)
-                wait_for_deliveries(sandbox.url, "sandbox-key-1", timeout_s=HANG_S)
+                wait_for_deliveries(sandbox.url, "sandbox-key-1", timeout_s=SOAK_HANG_S)
 
             def other_work() -> None:
                 time.sleep(8)
@@ -132,7 +131,7 @@ def test_analysts_and_scheduled_runs_never_block_each_other(tmp_path: Path) -> N
             wait_for_observations(polled_out, poller, at_least=1, after=last_run_read_at)
             for process, out in analysts:
                 stop_file(out).touch()
-                process.wait(timeout=HANG_S)
+                process.wait(timeout=SOAK_HANG_S)
         finally:
             stop_process(receiver)
             for process, _ in analysts:

@@ -17,7 +17,7 @@ from shipsync_bench.processes import UpProcess
 from shipsync_sandbox.admin_client import wait_for_deliveries
 from support.prefect_up import ROOT, query, up_env
 from support.sandboxes import K1, SandboxFactory
-from support.waiting import wait_for
+from support.waiting import HANG_S, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
     warehouse = Path(env["SHIPSYNC_WAREHOUSE"])
     up = UpProcess("--interval", "load-events=15", env=env, cwd=ROOT)
     command = [sys.executable, "-m", "shipsync", "webhooks", "register", "--url", up.receiver_url, "--all-events"]
-    registered = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    registered = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=HANG_S, check=False)
     assert registered.returncode == 0, registered.stderr
     account = sandbox.state.world.accounts[K1]
     count = "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events"
@@ -50,12 +50,12 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
         # Loaded from the spool (the catch-up at start may have listed some of them first: their
         # deliveries take the listed copies' place).
         loaded = "SELECT count(*) FROM webhook_events WHERE received_at IS NOT NULL"
-        wait_for(lambda: query(warehouse, loaded)[0][0] >= before["delivered"], "the deliveries in the event log", timeout_s=300, every_s=2)
+        wait_for(lambda: query(warehouse, loaded)[0][0] >= before["delivered"], "the deliveries in the event log", every_s=2)
         # The catch-up this start began has ended too: stopped mid-run, it would hold its
         # deployment's one-at-a-time slot until its lease ran out, and the next start's catch-up
         # would be cancelled as a collision (seen under load; docs/operations.md, After downtime).
         caught_up = "SELECT count(*) FROM sync_runs WHERE flow = 'catch_up_events'"
-        wait_for(lambda: query(warehouse, caught_up)[0][0] >= 1, "the catch-up at the first start", timeout_s=300, every_s=2)
+        wait_for(lambda: query(warehouse, caught_up)[0][0] >= 1, "the catch-up at the first start", every_s=2)
     finally:
         up.stop()
 
