@@ -18,6 +18,7 @@ from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.orchestration.deployments import request_patiently
 from support.lake import analyst
 from support.sandboxes import shipsync_env
+from support.waiting import wait_for as wait_for  # where the tests of up have found it
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sandbox-key-1"
