@@ -11,37 +11,66 @@ from pathlib import Path
 import pytest
 
 # Prefect must not phone home, and its home must exist before it starts (see docs/development.md).
+# The home is named with the process id: a run that is killed leaves a folder the product's sweep
+# of ended processes' folders (`staged_files.sweep_orphans`) removes; a run that ends removes it.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
-_prefect_home = Path(tempfile.mkdtemp(prefix="shipsync-prefect-"))
-os.environ.setdefault("PREFECT_HOME", str(_prefect_home))
+_own_prefect_home: Path | None = None
+if "PREFECT_HOME" not in os.environ:
+    _own_prefect_home = Path(tempfile.mkdtemp(prefix=f"shipsync-prefect-{os.getpid()}-"))
+    os.environ["PREFECT_HOME"] = str(_own_prefect_home)
 
 from shipsync.config import Settings  # noqa: E402
 from shipsync_sandbox import SandboxOptions, create_app  # noqa: E402
 from shipsync_sandbox.serving import BackgroundServer  # noqa: E402
+from support import hypothesis_profile  # noqa: E402
+from support.run_folders import KEEP_VARIABLE, keep_requested, make_run_folder, memory_disk_usable, sweep_ended_runs  # noqa: E402
 from support.sandboxes import K1, K2, PulledCopies, RunningSandbox, SandboxFactory, shipsync_env  # noqa: E402
 
-_MEMORY_DISK = Path("/dev/shm")
+# No hypothesis deadline and no too-slow health check anywhere (support/hypothesis_profile.py says why).
+hypothesis_profile.load()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Temporary folders in memory (tmpfs) where the machine has one and no --basetemp was given:
     the tests write hundreds of DuckDB files, and each write's fsync on a real disk costs
     milliseconds of waiting (measured: a DuckDB write and close 40 ms on ext4, 24 ms on tmpfs).
-    The files are as real; only their durability, which no test can observe, is not."""
-    if config.option.basetemp is None and _MEMORY_DISK.is_dir() and os.access(_MEMORY_DISK, os.W_OK):
-        config.option.basetemp = tempfile.mkdtemp(prefix="shipsync-pytest-", dir=_MEMORY_DISK)
+    The files are as real; only their durability, which no test can observe, is not. The run's
+    folder goes when the run ends, passed or failed: memory is shared with every other run on the
+    machine. Folders of earlier runs whose process is gone (killed) go at the start."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller made and owns the folder
+        return
+    if config.option.basetemp is None and memory_disk_usable():
+        sweep_ended_runs()
+        config.option.basetemp = str(make_run_folder())
         config.stash[_memory_basetemp] = Path(config.option.basetemp)
 
 
 _memory_basetemp = pytest.StashKey[Path]()
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """The in-memory folders go when the run passed (they hold memory); a failed run keeps them."""
-    basetemp = session.config.stash.get(_memory_basetemp, None)
-    if basetemp is not None and exitstatus == 0:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    """Where a failed run's folders were, and how to keep them next time."""
+    basetemp = config.stash.get(_memory_basetemp, None)
+    if basetemp is None or exitstatus == 0:
+        return
+    if keep_requested():
+        terminalreporter.write_line(f"temporary folders kept in memory: {basetemp} (remove it when done)")
+    else:
+        terminalreporter.write_line(
+            f"temporary folders were in {basetemp}, removed at the end of the run; "
+            f"{KEEP_VARIABLE}=1 keeps them there, --basetemp DIR keeps them on disk"
+        )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The in-memory folders go, whatever the outcome, unless the user asked to keep them; and this
+    process's Prefect home goes with it."""
+    basetemp = config.stash.get(_memory_basetemp, None)
+    if basetemp is not None and not keep_requested():
         shutil.rmtree(basetemp, ignore_errors=True)
+    if _own_prefect_home is not None:
+        shutil.rmtree(_own_prefect_home, ignore_errors=True)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -120,10 +149,10 @@ def warehouse(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def prefect_harness() -> Iterator[None]:
-    """One ephemeral Prefect API for the whole session (it takes ~10 s to start)."""
+    """One ephemeral Prefect API for the whole session (it takes ~10 s to start; the bound is a hang guard)."""
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=120):
+    with prefect_test_harness(server_startup_timeout=600):
         yield
 
 

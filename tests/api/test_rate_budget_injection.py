@@ -14,6 +14,7 @@ from shipsync.api.ratelimit import RateLimit, RequestLimiter, RollingWindowLimit
 from shipsync.config import load_settings
 from shipsync.orchestration.rate_budget import BUSY_PATIENCE_S, PrefectBudgetLimiter, PrefectRateBudget, attach_prefect_budget, bucket_for
 from support.clock import FakeClock
+from support.waiting import HANG_S
 
 
 class CountingBudget:
@@ -99,7 +100,7 @@ async def test_a_refused_draw_fails_at_once_and_gives_back_the_local_slot() -> N
     assert clock.slept == []
     # The one local slot is free again after its window: the next request is not starved.
     clock.t += 60
-    await asyncio.wait_for(local.acquire(), timeout=5)
+    await asyncio.wait_for(local.acquire(), timeout=HANG_S)  # the fake clock: no real wait
 
 
 async def test_a_server_busy_for_too_long_fails_the_request() -> None:

@@ -34,6 +34,7 @@ from shipsync.errors import InputError
 from shipsync.webhooks.registration import register_webhook
 from shipsync.webhooks.secrets_store import store_path
 from shipsync_sandbox import SandboxApp, SandboxOptions, create_app
+from support.hypothesis_profile import suppressing
 from support.mutations import MUTATIONS, Mutator
 from support.sandbox_transport import IN_PROCESS_URL, SandboxTransport
 from support.sandboxes import K1
@@ -113,7 +114,7 @@ answers = st.tuples(st.integers(0, 2**32 - 1), st.floats(0.05, 0.6), st.lists(st
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(answers=answers)
 def test_no_read_fails_and_no_write_is_lost_through_the_client(answers: tuple[int, float, list[str]]) -> None:
     seed, rate, kinds = answers
@@ -129,7 +130,7 @@ def test_no_read_fails_and_no_write_is_lost_through_the_client(answers: tuple[in
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, suppress_health_check=suppressing(HealthCheck.function_scoped_fixture))
 @given(answers=answers)
 def test_bulk_writes_and_registrations_keep_their_outcome(answers: tuple[int, float, list[str]], tmp_path: Path) -> None:
     seed, rate, kinds = answers

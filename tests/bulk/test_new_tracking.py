@@ -6,7 +6,6 @@ a re-run of the same file creates nothing new."""
 from __future__ import annotations
 
 import csv
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from shipsync.errors import InputError
 from shipsync.pull.tracking_requests import pull_tracking_requests
 from shipsync_sandbox.views import tracking_request_view
 from support.sandboxes import K1, SandboxFactory, settings_for
+from support.waiting import wait_for
 from support.warehouse_rows import rows
 
 SETTLES_IN = 0.2
@@ -70,7 +70,13 @@ def test_new_tracking_creates_once_explains_refusals_and_follows_detection(
     status, detail = seen["ZZQQ12345"]
     assert status == "rejected" and "no shipping line the service tracks with has the SCAC ZZZZ" in detail
     assert seen[tracked_number][0] == "unchanged" and f"already tracked by tracking request {tracked['id']}" in seen[tracked_number][1]
-    time.sleep(SETTLES_IN * 5)
+    made = [
+        t
+        for t in account.tracking_requests.values()
+        if t["attributes"]["request_number"] in ("MAEU987654321", "HLCU123456789", "123456789")
+    ]
+    assert len(made) == 3
+    wait_for(lambda: all(t["attributes"]["status"] != "pending" for t in made), "the sandbox to settle the new requests")
     pull_tracking_requests(settings)
     created = next(t for t in account.tracking_requests.values() if t["attributes"]["request_number"] == "MAEU987654321")
     shipment_id = created["relationships"]["tracked_object"]["data"]["id"]

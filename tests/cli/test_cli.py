@@ -15,13 +15,13 @@ from shipsync.cli import app
 from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.secrets_store import load_secrets
 from shipsync.webhooks.writer import SpoolWriter
+from shipsync_sandbox.admin_client import wait_for_deliveries
 from shipsync_sandbox.serving import BackgroundServer
-from support.http import HTTP
+from support.analyst import wait_for_observations
 from support.lake import analyst
 from support.sandboxes import K1, RunningSandbox, shipsync_env
 
 runner = CliRunner()
-ADMIN = {"Authorization": f"Token {K1}"}  # the sandbox's admin routes show one account's data
 
 
 @pytest.fixture
@@ -116,9 +116,7 @@ def test_webhooks_register_simulate_load_delete(env: Path, sandbox: RunningSandb
 
         receiver.secrets.extend(load_secrets(load_settings()))
         assert "simulated" in ok("sandbox", "simulate", "--url", sandbox.server.url, "--api-key", K1, "--containers", "3")
-        deadline = time.monotonic() + 20
-        while HTTP.get(f"{sandbox.server.url}/_admin/deliveries", headers=ADMIN).json()["pending"] and time.monotonic() < deadline:
-            time.sleep(0.1)
+        assert wait_for_deliveries(sandbox.server.url, K1)["pending"] == 0
     # What those boxes' journeys have sent by now (they are played up to the sandbox's now).
     account = sandbox.state.world.accounts[K1]
     sent = sum(
@@ -166,8 +164,7 @@ def test_runs_commit_while_an_analyst_process_holds_a_transaction(env: Path) -> 
         (spool / "segment-00000000000000000001-1.spool").write_bytes(b"".join(deliveries[half:]))
         assert f"events load: {len(deliveries) - half} loaded" in ok("events", "load")
         assert newest_snapshot(warehouse) == after_pull + 1
-        time.sleep(0.5)  # the holder queries again after the runs
-        assert holder.poll() is None
+        wait_for_observations(observed, holder, at_least=2, after=time.time())  # the holder queries again after the runs
     finally:
         holder.kill()
         holder.wait()

@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from support.waiting import HANG_S
+
 # A fresh process, as a command is: the root logger there is set up by shipsync alone.
 SCRIPT = textwrap.dedent(
     """
@@ -26,6 +28,6 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.parametrize(("level", "shown"), [("WARNING", False), ("INFO", True)])
 def test_a_librarys_info_lines_show_only_at_the_level_asked_for(level: str, shown: bool) -> None:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, level], capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run([sys.executable, "-c", SCRIPT, level], capture_output=True, text=True, timeout=HANG_S, check=True)
     assert "a warning still shows" in done.stderr
     assert ("View at" in done.stderr) is shown, done.stderr

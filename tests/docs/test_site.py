@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from support.waiting import HANG_S
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +24,7 @@ def build(project: Path, site: Path) -> subprocess.CompletedProcess[str]:
         cwd=project,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_S,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
 

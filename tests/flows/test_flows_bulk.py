@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
 
 from support.lake import analyst
 from support.sandboxes import RunningSandbox
+from support.waiting import wait_for
 
 
 @pytest.mark.slow
@@ -45,9 +45,8 @@ def test_new_tracking_then_stop_tracking_flows(prefect_harness: None, flow_env: 
     asyncio.run(apply_spreadsheet(kind="new-tracking", file=str(start)))
     made = [t for t in account.tracking_requests.values() if t["attributes"]["request_number"] == "MAEU987654321"]
     assert len(made) == 1
-    deadline = time.monotonic() + 30
-    while made[0]["attributes"]["status"] == "pending" and time.monotonic() < deadline:
-        time.sleep(0.2)  # the sandbox settles a request a while after answering
+    # The sandbox settles a request a while after answering.
+    wait_for(lambda: made[0]["attributes"]["status"] != "pending", "the tracking request to settle")
     shipment_id = made[0]["relationships"]["tracked_object"]["data"]["id"]
 
     stop = tmp_path / "stop.csv"

@@ -29,9 +29,11 @@ from shipsync.serving import stop_process
 from shipsync_bench.processes import SandboxProcess, UpProcess
 from shipsync_sandbox.reference import METRO_AREAS
 from support.docs_blocks import docs_block
-from support.prefect_up import KEY, ROOT, answers, api, query, run_deployments, up_env, wait_for
+from support.prefect_up import KEY, ROOT, answers, api, query, run_deployments, up_env
+from support.waiting import HANG_S, wait_for
 
 LOCODES = [code for code, *_ in METRO_AREAS]
+STOP_HANG_S = 600.0  # only an up that hangs: it stops within its grace periods, about 10 s
 pytestmark = pytest.mark.slow
 
 
@@ -106,14 +108,14 @@ def test_scheduled_load_events_move_deliveries_into_the_warehouse(running: Runni
     registered = running.shipsync("webhooks", "register", "--url", running.up.receiver_url, "--all-events")
     assert registered.returncode == 0, registered.stderr
     health = running.up.receiver_url.replace("/webhook", "/healthz")
-    wait_for(lambda: answers(health), "the receiver to start", timeout_s=120)
+    wait_for(lambda: answers(health), "the receiver to start")
     simulated = httpx.post(
         f"{running.sandbox.url}/_admin/simulate", params={"containers": 3}, headers={"Authorization": f"Token {KEY}"}, timeout=60
     )
     simulated.raise_for_status()
-    delivered = wait_for(lambda: _delivered(running.sandbox.url), "the sandbox's deliveries", timeout_s=120)
+    delivered = wait_for(lambda: _delivered(running.sandbox.url), "the sandbox's deliveries")
     count = "SELECT count(*) FROM webhook_events"
-    wait_for(lambda: query(running.warehouse, count)[0][0] >= delivered, f"{delivered} events in the warehouse", timeout_s=300, every_s=2)
+    wait_for(lambda: query(running.warehouse, count)[0][0] >= delivered, f"{delivered} events in the warehouse", every_s=2)
     load_events = next(d for d in api(running.up.prefect_api, "/deployments/filter", {"limit": 50}) if d["name"] == "load-events")
     flow_runs = api(
         running.up.prefect_api, "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [load_events["id"]]}}, "limit": 200}
@@ -161,7 +163,7 @@ def test_commands_beside_up_draw_its_budget_and_end_quietly(running: Running) ->
 
 
 def test_a_second_up_says_so_and_status_shows_what_runs(running: Running) -> None:
-    second = running.shipsync("up", "--prefect-port", str(running.up.prefect_port), timeout=120)
+    second = running.shipsync("up", "--prefect-port", str(running.up.prefect_port))
     assert second.returncode == 0 and "already running" in second.stdout, second.stdout + second.stderr
     status = running.shipsync("status")
     assert "shipsync up: running" in status.stdout, status.stdout + status.stderr
@@ -211,7 +213,7 @@ def test_prefect_refuses_a_client_without_the_credential(running: Running) -> No
         env=anonymous,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_S,
         check=False,
     )
     assert refused.returncode != 0 and "401" in refused.stderr, refused.stderr[-1500:]
@@ -249,7 +251,7 @@ def test_a_run_cannot_bring_its_own_command_environment_or_folder(running: Runni
             "job_variables": {"command": f"touch {marker}", "env": {"SHIPSYNC_API_URL": "http://127.0.0.1:9/v2"}},
         },
     )
-    state = wait_for(lambda: _final_state(prefect, direct["id"]), "the direct flow run to end", timeout_s=300, every_s=2)
+    state = wait_for(lambda: _final_state(prefect, direct["id"]), "the direct flow run to end", every_s=2)
     assert state == "COMPLETED" and not marker.exists()  # the deployment's flow ran, on the real service
 
 
@@ -308,15 +310,16 @@ def test_up_stops_its_processes_and_cleans_up_after_a_crash(running: Running) ->
     try:
         # A Prefect worker can take well over 30 s to stop when both cores are busy: a slow stop is
         # not the failure this looks for, a process that never stops is.
-        wait_for(gone, "up's processes to stop with it", timeout_s=240)
+        wait_for(gone, "up's processes to stop with it")
     except AssertionError as exc:
         raise AssertionError(f"{exc}; still running: {', '.join(alive())}") from None
     up.start()
     assert "cleaned up after an up that did not stop" in up.output
     children = running.children()
-    seconds = up.stop()
+    # up stops its children within its own grace periods (seconds); the bound is a hang guard only.
+    seconds = up.stop(timeout_s=STOP_HANG_S)
     print(f"shipsync up stopped in {seconds} s; its own report: {up.lines[-1]}")
-    assert seconds is not None, "up did not stop within 60 s:\n" + up.output[-2000:]
+    assert seconds is not None, f"hang guard: up did not stop within {STOP_HANG_S:.0f} s of SIGTERM:\n" + up.output[-2000:]
     assert up.process is not None and up.process.returncode == 0
     assert gone() and not (running.tmp / "state" / "up.json").exists()
 

@@ -59,9 +59,9 @@ def test_the_commands_for_a_prefect_server_of_your_own_work_as_shown(tmp_path: P
                     continue
                 started.append(subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
             if "server start" in line:
-                wait_for(lambda: answers(f"{prefect.url}/health"), "the Prefect server", timeout_s=300)
+                wait_for(lambda: answers(f"{prefect.url}/health"), "the Prefect server")
         assert [process.poll() for process in started] == [None, None, None]
-        wait_for(lambda: answers(f"http://127.0.0.1:{receiver_port}/healthz"), "the receiver", timeout_s=300)
+        wait_for(lambda: answers(f"http://127.0.0.1:{receiver_port}/healthz"), "the receiver")
         # A run from Prefect's own command line, taken by the worker the block started.
         run = subprocess.run(
             ["prefect", "deployment", "run", "pull_shipping_lines/pull-shipping-lines", "--watch"],

@@ -8,7 +8,6 @@ import logging
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from shipsync.webhooks.writer import SpoolWriter
 from shipsync_bench.postgres import DATABASE as PG_DATABASE
 from shipsync_bench.postgres import USER as PG_USER
 from shipsync_bench.postgres import TemporaryPostgres
+from shipsync_sandbox.admin_client import wait_for_deliveries
 from shipsync_sandbox.serving import BackgroundServer
 from support.lake import analyst, location
 from support.sandboxes import RunningSandbox, SandboxFactory, settings_for, shipsync_env
@@ -82,7 +82,6 @@ def everything_text(root: Path, warehouse: Path, skip: set[Path]) -> str:
 @pytest.mark.slow
 def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     planted_key = "canary-api-key-3f9c1e"
-    admin = {"Authorization": f"Token {planted_key}"}
     sandbox: RunningSandbox = make_sandbox(api_keys=(planted_key,), documents=20)
     warehouse = tmp_path / "w"
     settings = settings_for(sandbox, warehouse, key=planted_key)
@@ -102,9 +101,7 @@ def test_secrets_canary(make_sandbox: SandboxFactory, tmp_path: Path, caplog: py
         httpx.post(
             f"{sandbox.server.url}/_admin/simulate", params={"containers": 2}, headers={"Authorization": f"Token {planted_key}"}
         ).raise_for_status()
-        deadline = time.monotonic() + 20
-        while httpx.get(f"{sandbox.server.url}/_admin/deliveries", headers=admin).json()["pending"] and time.monotonic() < deadline:
-            time.sleep(0.1)
+        assert wait_for_deliveries(sandbox.server.url, planted_key)["pending"] == 0
     assert load_events(location(warehouse), tmp_path / "spool").loaded > 0
     secrets_file = store_path(settings)
     assert planted_secret in secrets_file.read_text()  # the one place it belongs

@@ -175,7 +175,7 @@ def stop(up: UpProcess, signum: int) -> str:
     # Its processes stop with it (a worker on a busy machine can take well over 30 s): the next up
     # needs their ports.
     alive = lambda: [name for name, (pid, command) in children.items() if running_as(pid, command)]  # noqa: E731
-    wait_for(lambda: not alive(), f"up's processes to stop ({alive()})", timeout_s=300)
+    wait_for(lambda: not alive(), f"up's processes to stop ({alive()})")
     return how
 
 
@@ -205,7 +205,7 @@ def test_up_stopped_at_random_moments_loads_deliveries_within_two_periods_each_t
             up.start()
             ready = datetime.now(UTC)
             deployment = Deployment(up.prefect_api)
-            wait_for(lambda: answers(health), "the receiver to start", timeout_s=300)
+            wait_for(lambda: answers(health), "the receiver to start")
             # Deliveries after this start: in the event log within two schedule periods.
             spooled_from = datetime.now(UTC)
             delivered = simulate(sandbox, 1, seed=number)

@@ -127,7 +127,7 @@ answers = st.tuples(st.integers(0, 2**32 - 1), st.floats(0.05, 0.5), st.lists(st
 
 
 @pytest.mark.slow
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=5)
 @given(answers=answers)
 def test_no_pull_fails_whatever_the_answers_look_like(answers: tuple[int, float, list[str]], tmp_path_factory: Any) -> None:
     seed, rate, kinds = answers

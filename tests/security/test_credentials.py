@@ -21,6 +21,7 @@ from shipsync.config import load_settings
 from shipsync.redaction import MASK, credentials_in, install_log_redaction, mask_credentials, redact
 from shipsync.warehouse.analyst import attach_script
 from shipsync.warehouse_location import ObjectStorage, lake_location
+from support.waiting import HANG_S
 
 # Each form a credential is written in, with a canary of its own (the `{}`).
 FORMS = {
@@ -138,7 +139,7 @@ def test_a_traceback_nobody_caught_is_printed_masked(tmp_path: Path) -> None:
         raise RuntimeError("IO Error: cannot attach ducklake:postgres:dbname=x password=canary-main-9b0c")
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_S, check=False)
     assert done.returncode == 1 and "RuntimeError" in done.stderr and "postgresql://u:***@db/lake" in done.stderr, done.stderr
     assert "canary" not in done.stderr + done.stdout, done.stderr
 

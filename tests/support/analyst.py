@@ -6,7 +6,8 @@ with one transaction open for the whole time (it keeps the snapshot it started f
 notebook query does) and queries it every INTERVAL seconds; `poll` opens, queries and closes every
 INTERVAL seconds. Each query checks that every notification has all of its resources and no
 resource lacks its notification, and reports the snapshot it read. One JSON line per query to OUT:
-time, snapshot, events, inconsistent rows, or the error.
+time, snapshot, events, inconsistent rows, or the error. It queries until the file OUT.stop exists
+(`stop`), or for SECONDS at most. `wait_for_observations` waits for what it has written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 
@@ -61,6 +63,31 @@ def observe(con: duckdb.DuckDBPyConnection, opened: float) -> dict[str, object]:
     }
 
 
+def stop_file(out: str | Path) -> Path:
+    return Path(f"{out}.stop")
+
+
+def observations(out: Path) -> list[dict[str, object]]:
+    """What the analyst has written to OUT so far (whole lines only)."""
+    text = out.read_text() if out.exists() else ""
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n") and line.strip()]
+
+
+def wait_for_observations(
+    out: Path, process: subprocess.Popen[str], at_least: int, after: float = 0.0, hang_s: float = 600
+) -> list[dict[str, object]]:
+    """Every observation in OUT once at least `at_least` were made after the time `after` (a wall
+    clock reading). The bound is a hang guard only: an analyst makes one in well under a second."""
+    deadline = time.monotonic() + hang_s
+    while True:
+        seen = observations(out)
+        if sum(1 for o in seen if float(o["at"]) > after) >= at_least:  # type: ignore[arg-type]
+            return seen
+        assert process.poll() is None, f"the analyst ended after {len(seen)} observations"
+        assert time.monotonic() < deadline, f"hang guard: the analyst made {len(seen)} observations in {hang_s:.0f} s"
+        time.sleep(0.1)
+
+
 def main() -> None:
     mode, warehouse, out, seconds, interval = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
     statements = attach_statements(warehouse)
@@ -71,7 +98,7 @@ def main() -> None:
         held.execute("BEGIN TRANSACTION")
     with open(out, "a") as lines:
         print("ready", flush=True)
-        while time.time() < deadline:
+        while time.time() < deadline and not stop_file(out).exists():
             started = time.time()
             try:
                 if held is not None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.waiting import HANG_S
+
 INSTALL = "apt-get update && apt-get install -y chromium"
 # The flags this machine needs: no sandbox as root, and no background calls to Google's hosts
 # (refused on a closed network, they would only add noise and delay).
@@ -73,7 +75,7 @@ class _Pipe:
         parsed: dict[str, Any] = json.loads(message)
         return parsed
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = 60) -> Any:
+    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = HANG_S) -> Any:
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
@@ -88,7 +90,7 @@ class _Pipe:
                 return answer.get("result", {})
             self.events.append(answer)
 
-    def wait_for(self, method: str, timeout: float = 60) -> dict[str, Any]:
+    def wait_for(self, method: str, timeout: float = HANG_S) -> dict[str, Any]:
         for index, event in enumerate(self.events):
             if event.get("method") == method:
                 return self.events.pop(index)
@@ -161,7 +163,7 @@ def open_page(path: Path, probe_js: str, *, width: int = 1280, height: int = 900
             visit.probe = evaluated.get("result", {}).get("value")
             shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session=session)
             visit.screenshot_png = base64.b64decode(shot["data"])
-            printed = pipe.call("Page.printToPDF", {"printBackground": True}, session=session, timeout=120)
+            printed = pipe.call("Page.printToPDF", {"printBackground": True}, session=session)
             visit.pdf = base64.b64decode(printed["data"])
             _collect(pipe, visit)
             with contextlib.suppress(RuntimeError, TimeoutError):  # it may close the pipe before answering

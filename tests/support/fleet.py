@@ -21,6 +21,7 @@ from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
 from support.lake import analyst
 from support.sandboxes import K1
+from support.waiting import HANG_S
 
 ADMIN = {"Authorization": f"Token {K1}"}
 
@@ -45,7 +46,7 @@ def build_fleet(root: Path, *, documents: int = 30, containers: int = 8) -> Sett
         receiver.secrets.append(webhook.secret)
         pull_all(settings)
         HTTP.post(f"{service.url}/_admin/simulate", params={"containers": containers}, headers=ADMIN, timeout=120).raise_for_status()
-        assert wait_for_deliveries(service.url, K1, timeout_s=60)["pending"] == 0, "the sandbox did not deliver in time"
+        assert wait_for_deliveries(service.url, K1, timeout_s=HANG_S)["pending"] == 0, "the sandbox did not deliver in time"
         load_events(settings.lake, settings.spool_dir)
         # A redelivery under a known id with another body (a conflict), and a signed body that is
         # not a notification at all (quarantined by the receiver).

@@ -17,6 +17,7 @@ import boto3
 
 from shipsync.serving import stop_process, wait_until_answers
 from shipsync_sandbox.serving import free_port
+from support.waiting import HANG_S
 
 BUCKET = "shipsync-lake"
 _ADMIN = {"aws_access_key_id": "admin", "aws_secret_access_key": "admin-secret", "region_name": "us-east-1"}
@@ -53,7 +54,7 @@ class ObjectStorage:
         moto = str(Path(sys.executable).with_name("moto_server"))
         env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": str(_SETUP_ACTIONS)}
         self._process = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(self.port)], stdout=log, stderr=subprocess.STDOUT, env=env)
-        wait_until_answers(f"{self.endpoint}/moto-api/", self._process, timeout_s=60)
+        wait_until_answers(f"{self.endpoint}/moto-api/", self._process, timeout_s=HANG_S)
         s3 = boto3.client("s3", endpoint_url=self.endpoint, **_ADMIN)
         iam = boto3.client("iam", endpoint_url=self.endpoint, **_ADMIN)
         s3.create_bucket(Bucket=BUCKET)

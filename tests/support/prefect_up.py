@@ -20,6 +20,7 @@ from shipsync.orchestration.api_auth import PrefectApi
 from shipsync.orchestration.deployments import request_patiently
 from support.lake import analyst
 from support.sandboxes import shipsync_env
+from support.waiting import wait_for as wait_for  # where the tests of up have found it
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sandbox-key-1"
@@ -91,17 +92,6 @@ def query(warehouse: Path, sql: str, timeout_s: float = 120) -> list[tuple[Any, 
             return con.execute(sql).fetchall()
         finally:
             con.close()
-
-
-def wait_for(condition: Any, what: str, timeout_s: float = 300, every_s: float = 1.0) -> Any:
-    """Poll `condition()` until it is truthy; its value. AssertionError naming `what` after the timeout."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out after {timeout_s:.0f} s waiting for {what}"
-        time.sleep(every_s)
 
 
 def answers(url: str) -> bool:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from support.waiting import HANG_S
+
 WRITERS = 3
 
 
@@ -18,7 +20,7 @@ def open_and_write(folder: str, name: str, start: Barrier) -> None:
     from shipsync.warehouse_location import lake_location
 
     location = lake_location(folder)
-    start.wait(timeout=60)  # all at once: the tables do not exist yet for any of them
+    start.wait(timeout=600)  # a hang guard; all at once: the tables do not exist yet for any of them
     with warehouse_run(location, "pull_all", {"writer": name}) as run, run.step("pull_all", {"writer": name}):
         insert = "INSERT INTO webhooks (id, url) VALUES (?, 'http://x')"
         run.warehouse.defer(["webhooks"], lambda con, commit: con.execute(insert, [name]) and None)
@@ -34,7 +36,7 @@ def test_writers_creating_a_lake_at_once_all_commit(tmp_path: Path) -> None:
     for writer in writers:
         writer.start()
     for writer in writers:
-        writer.join(timeout=240)
+        writer.join(timeout=HANG_S)
     assert [w.exitcode for w in writers] == [0] * WRITERS
 
     from support.lake import analyst

@@ -36,6 +36,7 @@ from support.http import HTTP
 from support.object_storage import BUCKET, Keys
 from support.object_storage import ObjectStorage as S3Server
 from support.sandboxes import shipsync_env
+from support.waiting import HANG_S
 
 KEY = "sandbox-key-1"
 SECRET = "two-hosts-webhook-secret-0123456789"
@@ -88,7 +89,7 @@ def analyst_sql(pg: TemporaryPostgres, s3: S3Server, keys: Keys, user: str, pass
         f"print(json.dumps(lake.con.execute({sql!r}).fetchall(), default=str))\n"
     )
     env = {**os.environ, "PGPASSWORD": password}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=HANG_S)
     return done
 
 

@@ -38,7 +38,7 @@ def missed(sandbox: RunningSandbox, settings: Settings, containers: int = 2) -> 
     """Journeys delivered to a webhook nobody listens at, until the sandbox gives up: the bodies it sent."""
     register_webhook(settings, f"http://127.0.0.1:{free_port()}/webhook", [], all_events=True)
     HTTP.post(f"{sandbox.server.url}/_admin/simulate", params={"containers": containers}, headers={"Authorization": f"Token {K1}"})
-    stats = wait_for_deliveries(sandbox.server.url, K1, timeout_s=120)
+    stats = wait_for_deliveries(sandbox.server.url, K1)
     assert stats["notifications"] > 0 and stats["gave_up"] == stats["notifications"], stats
     return [sent.body for sent in sandbox.state.world.accounts[K1].notifications.newest_first()]
 

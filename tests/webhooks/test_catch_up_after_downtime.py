@@ -15,8 +15,9 @@ import pytest
 
 from shipsync_bench.processes import UpProcess
 from shipsync_sandbox.admin_client import wait_for_deliveries
-from support.prefect_up import ROOT, query, up_env, wait_for
+from support.prefect_up import ROOT, query, up_env
 from support.sandboxes import K1, SandboxFactory
+from support.waiting import HANG_S, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
     warehouse = Path(env["SHIPSYNC_WAREHOUSE"])
     up = UpProcess("--interval", "load-events=15", env=env, cwd=ROOT)
     command = [sys.executable, "-m", "shipsync", "webhooks", "register", "--url", up.receiver_url, "--all-events"]
-    registered = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    registered = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=HANG_S, check=False)
     assert registered.returncode == 0, registered.stderr
     account = sandbox.state.world.accounts[K1]
     count = "SELECT count(*), count(DISTINCT notification_id) FROM webhook_events"
@@ -44,19 +45,19 @@ def test_after_the_receiver_was_down_up_catches_up_every_notification_once(
     up.start()
     try:
         simulate(sandbox.server.url, 2, seed=1)
-        before = wait_for_deliveries(sandbox.server.url, K1, timeout_s=300)
+        before = wait_for_deliveries(sandbox.server.url, K1)
         assert before["delivered"] > 0 and before["gave_up"] == 0, before
         # Loaded from the spool (the catch-up at start may have listed some of them first: their
         # deliveries take the listed copies' place).
         loaded = "SELECT count(*) FROM webhook_events WHERE received_at IS NOT NULL"
-        wait_for(lambda: query(warehouse, loaded)[0][0] >= before["delivered"], "the deliveries in the event log", timeout_s=300, every_s=2)
+        wait_for(lambda: query(warehouse, loaded)[0][0] >= before["delivered"], "the deliveries in the event log", every_s=2)
         # Stopped whether or not the catch-up this start began has ended: one stopped mid-run gives
         # its one-at-a-time slot back, and the next start's catch-up runs (docs/operations.md, After downtime).
     finally:
         up.stop()
 
     simulate(sandbox.server.url, 2, seed=2)  # nobody listens: every attempt fails until the sandbox gives up
-    during = wait_for_deliveries(sandbox.server.url, K1, timeout_s=300)
+    during = wait_for_deliveries(sandbox.server.url, K1)
     assert during["gave_up"] > 0 and during["pending"] == 0, during
     sent = sorted(orjson.loads(n.body)["data"]["id"] for n in account.notifications.newest_first())
     assert len(sent) == during["notifications"] > before["notifications"]

@@ -28,6 +28,7 @@ from support.http import HTTP
 from support.lake import location
 from support.sandboxes import SandboxFactory, shipsync_env
 from support.small_disk import small_disk
+from support.waiting import HANG_S
 
 SECRET = "full-disk-webhook-secret-0123"
 
@@ -102,7 +103,7 @@ def test_a_full_temporary_folder_ends_a_command_with_one_line(make_sandbox: Sand
             env=env,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=HANG_S,
             check=False,
         )
     lines = done.stderr.strip().splitlines()

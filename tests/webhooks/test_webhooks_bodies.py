@@ -29,6 +29,7 @@ from shipsync.webhooks.spool import SPOOL_ID_FILE
 from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox.serving import BackgroundServer
 from support.http import HTTP
+from support.hypothesis_profile import suppressing
 from support.lake import analyst, location
 from support.warehouse_rows import container_updated, load_deliveries, rows, write_container
 
@@ -262,7 +263,7 @@ def test_property_no_payload_stops_events_load_and_every_record_is_loaded_or_dea
     spool.mkdir(mode=0o700)
     serial = itertools.count()
 
-    @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(max_examples=20, suppress_health_check=suppressing(HealthCheck.data_too_large))
     @given(st.data())
     def check(data: st.DataObject) -> None:
         batch = next(serial)

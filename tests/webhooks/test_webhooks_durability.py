@@ -29,6 +29,7 @@ from shipsync_sandbox.serving import free_port
 from shipsync_sandbox.timeline import REFERENCE_START
 from support.http import HTTP
 from support.lake import fetch, location
+from support.waiting import HANG_S
 
 SECRET = "whsec-durability-0001"
 KILLS = 20
@@ -59,7 +60,7 @@ def start_receiver(port: int, spool: Path, warehouse: Path) -> subprocess.Popen[
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=30)
+    wait_until_answers(f"http://127.0.0.1:{port}/healthz", process, timeout_s=HANG_S)
     return process
 
 
@@ -107,7 +108,7 @@ def test_kill_9_of_the_receiver_loses_no_acknowledged_delivery(tmp_path: Path) -
         kills += 1
         receiver = start_receiver(port, spool, warehouse)
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=HANG_S)
     done.set()
     receiver.send_signal(signal.SIGKILL)
     receiver.wait()
@@ -191,7 +192,7 @@ def test_sigterm_stops_the_receiver_cleanly(tmp_path: Path) -> None:
     response = HTTP.post(f"http://127.0.0.1:{port}/webhook", content=body, headers={"X-T49-Webhook-Signature": sign(SECRET, body)})
     assert response.status_code == 200
     receiver.send_signal(signal.SIGTERM)
-    assert receiver.wait(timeout=20) == 128 + signal.SIGTERM
+    assert receiver.wait(timeout=HANG_S) == 128 + signal.SIGTERM
     (segment,) = segments(spool)
     records = list(read_records(segment))
     # The segment is cut to its last record and released: the next load archives it.

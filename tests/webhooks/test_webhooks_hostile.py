@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,8 @@ from shipsync.webhooks.receiver import Receiver
 from shipsync.webhooks.writer import SpoolWriter
 from shipsync_sandbox.serving import BackgroundServer
 from support.hostile_deliveries import CORPUS, NOT_NOTIFICATIONS, RAW_NOTIFICATIONS, SECRET, Json, Pipeline, shaped, valid_notification
+from support.hypothesis_profile import suppressing
+from support.waiting import wait_for
 
 
 @pytest.fixture
@@ -78,9 +79,7 @@ def test_forged_lines_and_escapes_stay_inside_their_delivery_line(pipeline: Pipe
     with caplog.at_level(logging.INFO, logger="shipsync.webhooks"):
         for n, name in enumerate(names):
             assert pipeline.deliver(shaped(name, f"id-{n}")) == 200
-        deadline = time.monotonic() + 5
-        while "n-forged" not in caplog.text and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: "n-forged" in caplog.text, "the delivery log lines", every_s=0.02)
     lines = [line for record in caplog.records for line in record.getMessage().split("\n")]
     assert len(lines) == len(names) and all(line.startswith("delivery event=") for line in lines), lines
     assert not any(character in caplog.text for character in "\x1b\x07\r")
@@ -150,7 +149,7 @@ signed_json = st.one_of(notifications, notifications, notifications, any_json)
 def test_property_a_signed_json_body_is_400_or_200_and_every_200_is_loaded_or_dead_lettered(pipeline: Pipeline) -> None:
     serial = itertools.count()
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(max_examples=40, suppress_health_check=suppressing(HealthCheck.data_too_large))
     @given(st.lists(signed_json, min_size=1, max_size=3), st.booleans())
     def check(documents: list[Any], keep_their_ids: bool) -> None:
         acknowledged = []

@@ -22,10 +22,11 @@ from shipsync.webhooks.load import archive_consumed, load_events
 from shipsync.webhooks.spool import SpoolFolder, SpoolSizes, is_finished, segments
 from shipsync.webhooks.writer import SpoolWriter
 from support.lake import location
+from support.waiting import HANG_S
 
 
 @given(st.lists(st.binary(max_size=300), max_size=20))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 def test_any_bytes_round_trip(bodies: list[bytes]) -> None:
     data = b"".join(encode_record(body, n % 3, 1_700_000_000_000_000_000) for n, body in enumerate(bodies))
     path = Path(os.environ.get("TMPDIR", "/tmp")) / f"roundtrip-{os.getpid()}.spool"
@@ -196,6 +197,6 @@ def test_the_receiver_never_creates_the_spools_parents(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=f"its folder {tmp_path / 'warehouse'} does not exist"):
         SpoolWriter(tmp_path / "warehouse" / "spool")
     env = {**os.environ, "SHIPSYNC_WAREHOUSE": str(tmp_path / "new" / "w"), "SHIPSYNC_WEBHOOK_SECRETS": "whsec-folders-test-01"}
-    serve = subprocess.run([sys.executable, "-m", "shipsync", "webhooks", "serve"], env=env, capture_output=True, text=True, timeout=60)
+    serve = subprocess.run([sys.executable, "-m", "shipsync", "webhooks", "serve"], env=env, capture_output=True, text=True, timeout=HANG_S)
     assert serve.returncode == 1 and f"its folder {tmp_path / 'new' / 'w'} does not exist" in serve.stderr + serve.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == []

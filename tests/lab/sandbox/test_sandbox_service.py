@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.http import HTTP
+from support.hypothesis_profile import suppressing
 from support.sandboxes import K1, K2, RunningSandbox
 
 AUTH = {"Authorization": f"Token {K1}"}
@@ -124,7 +125,7 @@ json_values = st.recursive(
 WRITE_PATHS = ["tracking_requests/{tr}", "shipments/{shipment}", "custom_fields", "custom_field_definitions", "webhooks"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, suppress_health_check=suppressing(HealthCheck.function_scoped_fixture))
 @given(body=json_values, path=st.sampled_from(WRITE_PATHS), method=st.sampled_from(["POST", "PATCH"]))
 def test_no_body_makes_the_sandbox_fail(sandbox: RunningSandbox, body: Any, path: str, method: str) -> None:
     account = sandbox.state.world.accounts[K1]

@@ -63,7 +63,10 @@ class TemporaryPostgres:
         try:
             # Local socket: trusted (only this user can reach the private socket folder); TCP: password.
             self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8")
+            # Dynamic shared memory as files in the data directory (removed with it), not in /dev/shm,
+            # where a server that is killed rather than stopped would leave its segments.
             options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=200"
+            options += " -c dynamic_shared_memory_type=mmap"
             self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "server.log"), "-w", "-t", "120", "start")
             role = f"CREATE ROLE {USER} LOGIN PASSWORD '{self.password}'"
             database = f"CREATE DATABASE {DATABASE} OWNER {USER}"  # not in a transaction: its own -c
