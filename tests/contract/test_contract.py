@@ -385,7 +385,8 @@ def test_every_answer_is_one_the_reference_declares(contract: Contract, limited:
     assert {*PRODUCT_OPERATIONS, *NEXT_OPERATIONS} <= set(found), sorted({*PRODUCT_OPERATIONS, *NEXT_OPERATIONS} - set(found))
     statuses = {e.status for e in answers}
     assert {200, 201, 204, 400, 401, 404, 422, 429} <= statuses
-    assert sum(f.total for f in found.values()) > 1000
+    # Enough answers to speak for the whole: pulls now read only the events of changed containers.
+    assert sum(f.total for f in found.values()) > 500
 
 
 @pytest.mark.slow
