@@ -208,6 +208,39 @@ class TransportEvent(Declared):
     previous_version: Ref | None = None
 
 
+class RawEvent(Declared):
+    """A milestone of one container as its carrier reports it, past or expected (`GET
+    /containers/{id}/raw_events`). An estimated one has `estimated` true and `estimated_at` set."""
+
+    resource_types: ClassVar[tuple[str, ...]] = ("raw_event",)
+    table_name: ClassVar[str] = "raw_events"
+    row_is: ClassVar[str] = "One row per raw event id: a carrier's milestone of one container, past or estimated."
+    # Only its own pull writes it: the answer does not name the container, the pull does.
+    from_included: ClassVar[bool] = False
+
+    # One of the service's normalized names, or null where it did not normalize the carrier's.
+    event: str | None = None
+    original_event: str | None = None
+    timestamp: datetime | None = None
+    estimated: bool | None = None
+    actual_on: Day | None = None
+    estimated_on: Day | None = None
+    actual_at: datetime | None = None
+    estimated_at: datetime | None = None
+    timezone: str | None = None
+    created_at: datetime | None = None
+    location_name: str | None = None
+    location_locode: str | None = None
+    vessel_name: str | None = None
+    vessel_imo: str | None = None
+    index: int | None = None
+    voyage_number: str | None = None
+    # The container whose listing it came from (set by the pull: the answer names no container).
+    container: Ref | None = None
+    location: Ref | None = polymorphic("port", "metro_area")
+    vessel: Ref | None = None
+
+
 class ContainerEvent(Declared):
     """A change of a container's record a notification announces (tracking-model.md: the
     reference objects of `container.created`, `container.pod_terminal_changed` and newer kinds).

@@ -33,7 +33,8 @@ def _params(include: str | Iterable[str] | None) -> dict[str, str]:
 
 
 class Containers:
-    """`GET /containers` (most recently refreshed first), one container, a container's transport events."""
+    """`GET /containers` (most recently refreshed first), one container, a container's transport
+    events and raw events."""
 
     def __init__(self, transport: Transport) -> None:
         self._t = transport
@@ -60,6 +61,12 @@ class Containers:
     async def transport_events(self, container_id: str, *, include: str | Iterable[str] | None = None) -> Page:
         """All of a container's transport events (and what `include` named) as one page."""
         return await joined(self.transport_event_pages(container_id, include=include))
+
+    async def raw_events(self, container_id: str) -> Page:
+        """The carrier's milestones of a container, past and estimated (a deprecated operation
+        that declares no paging: none asked; followed page by page should the service page them)."""
+        path = f"containers/{quote(container_id, safe='')}/raw_events"
+        return await joined(self._t.paginate(path, {}, page_size=None))
 
 
 class Places:

@@ -197,6 +197,12 @@ def _named_places(
     return [pull_places_step(run, settings, force=force, runner=runner, progress=progress)]
 
 
+def _raw_events(settings: Settings, *, flow: str, runner: StepRunner, progress: Progress, container_ids: list[str]) -> Sequence[RunRecord]:
+    from shipsync.pull.raw_events import pull_raw_events
+
+    return [pull_raw_events(settings, container_ids=container_ids, runner=runner, progress=progress)]
+
+
 PULLED: tuple[PulledResource, ...] = (
     PulledResource(
         name="documents",
@@ -276,6 +282,22 @@ PULLED: tuple[PulledResource, ...] = (
         help="The account's parties: the customers a tracking request may name (1 request per 100).",
         run=FullListing("parties", table="parties").run,
         deployments=("pull-parties",),
+    ),
+    # Not in `pull all`: one request per container, for estimates a daily pull does not need.
+    PulledResource(
+        name="raw-events",
+        help="The carrier's own milestones, past and estimated, of the containers whose journey is still open "
+        "(or those named): 1 request per container.",
+        run=_raw_events,
+        options=(
+            Option(
+                "container_ids",
+                "ids",
+                "--container-id",
+                "A container id to read; repeatable. Default: every container the warehouse holds whose journey is still open.",
+            ),
+        ),
+        deployments=("pull-raw-events",),
     ),
 )
 PULLED_BY_NAME = by_name(PULLED)

@@ -23,7 +23,7 @@ from shipsync.api.declared import Declared
 from shipsync.api.document_models import Document, DocumentSchema
 from shipsync.api.place_models import MetroArea, Port, ShippingLine, Terminal, Vessel
 from shipsync.api.related_models import Account, DocumentRepresentation, EmailSubmission, User
-from shipsync.api.tracking_models import Container, ContainerEvent, EstimatedEvent, Shipment, TransportEvent
+from shipsync.api.tracking_models import Container, ContainerEvent, EstimatedEvent, RawEvent, Shipment, TransportEvent
 from shipsync.warehouse.identifiers import ident
 from shipsync.warehouse.members import LinkTable, members_of
 
@@ -33,6 +33,7 @@ DECLARED: tuple[type[Declared], ...] = (
     TransportEvent,
     EstimatedEvent,
     ContainerEvent,
+    RawEvent,
     Port,
     Terminal,
     Vessel,
