@@ -31,8 +31,9 @@ def test_custom_field_files_at_a_tiny_size() -> None:
 
 @pytest.mark.slow
 def test_pulls_at_a_tiny_size() -> None:
-    backfill, polling, delivered = daily_sync(300, 200)  # 2 containers move each day
-    assert "documents 3 + containers 2 + tracking requests" in backfill.name
+    backfill, rerun, polling, delivered = daily_sync(300, 200)  # 2 containers move each day
+    assert "documents 3 + containers 2 + their events 200 + tracking requests" in backfill.name
+    assert "nothing changed" in rerun.name and rerun.figure <= backfill.figure / 10
     assert "documents new or in the 3-day re-check window 1 + tracking requests 1 + shipments created 1" in polling.name
     assert "changed containers 0 (delivered)" in delivered.name
     assert delivered.figure < polling.figure  # the webhook feed spares the shipments and containers walks
